@@ -1,0 +1,5 @@
+import sys
+
+from golden_gate.cli import main
+
+sys.exit(main())

@@ -1,0 +1,395 @@
+"""`golden-gate`: the same engine as the Action, one subcommand per stage."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from golden_gate import __version__
+from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError, InputError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _fail(message: str) -> None:
+    print(f"golden-gate: error: {message}", file=sys.stderr)
+
+
+def _validation_sentence(exc: ValidationError, flags: dict[str, str] | None = None) -> str:
+    problem = exc.errors()[0]
+    field = str(problem["loc"][-1]) if problem["loc"] else "value"
+    flag = (flags or {}).get(field, "--" + field.replace("_", "-"))
+    message = problem["msg"].removeprefix("Value error, ")
+    return f"{flag}: {message}"
+
+
+# --- argument groups shared by the commands that evaluate ---------------------------------
+
+
+def _add_gate_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("gate")
+    group.add_argument("--floor", type=float, default=0.80, help="minimum Wilson lower bound")
+    group.add_argument("--alpha", type=float, default=0.05, help="sign test significance level")
+    group.add_argument("--min-drop", type=float, default=0.03, help="minimum net drop to fail")
+    group.add_argument("--confidence", type=float, default=0.95, help="Wilson interval level")
+    group.add_argument(
+        "--require-comparable",
+        action="store_true",
+        help="fail when the baseline used another golden set, judge or prompt",
+    )
+
+
+def _gate_settings(args: argparse.Namespace):
+    from golden_gate.gate import GateSettings
+
+    try:
+        return GateSettings(
+            floor=args.floor,
+            alpha=args.alpha,
+            min_drop=args.min_drop,
+            confidence=args.confidence,
+            require_comparable=args.require_comparable,
+        )
+    except ValidationError as exc:
+        raise InputError(_validation_sentence(exc)) from None
+
+
+def _add_eval_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("golden", type=Path, help="golden set (JSONL)")
+    target = parser.add_argument_group("assistant")
+    target.add_argument("--url", required=True, help="base URL of the assistant")
+    target.add_argument("--path", default="/ask", help="request path (default /ask)")
+    target.add_argument(
+        "--request-template",
+        default='{"text": "{question}"}',
+        help="JSON request body with {question} (and {id}) slots",
+    )
+    target.add_argument("--answer-path", default="answer", help="dotted path to the answer")
+    target.add_argument("--sources-path", default=None, help="dotted path to returned sources")
+    target.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="request header; VALUE may be $ENV_VAR (repeatable)",
+    )
+    target.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+    target.add_argument("--timeout", type=float, default=60.0, help="per-request timeout (s)")
+    target.add_argument("--retries", type=int, default=3, help="retries on transport faults")
+    ev = parser.add_argument_group("evaluation")
+    ev.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
+    ev.add_argument("--runs", type=int, default=1, help="runs per item (majority decides)")
+    ev.add_argument("--rerun-failures", type=int, default=2, help="extra runs for a failure")
+    ev.add_argument("--max-error-rate", type=float, default=0.10, help="above: incomplete")
+    ev.add_argument("--max-judge-calls", type=int, default=None, help="judge budget cap")
+    ev.add_argument("-o", "--report", type=Path, default=Path("report.json"), help="report path")
+    ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    judge = parser.add_argument_group("judge")
+    judge.add_argument(
+        "--judge-model",
+        default="keypoints",
+        help="provider:model (e.g. openai:gpt-4.1-mini) or 'keypoints' (offline)",
+    )
+    judge.add_argument("--judge-prompt", type=Path, default=None, help="judge prompt file")
+    judge.add_argument("--judge-base-url", default=None, help="OpenAI-compatible base URL")
+    judge.add_argument("--judge-temperature", type=float, default=0.0)
+    judge.add_argument("--judge-timeout", type=float, default=60.0)
+    judge.add_argument("--judge-concurrency", type=int, default=8)
+    judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
+    judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
+    judge.add_argument(
+        "--deterministic-only", action="store_true", help="checks only, no judge (fork PRs)"
+    )
+    judge.add_argument("--forbidden", action="append", default=[], help="forbidden regex")
+
+
+def _headers(pairs: Sequence[str]) -> dict[str, str]:
+    import os
+
+    headers = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"--header: expected NAME=VALUE, got '{name}'")
+        if value.startswith("$"):
+            env = value[1:]
+            if env not in os.environ:
+                raise InputError(f"--header {name}: environment variable {env} is not set")
+            value = os.environ[env]
+        headers[name.strip()] = value
+    return headers
+
+
+def settings_from_args(args: argparse.Namespace, **extra: object):
+    from golden_gate.checks import CheckSettings
+    from golden_gate.evaluate import EvalSettings
+    from golden_gate.judge import JudgeSettings
+    from golden_gate.settings import Settings
+    from golden_gate.target import TargetSettings
+
+    try:
+        return Settings(
+            golden=args.golden,
+            tags=[t.strip() for t in args.tags.split(",") if t.strip()],
+            target=TargetSettings(
+                url=args.url,
+                path=args.path,
+                request_template=args.request_template,
+                answer_path=args.answer_path,
+                sources_path=args.sources_path,
+                headers=_headers(args.header),
+                concurrency=args.concurrency,
+                timeout_s=args.timeout,
+                retries=args.retries,
+            ),
+            judge=JudgeSettings(
+                model=args.judge_model,
+                prompt_file=args.judge_prompt,
+                base_url=args.judge_base_url,
+                temperature=args.judge_temperature,
+                timeout_s=args.judge_timeout,
+                concurrency=args.judge_concurrency,
+            ),
+            checks=CheckSettings(forbidden_patterns=args.forbidden),
+            evaluation=EvalSettings(
+                runs=args.runs,
+                rerun_failures=args.rerun_failures,
+                max_error_rate=args.max_error_rate,
+                max_judge_calls=args.max_judge_calls,
+                judge_concurrency=args.judge_concurrency,
+            ),
+            cache_dir=None if args.no_cache else args.cache_dir,
+            report_path=args.report,
+            deterministic_only=args.deterministic_only,
+            progress=not args.quiet,
+            **extra,
+        )
+    except ValidationError as exc:
+        raise InputError(_validation_sentence(exc)) from None
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def _print_gate(gate, report_path: str | None = None) -> None:
+    print(f"golden-gate: {gate.headline}")
+    if gate.n:
+        print(
+            f"  pass rate {gate.k}/{gate.n} ({gate.pass_rate:.1%}), "
+            f"Wilson lower bound {gate.lower_bound:.4f} (floor {gate.settings.floor:.2f})"
+        )
+    comparison = gate.comparison
+    if comparison is not None:
+        print(
+            f"  vs baseline: {comparison.b} regressed, {comparison.c} improved on "
+            f"{comparison.shared} shared items, p = {comparison.p_value:.4g}, "
+            f"net drop {comparison.net_drop:.1%}"
+        )
+        for item_id in comparison.regressions:
+            print(f"  regressed: {item_id}")
+        if comparison.only_in_candidate or comparison.only_in_baseline:
+            print(
+                f"  {len(comparison.only_in_candidate)} items only in this report, "
+                f"{len(comparison.only_in_baseline)} only in the baseline"
+            )
+    for warning in gate.warnings:
+        print(f"  warning: {warning}")
+    for note in gate.notes:
+        print(f"  note: {note}")
+    if report_path:
+        print(f"  report: {report_path}")
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from golden_gate.gate import evaluate_gate
+    from golden_gate.report import load_report
+
+    settings = _gate_settings(args)
+    report = load_report(args.report)
+    baseline = load_report(args.baseline) if args.baseline else None
+    gate = evaluate_gate(report, baseline, settings)
+    _print_gate(gate)
+    return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from golden_gate.gate import evaluate_gate
+    from golden_gate.render import render_comment
+    from golden_gate.report import load_report
+
+    settings = _gate_settings(args)
+    report = load_report(args.report)
+    baseline = load_report(args.baseline) if args.baseline else None
+    gate = evaluate_gate(report, baseline, settings)
+    if args.format == "json":
+        print(gate.model_dump_json(indent=2))
+    else:
+        if args.template is not None and not args.template.is_file():
+            raise InputError(f"{args.template}: template not found")
+        print(
+            render_comment(
+                report,
+                gate,
+                baseline=baseline,
+                comment_id=args.comment_id,
+                user_template=args.template,
+            ),
+            end="",
+        )
+    return EXIT_PASSED
+
+
+def cmd_subset(args: argparse.Namespace) -> int:
+    from golden_gate import golden
+
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    items = golden.select(golden.load_golden(args.golden), tags)
+    if not items:
+        raise InputError(f"{args.golden}: no items carry any of the tags {', '.join(tags)}")
+    golden.write_golden(items, args.output)
+    print(f"golden-gate: wrote {len(items)} items to {args.output} ({golden.fingerprint(items)})")
+    return EXIT_PASSED
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from golden_gate.pipeline import evaluate_only
+
+    report = evaluate_only(settings_from_args(args))
+    counted = report.counted
+    passed = sum(r.passed for r in counted)
+    print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    if not report.complete:
+        _fail(f"the evaluation could not be completed: {report.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from golden_gate.pipeline import run
+
+    settings = settings_from_args(
+        args,
+        gate=_gate_settings(args),
+        baseline=args.baseline,
+        comment_path=args.comment_out,
+        summary_path=args.summary_out,
+        comment_id=args.comment_id,
+        comment_template=args.template,
+    )
+    outcome = run(settings)
+    _print_gate(outcome.gate, str(settings.report_path))
+    if outcome.verdict == "incomplete":
+        _fail(f"the evaluation could not be completed: {outcome.report.incomplete_reason}")
+    return outcome.exit_code
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from golden_gate.demo import run_demo
+
+    return run_demo(out=args.out, variant=args.variant)
+
+
+# --- parser --------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="golden-gate",
+        description="A statistical quality gate for LLM-backed services.",
+        epilog="Exit codes: 0 passed, 1 gate failed, 2 bad input, 3 evaluation incomplete.",
+    )
+    parser.add_argument("--version", action="version", version=f"golden-gate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "gate",
+        help="gate a report against a baseline",
+        description=(
+            "Apply the floor on the Wilson lower bound and, with a baseline, the paired sign test; "
+            "print the numbers and every regressed item."
+        ),
+    )
+    p.add_argument("report", type=Path, help="candidate report.json")
+    p.add_argument("baseline", type=Path, nargs="?", help="baseline report (optional)")
+    _add_gate_args(p)
+    p.set_defaults(handler=cmd_gate)
+
+    p = sub.add_parser(
+        "report",
+        help="render a report as the PR comment or as JSON",
+        description="Render the gate's comment (Markdown) or its result (JSON).",
+    )
+    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument("--baseline", type=Path, default=None, help="baseline report")
+    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+    _add_gate_args(p)
+    p.set_defaults(handler=cmd_report)
+
+    p = sub.add_parser(
+        "subset",
+        help="write the items carrying any of the given tags",
+        description="Select items by tag (file order kept) into a new JSONL file.",
+    )
+    p.add_argument("golden", type=Path, help="golden set (JSONL)")
+    p.add_argument("--tags", required=True, help="comma-separated tags")
+    p.add_argument("-o", "--output", type=Path, required=True, help="output JSONL")
+    p.set_defaults(handler=cmd_subset)
+
+    p = sub.add_parser(
+        "eval",
+        help="evaluate a golden set against a running assistant",
+        description="Ask, check, judge (with the verdict cache) and write a report.",
+    )
+    _add_eval_args(p)
+    p.set_defaults(handler=cmd_eval)
+
+    p = sub.add_parser(
+        "run",
+        help="eval, then gate against a baseline and render the comment",
+        description="The whole gate, as the Action runs it, on your machine.",
+    )
+    _add_eval_args(p)
+    _add_gate_args(p)
+    p.add_argument("--baseline", type=Path, default=None, help="baseline report")
+    p.add_argument("--comment-out", type=Path, default=Path("comment.md"), help="comment file")
+    p.add_argument("--summary-out", type=Path, default=None, help="summary file")
+    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+    p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser(
+        "demo",
+        help="run the whole gate offline on the bundled example",
+        description=(
+            "Start the bundled example assistant on 127.0.0.1 in its candidate configuration, "
+            "evaluate the bundled golden set with the offline judge, gate against the bundled "
+            "baseline and print the comment."
+        ),
+    )
+    p.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for the files")
+    p.add_argument("--variant", choices=["candidate", "baseline"], default="candidate")
+    p.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except GateError as exc:
+        _fail(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

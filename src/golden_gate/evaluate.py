@@ -1,0 +1,231 @@
+"""Evaluation: ask the assistant, check, judge, repeat, and aggregate into a report.
+
+Assistant and judge calls share one event loop with separate concurrency limits, so both stay
+busy. An infrastructure fault becomes an error run, never a failing verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from golden_gate.cache import VerdictCache
+from golden_gate.checks import CheckSettings, needs_judge, run_checks
+from golden_gate.escape import cut
+from golden_gate.golden import GoldenItem, item_hash
+from golden_gate.judge import Judge, JudgeError
+from golden_gate.progress import Progress
+from golden_gate.report import (
+    AssistantInfo,
+    DatasetInfo,
+    ItemResult,
+    Report,
+    RunResult,
+    RunStats,
+    Verdict,
+    new_report,
+)
+from golden_gate.target import AssistantClient
+
+DETERMINISTIC_JUDGE = "deterministic"
+
+
+class EvalSettings(BaseModel):
+    runs: int = Field(default=1, ge=1)
+    rerun_failures: int = Field(default=2, ge=0)
+    max_error_rate: float = Field(default=0.10, ge=0, le=1)
+    max_judge_calls: int | None = Field(default=None, ge=0)
+    judge_concurrency: int = Field(default=8, ge=1)
+    answer_excerpt_chars: int = Field(default=2000, ge=0)
+
+
+class Evaluation:
+    """One evaluation's shared state: limits, counters, and in-flight judge calls."""
+
+    def __init__(
+        self,
+        *,
+        client: AssistantClient,
+        judge: Judge | None,
+        cache: VerdictCache,
+        settings: EvalSettings,
+        checks: CheckSettings,
+        progress: Progress | None = None,
+    ) -> None:
+        self.client = client
+        self.judge = judge
+        self.cache = cache
+        self.settings = settings
+        self.checks = checks
+        self.progress = progress
+        self.stats = RunStats()
+        self._judge_slots = asyncio.Semaphore(settings.judge_concurrency)
+        self._in_flight: dict[str, asyncio.Future[Verdict]] = {}
+
+    async def _judge_call(self, key: str, item: GoldenItem, answer: str) -> Verdict:
+        assert self.judge is not None
+        budget = self.settings.max_judge_calls
+        if budget is not None and self.stats.judge_calls >= budget:
+            self.stats.budget_exhausted = True
+            raise JudgeError(f"judge budget exhausted (max-judge-calls {budget})")
+        self.stats.judge_calls += 1
+        if self.progress:
+            self.progress.judge_calls += 1
+        async with self._judge_slots:
+            verdict = await self.judge.judge(
+                question=item.question, answer=answer, reference=item.reference
+            )
+        if verdict.tokens:
+            self.stats.input_tokens += verdict.tokens.input_tokens
+            self.stats.output_tokens += verdict.tokens.output_tokens
+        self.cache.put(key, verdict)  # only successful verdicts reach this line
+        return verdict
+
+    async def verdict(self, item: GoldenItem, answer: str) -> Verdict:
+        """The judge's verdict, from the cache, from an identical call in flight, or new."""
+        assert self.judge is not None
+        key = self.cache.key(
+            judge_identity=self.judge.identity(),
+            question=item.question,
+            answer=answer,
+            reference=item.reference,
+        )
+        cached = self.cache.get(key)
+        if cached is not None:
+            self.stats.cache_hits += 1
+            if self.progress:
+                self.progress.cache_hits += 1
+            return cached.model_copy(update={"cached": True})
+        pending = self._in_flight.get(key)
+        if pending is not None:
+            self.stats.cache_hits += 1
+            return (await asyncio.shield(pending)).model_copy(update={"cached": True})
+        self.stats.cache_misses += 1
+        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            verdict = await self._judge_call(key, item, answer)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it, nobody else must
+            raise
+        else:
+            future.set_result(verdict)
+            return verdict
+        finally:
+            del self._in_flight[key]
+
+    async def run_once(self, item: GoldenItem, *, rerun: bool = False) -> RunResult:
+        self.stats.assistant_calls += 1
+        answer = await self.client.ask(item)
+        excerpt_limit = self.settings.answer_excerpt_chars
+        base = {
+            "rerun": rerun,
+            "http_status": answer.http_status,
+            "latency_ms": round(answer.latency_ms, 1),
+        }
+        if answer.error is not None or answer.text is None:
+            return RunResult(status="error", error=answer.error or "no answer", **base)
+        sources = answer.sources or []
+        checks = run_checks(item, answer.text, sources, self.checks)
+        result = {
+            **base,
+            "answer": cut(answer.text, excerpt_limit),
+            "sources": answer.sources,
+            "checks": checks,
+        }
+        if any(not c.passed for c in checks):
+            return RunResult(status="fail", **result)
+        if self.judge is None or not needs_judge(item):
+            return RunResult(status="pass", **result)
+        try:
+            verdict = await self.verdict(item, answer.text)
+        except JudgeError as exc:
+            return RunResult(status="error", error=f"judge: {exc}", **result)
+        return RunResult(status="pass" if verdict.passed else "fail", verdict=verdict, **result)
+
+    async def run_item(self, item: GoldenItem) -> ItemResult:
+        runs = list(await asyncio.gather(*(self.run_once(item) for _ in range(self.settings.runs))))
+        if _failed(runs):
+            # Re-run a failure a fixed number of times and count every run: never until green.
+            for _ in range(self.settings.rerun_failures):
+                runs.append(await self.run_once(item, rerun=True))
+        result = _aggregate(item, runs)
+        if self.progress:
+            self.progress.done += 1
+            self.progress.errors += result.errors
+            self.progress.update()
+        return result
+
+
+def _failed(runs: Sequence[RunResult]) -> bool:
+    passes = sum(r.status == "pass" for r in runs)
+    counted = sum(r.status != "error" for r in runs)
+    return counted > 0 and passes * 2 <= counted
+
+
+def _aggregate(item: GoldenItem, runs: list[RunResult]) -> ItemResult:
+    return ItemResult(
+        id=item.id,
+        tags=list(item.tags),
+        passes=sum(r.status == "pass" for r in runs),
+        runs=sum(r.status != "error" for r in runs),
+        errors=sum(r.status == "error" for r in runs),
+        question=item.question,
+        item_hash=item_hash(item),
+        run_results=runs,
+    )
+
+
+async def evaluate(
+    items: Sequence[GoldenItem],
+    *,
+    client: AssistantClient,
+    judge: Judge | None,
+    cache: VerdictCache,
+    settings: EvalSettings | None = None,
+    checks: CheckSettings | None = None,
+    dataset: DatasetInfo | None = None,
+    assistant: AssistantInfo | None = None,
+    progress: Progress | None = None,
+) -> Report:
+    """Evaluate every item; `judge=None` runs the deterministic tier only."""
+    settings = settings or EvalSettings()
+    evaluation = Evaluation(
+        client=client,
+        judge=judge,
+        cache=cache,
+        settings=settings,
+        checks=checks or CheckSettings(),
+        progress=progress,
+    )
+    started = time.monotonic()
+    results = await asyncio.gather(*(evaluation.run_item(item) for item in items))
+    if progress:
+        progress.finish()
+    stats = evaluation.stats
+    stats.elapsed_s = round(time.monotonic() - started, 3)
+    report = new_report(
+        judge=judge.name if judge is not None else DETERMINISTIC_JUDGE,
+        judge_prompt_hash=judge.prompt_hash if judge is not None else None,
+        tier="full" if judge is not None else "deterministic",
+        results=list(results),
+        dataset=dataset,
+        assistant=assistant,
+        stats=stats,
+    )
+    total_runs = sum(r.runs + r.errors for r in results)
+    error_runs = sum(r.errors for r in results)
+    if total_runs and error_runs / total_runs > settings.max_error_rate:
+        report.complete = False
+        report.incomplete_reason = (
+            f"{error_runs} of {total_runs} runs ended in an error "
+            f"({error_runs / total_runs:.0%}, above max-error-rate {settings.max_error_rate:.0%})"
+            + ("; the judge budget ran out" if stats.budget_exhausted else "")
+        )
+    elif stats.budget_exhausted:
+        report.incomplete_reason = "the judge budget ran out before every answer was judged"
+    return report

@@ -1,0 +1,143 @@
+"""Golden sets: one item a JSONL line, loaded with every problem named by file and line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from golden_gate.errors import InputError
+
+
+class GoldenItem(BaseModel):
+    """One question with what a correct answer must say and cite; unknown fields are kept."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    id: str = Field(min_length=1)
+    question: str
+    reference_key_points: list[str] = Field(default_factory=list)
+    reference_urls: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    must_refuse: bool = False
+    min_chars: int | None = Field(default=None, ge=0)
+    max_chars: int | None = Field(default=None, ge=1)
+
+    @field_validator("question")
+    @classmethod
+    def _question_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the question is empty")
+        return value
+
+    @property
+    def reference(self) -> str:
+        """The key points as the bullet list the judge reads as the reference answer."""
+        return "\n".join(f"- {point}" for point in self.reference_key_points)
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for problem in error.errors():
+        where = ".".join(str(p) for p in problem["loc"])
+        message = problem["msg"]
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        if problem["type"] == "missing":
+            parts.append(f"missing field '{where}'")
+        elif where:
+            parts.append(f"field '{where}': {message}")
+        else:
+            parts.append(message)
+    return "; ".join(parts)
+
+
+def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
+    """Parse JSONL text; raise one InputError naming every bad line as `source:line: problem`."""
+    items: list[GoldenItem] = []
+    problems: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{source}:{number}: invalid JSON ({exc.msg}, column {exc.colno})")
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{source}:{number}: expected a JSON object, got {type(data).__name__}")
+            continue
+        try:
+            item = GoldenItem.model_validate(data)
+        except ValidationError as exc:
+            problems.append(f"{source}:{number}: {_describe(exc)}")
+            continue
+        if item.id in first_line:
+            problems.append(
+                f"{source}:{number}: duplicate id '{item.id}' (first on line {first_line[item.id]})"
+            )
+            continue
+        first_line[item.id] = number
+        items.append(item)
+    if problems:
+        shown = problems[:20]
+        more = f" (and {len(problems) - 20} more problems)" if len(problems) > 20 else ""
+        raise InputError("; ".join(shown) + more)
+    if not items:
+        raise InputError(f"{source}: the golden set is empty (no items)")
+    return items
+
+
+def load_golden(path: str | Path) -> list[GoldenItem]:
+    """Load a golden set from a JSONL file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: golden set not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the golden set ({exc})") from None
+    return parse_golden(text.splitlines(), source=str(path))
+
+
+def select(items: Sequence[GoldenItem], tags: Sequence[str]) -> list[GoldenItem]:
+    """Items carrying any of `tags`, in file order; all items when no tags are given."""
+    wanted = {t.strip() for t in tags if t.strip()}
+    if not wanted:
+        return list(items)
+    return [item for item in items if wanted.intersection(item.tags)]
+
+
+def canonical_line(item: GoldenItem) -> str:
+    """The item as one JSON line with sorted keys: the form the fingerprint hashes."""
+    data = item.model_dump(mode="json", exclude_defaults=False)
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def item_hash(item: GoldenItem) -> str:
+    """Hash of what an answer is judged against (not the tags): did a shared item change?"""
+    what = [item.question, item.reference_key_points, item.reference_urls, item.must_refuse]
+    return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+def fingerprint(items: Sequence[GoldenItem]) -> str:
+    """sha256 of the canonical items in order: equal fingerprints mean the same questions."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(canonical_line(item).encode("utf-8"))
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def write_golden(items: Sequence[GoldenItem], path: str | Path) -> None:
+    """Write items as JSONL with the same schema (unknown fields included)."""
+    lines = [
+        json.dumps(item.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
+        for item in items
+    ]
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")

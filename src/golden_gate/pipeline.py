@@ -1,0 +1,129 @@
+"""The whole run, from settings to files: evaluate, save the report, gate, render.
+
+The report is saved before the gate and rendering, so nothing after it can lose the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from golden_gate import golden
+from golden_gate.cache import VerdictCache
+from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.evaluate import evaluate
+from golden_gate.gate import GateResult, evaluate_gate
+from golden_gate.judge import Judge, make_judge
+from golden_gate.progress import Progress
+from golden_gate.render import render_comment, render_summary
+from golden_gate.report import (
+    AssistantInfo,
+    DatasetInfo,
+    Report,
+    load_report,
+    save_report,
+    write_atomic,
+)
+from golden_gate.settings import Settings
+from golden_gate.target import AssistantClient
+
+Verdict = Literal["passed", "failed", "incomplete"]
+
+
+class Outcome(BaseModel):
+    """What a run produced; `exit_code` follows DESIGN §9."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    verdict: Verdict
+    exit_code: int
+    report: Report
+    gate: GateResult
+    baseline: Report | None = None
+    comment: str
+    summary: str
+
+
+def load_items(settings: Settings) -> list[golden.GoldenItem]:
+    items = golden.select(golden.load_golden(settings.golden), settings.tags)
+    if not items:
+        raise InputError(
+            f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
+        )
+    return items
+
+
+async def _evaluate(
+    items: list[golden.GoldenItem], settings: Settings, judge: Judge | None, dataset: DatasetInfo
+) -> Report:
+    cache = VerdictCache(settings.cache_dir)
+    progress = Progress(len(items), enabled=settings.progress)
+    async with AssistantClient(settings.target) as client:
+        try:
+            return await evaluate(
+                items,
+                client=client,
+                judge=judge,
+                cache=cache,
+                settings=settings.evaluation,
+                checks=settings.checks,
+                dataset=dataset,
+                assistant=AssistantInfo(url=settings.target.url),
+                progress=progress,
+            )
+        finally:
+            if judge is not None:
+                await judge.aclose()  # its HTTP client belongs to this event loop
+
+
+def evaluate_only(settings: Settings) -> Report:
+    """Validate everything that costs nothing, then evaluate and save the report."""
+    items = load_items(settings)
+    judge = None if settings.deterministic_only else make_judge(settings.judge)
+    dataset = DatasetInfo(
+        path=str(settings.golden),
+        fingerprint=golden.fingerprint(items),
+        items=len(items),
+        tags=settings.tags,
+    )
+    report = asyncio.run(_evaluate(items, settings, judge, dataset))
+    save_report(report, settings.report_path)
+    return report
+
+
+def gate_and_render(report: Report, baseline: Report | None, settings: Settings) -> Outcome:
+    gate = evaluate_gate(report, baseline, settings.gate)
+    render_args = {"baseline": baseline, "comment_id": settings.comment_id}
+    comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
+    summary = render_summary(report, gate, **render_args)
+    if settings.summary_path is not None:
+        write_atomic(settings.summary_path, summary)
+    if settings.comment_path is not None:
+        write_atomic(settings.comment_path, comment)
+    if not report.complete:
+        verdict: Verdict = "incomplete"
+        code = EXIT_INCOMPLETE
+    else:
+        verdict = gate.verdict
+        code = EXIT_PASSED if gate.passed else EXIT_FAILED
+    return Outcome(
+        verdict=verdict,
+        exit_code=code,
+        report=report,
+        gate=gate,
+        baseline=baseline,
+        comment=comment,
+        summary=summary,
+    )
+
+
+def run(settings: Settings) -> Outcome:
+    """Evaluate, save the report, gate against the baseline, render the comment and summary."""
+    baseline = load_report(settings.baseline) if settings.baseline is not None else None
+    if settings.comment_template is not None and not Path(settings.comment_template).is_file():
+        raise InputError(f"{settings.comment_template}: comment template not found")
+    report = evaluate_only(settings)
+    return gate_and_render(report, baseline, settings)

@@ -1,0 +1,261 @@
+"""The report: what one evaluation found, item by item and run by run.
+
+The minimal shape `{"judge", "results": [{"id", "tags", "passes", "runs"}]}` is what teams'
+hand-written harnesses produce and read; everything else sits beside those fields, so such
+reports load as baselines and ours stay readable by them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from golden_gate import __version__
+from golden_gate.errors import InputError
+
+REPORT_FORMAT = "golden-gate/1"
+RunStatus = Literal["pass", "fail", "error"]
+
+
+class CheckOutcome(BaseModel):
+    """One deterministic check on one answer."""
+
+    name: str
+    passed: bool
+    reason: str = ""
+
+
+class TokenUsage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class Verdict(BaseModel):
+    """The judge's decision on one answer."""
+
+    passed: bool
+    score: float | bool | None = None
+    comment: str = ""
+    cached: bool = False
+    tokens: TokenUsage | None = None
+    latency_ms: float | None = None
+
+
+class RunResult(BaseModel):
+    """One run of one item: the answer, the checks, the verdict, or the error that stopped it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: RunStatus
+    rerun: bool = False
+    answer: str | None = None
+    sources: list[str] | None = None
+    checks: list[CheckOutcome] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    error: str | None = None
+    http_status: int | None = None
+    latency_ms: float | None = None
+
+    @property
+    def failed_check(self) -> CheckOutcome | None:
+        return next((c for c in self.checks if not c.passed), None)
+
+    @property
+    def why(self) -> str:
+        """Why this run did not pass, in one line."""
+        if self.status == "error":
+            return f"error: {self.error or 'unknown'}"
+        check = self.failed_check
+        if check is not None:
+            return f"check {check.name}: {check.reason}"
+        if self.verdict is not None and not self.verdict.passed:
+            return f"judge: {self.verdict.comment}" if self.verdict.comment else "judge: fail"
+        return ""
+
+
+class ItemResult(BaseModel):
+    """An item's outcome: `passes` of `runs` counted runs (error runs are counted apart)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    tags: list[str] = Field(default_factory=list)
+    passes: int = Field(ge=0)
+    runs: int = Field(ge=0)
+    errors: int = Field(default=0, ge=0)
+    question: str | None = None
+    item_hash: str | None = None
+    run_results: list[RunResult] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _passes_within_runs(self) -> ItemResult:
+        if self.passes > self.runs:
+            raise ValueError(f"item '{self.id}': passes ({self.passes}) exceeds runs ({self.runs})")
+        return self
+
+    @property
+    def passed(self) -> bool:
+        """Majority rule: strictly more than half of the counted runs passed."""
+        return self.passes * 2 > self.runs
+
+    @property
+    def errored(self) -> bool:
+        """No run produced a verdict: the item cannot be counted."""
+        return self.runs == 0
+
+    @property
+    def unstable(self) -> bool:
+        """The counted runs disagree."""
+        return 0 < self.passes < self.runs
+
+    @property
+    def why(self) -> str:
+        """Why the item failed: the first failing run's reason."""
+        for run in self.run_results:
+            if run.status == "fail":
+                return run.why
+        for run in self.run_results:
+            if run.status == "error":
+                return run.why
+        return ""
+
+    @property
+    def answer(self) -> str | None:
+        """The answer a reviewer should see: the first failing run's, else the first one's."""
+        for run in self.run_results:
+            if run.status == "fail" and run.answer is not None:
+                return run.answer
+        return next((r.answer for r in self.run_results if r.answer is not None), None)
+
+
+class DatasetInfo(BaseModel):
+    path: str | None = None
+    fingerprint: str | None = None
+    items: int | None = None
+    tags: list[str] = Field(default_factory=list)
+    shard: str | None = None
+
+
+class AssistantInfo(BaseModel):
+    url: str | None = None
+    image_digests: dict[str, str] = Field(default_factory=dict)
+    index_snapshot: str | None = None
+
+
+class RunStats(BaseModel):
+    judge_calls: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    assistant_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    elapsed_s: float | None = None
+    budget_exhausted: bool = False
+
+
+class Report(BaseModel):
+    """One evaluation; `judge` and `results` are the minimal shape, the rest is ours."""
+
+    model_config = ConfigDict(extra="allow")
+
+    judge: str
+    results: list[ItemResult]
+    format: str | None = None
+    tool_version: str | None = None
+    created_at: str | None = None
+    tier: Literal["full", "deterministic"] = "full"
+    judge_prompt_hash: str | None = None
+    dataset: DatasetInfo | None = None
+    assistant: AssistantInfo | None = None
+    stats: RunStats | None = None
+    complete: bool = True
+    incomplete_reason: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Report:
+        seen: set[str] = set()
+        for result in self.results:
+            if result.id in seen:
+                raise ValueError(f"item '{result.id}' appears twice in results")
+            seen.add(result.id)
+        return self
+
+    @property
+    def counted(self) -> list[ItemResult]:
+        """Items with at least one verdict: the ones the gate counts."""
+        return [r for r in self.results if not r.errored]
+
+    def by_id(self) -> dict[str, ItemResult]:
+        return {r.id: r for r in self.results}
+
+
+def new_report(**fields: object) -> Report:
+    """A report stamped with our format, version and time."""
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return Report(format=REPORT_FORMAT, tool_version=__version__, created_at=stamp, **fields)
+
+
+def parse_report(text: str, *, source: str) -> Report:
+    """Parse a report or baseline; a bad one is an InputError naming the file."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{source}: not a report: invalid JSON at line {exc.lineno} ({exc.msg})"
+        ) from None
+    if not isinstance(data, dict) or "results" not in data:
+        raise InputError(f"{source}: not a report: expected an object with 'judge' and 'results'")
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        message = problem["msg"].removeprefix("Value error, ")
+        detail = f"{where}: {message}" if where else message
+        raise InputError(f"{source}: not a report: {detail}") from None
+
+
+def load_report(path: str | Path) -> Report:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: report not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read the report ({exc})") from None
+    return parse_report(text, source=str(path))
+
+
+def report_json(report: Report) -> str:
+    return report.model_dump_json(indent=1, exclude_none=True) + "\n"
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write through a temporary file and rename, so readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_report(report: Report, path: str | Path) -> None:
+    write_atomic(path, report_json(report))

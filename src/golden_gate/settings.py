@@ -1,0 +1,32 @@
+"""One typed settings object for a run: the CLI builds it from flags, the Action from inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from golden_gate.checks import CheckSettings
+from golden_gate.evaluate import EvalSettings
+from golden_gate.gate import GateSettings
+from golden_gate.judge import JudgeSettings
+from golden_gate.target import TargetSettings
+
+
+class Settings(BaseModel):
+    golden: Path
+    tags: list[str] = Field(default_factory=list)
+    target: TargetSettings
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    checks: CheckSettings = Field(default_factory=CheckSettings)
+    evaluation: EvalSettings = Field(default_factory=EvalSettings)
+    gate: GateSettings = Field(default_factory=GateSettings)
+    cache_dir: Path | None = Path(".judge-cache")
+    baseline: Path | None = None
+    report_path: Path = Path("report.json")
+    comment_path: Path | None = None
+    summary_path: Path | None = None
+    comment_id: str = "default"
+    comment_template: Path | None = None
+    deterministic_only: bool = False
+    progress: bool = True

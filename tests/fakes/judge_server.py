@@ -1,0 +1,363 @@
+"""A real OpenAI-compatible chat completions server on 127.0.0.1 that plays the judge.
+
+It speaks the wire protocol LangChain's OpenAI client speaks (`POST /v1/chat/completions`,
+also `/chat/completions`), so tests exercise the real SDK: serialisation, retries, timeouts,
+structured-output parsing and usage accounting.
+
+The verdict is derived from the prompt, never scripted:
+
+- the answer is the text inside the first `<output>...</output>` of the user message and the
+  reference the text inside `<reference_outputs>...</reference_outputs>` (the sections of
+  openevals' CORRECTNESS_PROMPT; a custom prompt must use the same tags to be judged);
+- the reference's key points are its lines starting with `- ` (every non-blank line when
+  there are none); words are runs of `[a-z0-9]` after lowercasing;
+- a key point is covered when every one of its words occurs in the answer;
+- the score is `true` when there is at least one key point and every key point is covered
+  (boolean schema), or the covered fraction (number schema, i.e. `continuous=True`).
+
+Faults are scripted with `enqueue(...)` (consumed one per request, in order) or made
+permanent with `default`. Each chat completion request is recorded (`requests`: the parsed
+JSON bodies; `prompts`, `paths`, `headers`; `calls` counts them), every request of any kind
+in `seen`, and the peak of concurrent requests in `max_in_flight`. `latency_s` adds a fixed
+delay to every answer (for benchmarks).
+
+    with JudgeServer() as server:
+        server.base_url  # http://127.0.0.1:PORT/v1
+        server.enqueue(Behaviour.rate_limited(retry_after=0.01), Behaviour.verdict())
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal, Self
+
+Kind = Literal["verdict", "status", "slow", "malformed_json", "no_score", "plain_text", "content"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_OUTPUT = re.compile(r"<output>\s*(.*?)\s*</output>", re.DOTALL)
+_REFERENCE = re.compile(r"<reference_outputs>\s*(.*?)\s*</reference_outputs>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What the server does with one request."""
+
+    kind: Kind = "verdict"
+    status: int = 200
+    retry_after: float | None = None
+    delay_s: float = 0.0
+    text: str = ""
+
+    @classmethod
+    def verdict(cls) -> Behaviour:
+        """Answer with the verdict derived from the prompt."""
+        return cls()
+
+    @classmethod
+    def rate_limited(cls, retry_after: float | None = 0.01) -> Behaviour:
+        """429 with a Retry-After header (seconds, floats allowed)."""
+        return cls(kind="status", status=429, retry_after=retry_after)
+
+    @classmethod
+    def server_error(cls, status: int = 500, retry_after: float | None = 0.01) -> Behaviour:
+        """A 5xx; Retry-After keeps the SDK's backoff short in tests."""
+        return cls(kind="status", status=status, retry_after=retry_after)
+
+    @classmethod
+    def unauthorized(cls) -> Behaviour:
+        """401 whose message echoes the key it was sent, as real providers partly do."""
+        return cls(kind="status", status=401, text="Incorrect API key provided: {key}")
+
+    @classmethod
+    def slow(cls, delay_s: float) -> Behaviour:
+        """Wait `delay_s` before answering (longer than the client timeout: a timeout)."""
+        return cls(kind="slow", delay_s=delay_s)
+
+    @classmethod
+    def malformed_json(cls) -> Behaviour:
+        """200 whose message content is not valid JSON."""
+        return cls(kind="malformed_json", text='{"reasoning": "cut short", "score": tru}')
+
+    @classmethod
+    def no_score(cls) -> Behaviour:
+        """200 whose content is JSON without `score`."""
+        return cls(kind="no_score", text=json.dumps({"reasoning": "I forgot the score."}))
+
+    @classmethod
+    def plain_text(cls, text: str = "yes") -> Behaviour:
+        """200 whose content is plain text instead of JSON."""
+        return cls(kind="plain_text", text=text)
+
+    @classmethod
+    def content(cls, text: str) -> Behaviour:
+        """200 whose message content is exactly `text`."""
+        return cls(kind="content", text=text)
+
+
+def words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def key_points(reference: str) -> list[str]:
+    lines = [line.strip() for line in reference.splitlines() if line.strip()]
+    bullets = [line[2:].strip() for line in lines if line.startswith("- ")]
+    return bullets or lines
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """The text of the last user message (content may be a string or content blocks)."""
+    for message in reversed(body.get("messages", [])):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content", "")
+        if isinstance(content, str):
+            return content
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
+    """The verdict JSON for a request, by the rule in the module docstring."""
+    prompt = user_text(body)
+    output = _OUTPUT.search(prompt)
+    reference = _REFERENCE.search(prompt)
+    answer_words = words(output.group(1)) if output else set()
+    points = key_points(reference.group(1)) if reference else []
+    missing = [p for p in points if not words(p) <= answer_words]
+    covered = len(points) - len(missing)
+    schema = (
+        body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if isinstance(body.get("response_format"), dict)
+        else {}
+    )
+    properties = schema.get("properties", {})
+    if properties.get("score", {}).get("type") == "number":
+        score: bool | float = covered / len(points) if points else 0.0
+    else:
+        score = bool(points) and not missing
+    reasoning = (
+        "Every key point is covered." if not missing else "Missing: " + "; ".join(missing) + "."
+    ) + f" Thus, the score should be: {str(score).lower()}."
+    verdict: dict[str, Any] = {"score": score}
+    if "reasoning" in properties or not properties:
+        verdict = {"reasoning": reasoning, "score": score}
+    return verdict
+
+
+class JudgeServer:
+    """The server, run in a background thread; use as a context manager."""
+
+    def __init__(self, *, latency_s: float = 0.0, default: Behaviour | None = None) -> None:
+        self.latency_s = latency_s
+        self.default = default or Behaviour.verdict()
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []  # names lowercased
+        self.seen: list[str] = []  # "METHOD /path" of every request, chat completions or not
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._script: deque[Behaviour] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._completions = 0
+
+    # -- scripting and inspection ---------------------------------------------------------
+
+    def enqueue(self, *behaviours: Behaviour) -> None:
+        """Behaviours for the next requests, in order; then `default` again."""
+        with self._lock:
+            self._script.extend(behaviours)
+
+    @property
+    def calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def prompts(self) -> list[str]:
+        """The user message text of every request, in arrival order."""
+        with self._lock:
+            return [user_text(body) for body in self.requests]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the judge server is not running")
+        return self._httpd.server_address[1]
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        server = self
+
+        class Handler(_Handler):
+            owner = server
+
+        self._stopping.clear()
+        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll
+            name="judge-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # cuts short any delay in progress
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- request handling (server threads) --------------------------------------------------
+
+    def _next(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Behaviour:
+        with self._lock:
+            self.requests.append(body)
+            self.paths.append(path)
+            self.headers.append(headers)
+            return self._script.popleft() if self._script else self.default
+
+    def _enter(self, method: str, path: str) -> None:
+        with self._lock:
+            self.seen.append(f"{method} {path}")
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _sleep(self, seconds: float) -> bool:
+        """Wait; False when the server is stopping."""
+        return seconds <= 0 or not self._stopping.wait(seconds)
+
+    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+        with self._lock:
+            self._completions += 1
+            number = self._completions
+        prompt_tokens = sum(len(user_text({"messages": [m]}).split()) for m in body["messages"])
+        completion_tokens = len(content.split())
+        return {
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and hung up is part of the tests, not a server bug.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: JudgeServer
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
+    # Headers and body go out in separate writes: without TCP_NODELAY the client's delayed
+    # ACK adds ~40 ms to every response.
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        self.owner._enter("GET", path)
+        try:
+            self._send(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+        finally:
+            self.owner._leave()
+
+    def do_POST(self) -> None:
+        path = self.path.split("?", 1)[0]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        self.owner._enter("POST", path)
+        try:
+            self._post(path, raw)
+        finally:
+            self.owner._leave()
+
+    def _post(self, path: str, raw: bytes) -> None:
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            self._send(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+            return
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            self._send(400, {"error": {"message": "invalid JSON body", "type": "bad_request"}})
+            return
+        owner = self.owner
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        behaviour = owner._next(path, headers, body)
+        if not owner._sleep(owner.latency_s + behaviour.delay_s):
+            return
+        if behaviour.kind == "status":
+            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            message = behaviour.text.format(key=key) or f"fake judge says {behaviour.status}"
+            error = {"message": message, "type": "server_error"}
+            headers = {}
+            if behaviour.retry_after is not None:
+                headers["Retry-After"] = f"{behaviour.retry_after:g}"
+            self._send(behaviour.status, {"error": error}, headers)
+            return
+        if behaviour.kind in ("malformed_json", "no_score", "plain_text", "content"):
+            content = behaviour.text
+        else:
+            content = json.dumps(derive_verdict(body))
+        self._send(200, owner._completion(body, content))
+
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout): nothing to tell it

@@ -1,0 +1,106 @@
+"""The command as a user runs it: a subprocess, its output and its exit code."""
+
+import json
+import subprocess
+import sys
+
+from golden_gate.report import report_json
+from tests.helpers import ids, report
+
+
+def golden_gate(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "golden_gate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def write(path, rep):
+    path.write_text(report_json(rep))
+    return path
+
+
+def test_gate_fails_on_ten_regressions_and_lists_them(tmp_path):
+    names = ids(200)
+    base = write(tmp_path / "base.json", report(dict.fromkeys(names, True)))
+    lost = names[5:200:20]
+    cand = write(tmp_path / "cand.json", report({i: i not in lost for i in names}))
+    done = golden_gate("gate", cand, base)
+    assert done.returncode == 1, done.stderr
+    assert "significant regression" in done.stdout
+    listed = [line.split(": ")[1] for line in done.stdout.splitlines() if "regressed: " in line]
+    assert listed == sorted(lost)
+
+
+def test_identical_reports_pass(tmp_path):
+    rep = write(tmp_path / "r.json", report(dict.fromkeys(ids(200), True)))
+    done = golden_gate("gate", rep, rep)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("golden-gate: passed")
+
+
+def test_empty_report_fails_clearly(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"judge": "x", "results": []}))
+    done = golden_gate("gate", empty)
+    assert done.returncode == 1
+    assert "no results" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_malformed_file_exits_2_naming_it(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text("{ not json")
+    good = write(tmp_path / "r.json", report({"a": True}))
+    done = golden_gate("gate", good, bad)
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith(f"golden-gate: error: {bad}: not a report")
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_bad_threshold_exits_2(tmp_path):
+    good = write(tmp_path / "r.json", report({"a": True}))
+    done = golden_gate("gate", good, "--floor", "1.5")
+    assert done.returncode == 2
+    assert "--floor" in done.stderr and "between 0 and 1" in done.stderr
+
+
+def test_report_renders_markdown_and_json(tmp_path):
+    names = ids(30)
+    base = write(tmp_path / "base.json", report(dict.fromkeys(names, True)))
+    cand = write(tmp_path / "cand.json", report({i: i not in names[:6] for i in names}))
+    md = golden_gate("report", cand, "--baseline", base, "--comment-id", "docs")
+    assert md.returncode == 0
+    assert md.stdout.startswith("<!-- golden-gate:report id=docs -->")
+    assert "### Regressed items (6)" in md.stdout
+    js = golden_gate("report", cand, "--baseline", base, "--format", "json")
+    data = json.loads(js.stdout)
+    assert data["verdict"] == "failed"
+    assert data["comparison"]["regressions"] == names[:6]
+
+
+def test_subset(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps({"id": f"i{n}", "question": "q?", "tags": ["smoke"] if n % 2 else []}) + "\n"
+            for n in range(6)
+        )
+    )
+    out = tmp_path / "smoke.jsonl"
+    done = golden_gate("subset", golden, "--tags", "smoke", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["i1", "i3", "i5"]
+    none = golden_gate("subset", golden, "--tags", "nightly", "-o", out)
+    assert none.returncode == 2 and "no items carry" in none.stderr
+
+
+def test_help_on_every_command():
+    for command in ("gate", "report", "subset", "eval", "run", "demo"):
+        done = golden_gate(command, "--help")
+        assert done.returncode == 0
+        assert "usage: golden-gate " + command in done.stdout

@@ -1,0 +1,119 @@
+"""`golden-gate demo` and `golden-gate run` as a newcomer runs them: offline, in seconds."""
+
+import json
+import subprocess
+import sys
+
+from golden_gate.example_assistant import golden_path, start
+from golden_gate.report import load_report
+
+
+def golden_gate(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "golden_gate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def test_demo_fails_the_gate_with_named_regressions(tmp_path):
+    done = golden_gate("demo", "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    comment = done.stdout
+    assert comment.startswith("<!-- golden-gate:report id=demo -->")
+    assert "golden-gate failed" in comment
+    assert "significant regression" in comment
+    assert "### Regressed items (6)" in comment
+    for item_id in ("backups-restore", "trouble-sealed-503", "upgrade-versions"):
+        assert f"<code>{item_id}</code>" in comment
+    assert "offline **keypoints** judge" in comment
+    assert "`golden-gate run` would exit 1" in done.stderr
+    report = load_report(tmp_path / "out" / "report.json")
+    assert report.judge == "keypoints" and len(report.results) == 14
+    assert (tmp_path / "out" / "comment.md").read_text() == comment.removesuffix("\n")
+    assert (tmp_path / "out" / "summary.md").is_file()
+
+
+def test_demo_baseline_variant_passes(tmp_path):
+    done = golden_gate("demo", "--variant", "baseline", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "golden-gate passed" in done.stdout
+
+
+def test_run_command_exit_codes_and_files(tmp_path):
+    baseline = tmp_path / "baseline.json"
+    with start("baseline") as assistant:
+        first = golden_gate(
+            "eval",
+            golden_path(),
+            "--url",
+            assistant.url,
+            "--tags",
+            "smoke",
+            "-o",
+            baseline,
+            "--quiet",
+            cwd=tmp_path,
+        )
+    assert first.returncode == 0, first.stderr
+    assert "14/14 items passed" in first.stdout
+    with start("candidate") as assistant:
+        done = golden_gate(
+            "run",
+            golden_path(),
+            "--url",
+            assistant.url,
+            "--tags",
+            "smoke",
+            "--baseline",
+            baseline,
+            "--floor",
+            "0.5",
+            "-o",
+            tmp_path / "r.json",
+            "--comment-out",
+            tmp_path / "c.md",
+            "--quiet",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    regressed = [line.split(": ")[1] for line in done.stdout.splitlines() if "regressed: " in line]
+    assert len(regressed) == 6 and regressed == sorted(regressed)
+    assert (tmp_path / "c.md").read_text().startswith("<!-- golden-gate:report id=default -->")
+    assert json.loads((tmp_path / "r.json").read_text())["results"]
+
+
+def test_run_against_a_dead_assistant_exits_3_and_keeps_the_report(tmp_path):
+    with start("baseline") as assistant:
+        url = assistant.url  # stopped when the block ends: nothing listens there now
+    done = golden_gate(
+        "run",
+        golden_path(),
+        "--url",
+        url,
+        "--tags",
+        "smoke",
+        "--retries",
+        "0",
+        "-o",
+        tmp_path / "r.json",
+        "--quiet",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "the evaluation could not be completed" in done.stderr
+    report = load_report(tmp_path / "r.json")
+    assert not report.complete and all(r.errored for r in report.results)
+
+
+def test_bad_golden_line_exits_2(tmp_path):
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "a", "question": "q?"}\n{"id": "a"\n')
+    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", cwd=tmp_path)
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip() == f"golden-gate: error: {golden}:2: invalid JSON "
+        "(Expecting ',' delimiter, column 11)"
+    )

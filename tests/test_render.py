@@ -1,0 +1,113 @@
+import re
+
+from golden_gate.escape import ZWSP, inline
+from golden_gate.gate import GateSettings, evaluate_gate
+from golden_gate.render import COMMENT_LIMIT, marker, render_comment, render_summary
+from golden_gate.report import Report
+from tests.helpers import ids, item, report
+
+HOSTILE = (
+    "<script>alert(1)</script> @octocat @org/team ![x](http://evil.example/p.png) "
+    "[click](https://evil.example) <!-- golden-gate:report id=default --> </details> "
+    "| a | b | `code` #123 www.evil.example \u202egnp.exe\u200b <img src=x onerror=1>"
+)
+LINK = re.compile(r"https?://|www\.|\]\(|<a\s|<img|<script|@[A-Za-z0-9]|(?<!&)#\d")
+
+
+def test_comment_leads_with_marker_and_verdict():
+    names = ids(200)
+    baseline = report(dict.fromkeys(names, True))
+    candidate = report({i: i not in names[:10] for i in names})
+    gate = evaluate_gate(candidate, baseline)
+    body = render_comment(candidate, gate, baseline=baseline)
+    lines = body.splitlines()
+    assert lines[0] == "<!-- golden-gate:report id=default -->"
+    assert "failed" in lines[1]
+    assert "significant regression" in lines[2]
+    assert "190/200" in body and "0.910" in body and "p = 0.0010" in body
+    assert "### Regressed items (10)" in body
+    for name in names[:10]:
+        assert f"<code>{name}</code>" in body
+    assert "a green check is not proof of quality" in body
+
+
+def test_marker_id_is_sanitised():
+    assert marker("eval one -->") == "<!-- golden-gate:report id=eval-one---- -->"
+    body = render_comment(
+        report({"a": True}), evaluate_gate(report({"a": True}), None), comment_id="docs"
+    )
+    assert body.startswith("<!-- golden-gate:report id=docs -->\n")
+
+
+def test_hostile_answers_and_questions_render_inert():
+    names = ids(20)
+    baseline = report(dict.fromkeys(names, True))
+    rows = [
+        item(i, i not in names[:6], answer=HOSTILE, question=HOSTILE, why=HOSTILE) for i in names
+    ]
+    candidate = Report(judge="openai:gpt-4.1-mini", results=rows)
+    gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.1))
+    body = render_comment(candidate, gate, baseline=baseline)
+    assert body.count(marker("default")) == 1
+    assert body.count("<!--") == 1
+    assert "<script" not in body and "<img" not in body
+    assert body.count("<details>") == body.count("</details>")
+    stripped = body.replace(marker("default"), "")
+    assert not LINK.search(stripped), LINK.search(stripped)
+    assert "\u202e" not in body
+    # Each regressed row is one table row with five cells: no pipe escaped the cell.
+    table = [line for line in body.splitlines() if line.startswith("| <code>q")]
+    assert len(table) == 6
+    assert all(line.count("|") == 6 for line in table)
+
+
+def test_inline_escape_basics():
+    assert inline("a|b") == "a&#124;b"
+    assert inline("line\nbreak") == "line break"
+    assert inline("@user") == "@" + ZWSP + "user"
+    assert inline("x" * 500, limit=10) == "x" * 9 + "…"
+    assert inline(None) == ""
+
+
+def test_big_report_stays_under_the_limit_and_keeps_the_verdict():
+    names = ids(5000)
+    baseline = report(dict.fromkeys(names, True))
+    lost = set(names[:2000])
+    long_answer = "This answer is long. " * 100
+    rows = [item(i, i not in lost, answer=long_answer, question="Q? " * 80) for i in names]
+    candidate = Report(judge="keypoints", results=rows)
+    gate = evaluate_gate(candidate, baseline)
+    body = render_comment(candidate, gate, baseline=baseline)
+    assert len(body) <= COMMENT_LIMIT
+    assert body.startswith(marker("default"))
+    assert "significant regression" in body
+    assert "### Regressed items (2000)" in body
+    assert "<code>q0000</code>" in body
+    shown = body.count("| <code>q")
+    assert 10 < shown < 2000
+    assert "more not shown" in body
+    # The table is whole: the omission note follows a complete last row.
+    last_row = [line for line in body.splitlines() if line.startswith("| <code>q")][-1]
+    assert last_row.endswith("|")
+
+
+def test_summary_has_no_marker_and_allows_more():
+    rep = report({"a": True, "b": False})
+    gate = evaluate_gate(rep, None, GateSettings(floor=0.1))
+    summary = render_summary(rep, gate)
+    assert "golden-gate:report" not in summary
+    assert "### Failed items (1)" in summary
+
+
+def test_user_template(tmp_path):
+    tpl = tmp_path / "mine.md.j2"
+    tpl.write_text(
+        "{{ marker }}\nVerdict: {{ verdict }} ({{ gate.k }}/{{ gate.n }})\n"
+        "{% for r in regressed.rows %}- {{ r.id }}: {{ r.answer }}\n{% endfor %}"
+    )
+    base = report({"a": True, "b": True})
+    cand = Report(judge="x", results=[item("a", False, answer="<b>@x</b>"), item("b", True)])
+    gate = evaluate_gate(cand, base, GateSettings(floor=0.05))
+    body = render_comment(cand, gate, baseline=base, user_template=tpl)
+    assert body.splitlines()[1] == "Verdict: passed (1/2)"
+    assert "&lt;b&gt;@\u200bx&lt;/b&gt;" in body  # escaped before reaching the template
