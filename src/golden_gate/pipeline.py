@@ -59,6 +59,8 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
 async def _evaluate(
     items: list[golden.GoldenItem], settings: Settings, judge: Judge | None, dataset: DatasetInfo
 ) -> Report:
+    if settings.target is None:
+        raise InputError("no assistant URL is set: nothing to evaluate")
     cache = VerdictCache(settings.cache_dir)
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
@@ -71,7 +73,9 @@ async def _evaluate(
                 settings=settings.evaluation,
                 checks=settings.checks,
                 dataset=dataset,
-                assistant=AssistantInfo(url=settings.target.url),
+                assistant=AssistantInfo(
+                    url=settings.target.url, index_snapshot=settings.index_snapshot
+                ),
                 progress=progress,
             )
         finally:
@@ -94,9 +98,11 @@ def evaluate_only(settings: Settings) -> Report:
     return report
 
 
-def gate_and_render(report: Report, baseline: Report | None, settings: Settings) -> Outcome:
+def gate_and_render(
+    report: Report, baseline: Report | None, settings: Settings, *, notes: list[str] | None = None
+) -> Outcome:
     gate = evaluate_gate(report, baseline, settings.gate)
-    render_args = {"baseline": baseline, "comment_id": settings.comment_id}
+    render_args = {"baseline": baseline, "comment_id": settings.comment_id, "extra_notes": notes}
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)
     if settings.summary_path is not None:

@@ -16,7 +16,7 @@ from golden_gate.target import TargetSettings
 class Settings(BaseModel):
     golden: Path
     tags: list[str] = Field(default_factory=list)
-    target: TargetSettings
+    target: TargetSettings | None = None  # only evaluating needs the assistant
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     evaluation: EvalSettings = Field(default_factory=EvalSettings)
@@ -29,4 +29,5 @@ class Settings(BaseModel):
     comment_id: str = "default"
     comment_template: Path | None = None
     deterministic_only: bool = False
+    index_snapshot: str | None = None
     progress: bool = True

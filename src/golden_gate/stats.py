@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import binomtest
-
 
 def wilson_lower_bound(k: int, n: int, *, confidence: float = 0.95) -> float:
     """Lower end of the Wilson score interval for k successes in n trials."""
@@ -13,6 +11,8 @@ def wilson_lower_bound(k: int, n: int, *, confidence: float = 0.95) -> float:
         raise ValueError("the Wilson bound needs at least one item")
     if not 0 <= k <= n:
         raise ValueError(f"k={k} is outside 0..{n}")
+    from scipy.stats import binomtest  # lazily: a skipped run never pays for scipy
+
     low = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson").low
     return max(0.0, float(low))
 
@@ -26,6 +26,8 @@ def sign_test_p(b: int, c: int) -> float:
         raise ValueError("discordant counts cannot be negative")
     if b + c == 0:
         return 1.0
+    from scipy.stats import binomtest
+
     return float(binomtest(b, b + c, 0.5, alternative="greater").pvalue)
 
 

@@ -1,0 +1,295 @@
+"""The GitHub Action: scope, baseline, evaluation, gate, report, summary, outputs, comment.
+
+Order matters: report.json, the comment file, the summary and the outputs are written before
+anything that can fail after them (posting the comment), so no result is ever lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from golden_gate import runner
+from golden_gate.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, GateError, InputError
+from golden_gate.inputs import ActionSettings, read_action_settings
+from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files
+
+# The environment variable each judge provider reads its key from.
+PROVIDER_KEYS = {
+    "openai": ("OPENAI_API_KEY",),
+    "azure_openai": ("AZURE_OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google_genai": ("GOOGLE_API_KEY",),
+    "mistralai": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "fireworks": ("FIREWORKS_API_KEY",),
+    "together": ("TOGETHER_API_KEY",),
+}
+SECRET_ENV = [key for keys in PROVIDER_KEYS.values() for key in keys]
+
+
+class Context:
+    """The run's environment as the runner sets it for a container step."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.event_name = env.get("GITHUB_EVENT_NAME", "")
+        self.repository = env.get("GITHUB_REPOSITORY", "")
+        self.api_url = env.get("GITHUB_API_URL", "https://api.github.com")
+        self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+        self.event: dict[str, Any] = {}
+        path = env.get("GITHUB_EVENT_PATH")
+        if path and Path(path).is_file():
+            try:
+                self.event = json.loads(Path(path).read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise InputError(f"{path}: the event payload is not JSON ({exc})") from None
+
+    @property
+    def pull_request(self) -> dict[str, Any] | None:
+        pr = self.event.get("pull_request")
+        return pr if isinstance(pr, dict) else None
+
+    @property
+    def pr_number(self) -> int | None:
+        pr = self.pull_request
+        return int(pr["number"]) if pr and "number" in pr else None
+
+    @property
+    def base_ref(self) -> str | None:
+        pr = self.pull_request
+        return pr.get("base", {}).get("ref") if pr else None
+
+    @property
+    def is_fork(self) -> bool:
+        pr = self.pull_request
+        if not pr:
+            return False
+        head = (pr.get("head") or {}).get("repo") or {}
+        return bool(head.get("fork")) or head.get("full_name") not in (None, self.repository)
+
+
+def judge_key_available(model: str, env: Mapping[str, str]) -> bool:
+    """False when the judge needs a key that is not set (fork pull requests get no secrets)."""
+    provider = model.partition(":")[0] if ":" in model else ""
+    if model == "keypoints" or provider not in PROVIDER_KEYS:
+        return True
+    return any(env.get(key) for key in PROVIDER_KEYS[provider])
+
+
+def mask_secrets(settings: ActionSettings, env: Mapping[str, str]) -> None:
+    values = [settings.token, *[env.get(k, "") for k in SECRET_ENV]]
+    if settings.run.target is not None:
+        values.extend(settings.run.target.headers.values())
+    for value in values:
+        if value:
+            runner.mask(value)
+
+
+def github_client(settings: ActionSettings, ctx: Context):
+    if not settings.token or not ctx.repository:
+        return None
+    from golden_gate.github import GitHub
+
+    return GitHub(token=settings.token, repository=ctx.repository, api_url=ctx.api_url)
+
+
+def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
+    if settings.force or ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
+        return decide(ctx.event_name, force=settings.force, patterns=settings.paths)
+    from golden_gate.github import GitHubError
+
+    github = github_client(settings, ctx)
+    if github is not None:
+        try:
+            listed = github.changed_files(ctx.pr_number)
+            return decide(
+                ctx.event_name,
+                force=False,
+                patterns=settings.paths,
+                changed=listed.files,
+                capped=listed.capped,
+                source="api",
+            )
+        except GitHubError as exc:
+            runner.warning(f"could not list the pull request's files ({exc}); trying git diff")
+    pr = ctx.pull_request or {}
+    base, head = pr.get("base", {}).get("sha"), pr.get("head", {}).get("sha")
+    try:
+        files = git_changed_files(base, head, cwd=ctx.workspace) if base and head else None
+    except (RuntimeError, OSError) as exc:
+        runner.warning(f"git diff failed ({exc}); running the gate")
+        files = None
+    return decide(ctx.event_name, force=False, patterns=settings.paths, changed=files, source="git")
+
+
+def skip(scope: Scope) -> int:
+    runner.write_summary(f"golden-gate skipped: {scope.reason}.\n")
+    runner.set_outputs({"ran": "false", "verdict": "skipped"})
+    print(f"golden-gate: skipped: {scope.reason}")
+    return EXIT_PASSED
+
+
+def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
+    gate, report = outcome.gate, outcome.report
+    comparison = gate.comparison
+    stats = report.stats
+    return {
+        "ran": "true",
+        "verdict": outcome.verdict,
+        "pass-rate": f"{gate.pass_rate:.4f}" if gate.pass_rate is not None else "",
+        "lower-bound": f"{gate.lower_bound:.4f}" if gate.lower_bound is not None else "",
+        "p-value": f"{comparison.p_value:.6g}" if comparison else "",
+        "regressions": str(comparison.b) if comparison else "0",
+        "improvements": str(comparison.c) if comparison else "0",
+        "items": str(gate.n),
+        "report-path": str(settings.run.report_path),
+        "comment-file": str(settings.comment_file),
+        "judge-calls": str(stats.judge_calls if stats else 0),
+        "cache-hits": str(stats.cache_hits if stats else 0),
+    }
+
+
+def _write_comment_metadata(settings: ActionSettings, ctx: Context, notes: list[str]) -> None:
+    """Beside the comment file: what a `workflow_run` poster needs to find the pull request."""
+    pr = ctx.pull_request or {}
+    meta = {
+        "pr_number": ctx.pr_number,
+        "head_sha": (pr.get("head") or {}).get("sha"),
+        "comment_id": settings.comment_id,
+        "notes": notes,
+    }
+    path = settings.comment_file.with_suffix(".json")
+    path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
+
+
+def post(settings: ActionSettings, ctx: Context, body: str) -> None:
+    """Post or update the sticky comment; a failure is a warning, never a lost result."""
+    from golden_gate.github import GitHubError
+    from golden_gate.render import marker
+
+    pr_number = ctx.pr_number
+    if pr_number is None:
+        return
+    if not settings.comment:
+        print(f"golden-gate: comment is off; the comment is in {settings.comment_file}")
+        return
+    github = github_client(settings, ctx)
+    if github is None:
+        runner.warning(f"no token: the comment is in {settings.comment_file}")
+        return
+    try:
+        result = github.upsert_comment(pr_number, body, marker(settings.comment_id))
+    except GitHubError as exc:
+        hint = (
+            " This looks like a pull request from a fork (read-only token): post the file with "
+            "a `workflow_run` workflow and `mode: post-comment`."
+            if exc.status in (401, 403)
+            else ""
+        )
+        runner.warning(
+            f"could not post the comment ({exc}); it is in {settings.comment_file}.{hint}",
+            title="golden-gate comment not posted",
+        )
+        return
+    runner.set_outputs({"comment-url": result.url})
+    print(f"golden-gate: comment {result.action}: {result.url}")
+
+
+def gate_mode(settings: ActionSettings, ctx: Context) -> int:
+    from golden_gate.baseline import deterministic_view, find_baseline
+    from golden_gate.pipeline import evaluate_only, gate_and_render
+
+    with runner.group("Scope"):
+        scope = find_scope(settings, ctx)
+        print(f"golden-gate: {'running' if scope.run else 'skipping'}: {scope.reason}")
+        for name in scope.matched[:20]:
+            print(f"  matched: {name}")
+    if not scope.run:
+        return skip(scope)
+
+    run_settings = settings.run
+    notes: list[str] = []
+    if not judge_key_available(run_settings.judge.model, ctx.env):
+        run_settings = run_settings.model_copy(update={"deterministic_only": True})
+        notes.append(
+            f"no key for the judge '{run_settings.judge.model}' (a fork pull request gets no "
+            "secrets): only the deterministic checks ran, compared with the baseline's."
+        )
+        runner.notice(notes[-1], title="golden-gate: deterministic tier only")
+    if settings.index_snapshot:
+        os.environ["INDEX_SNAPSHOT"] = settings.index_snapshot
+        run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
+
+    with runner.group("Baseline"):
+        ref = settings.baseline_ref or ctx.base_ref
+        found = find_baseline(
+            settings.baseline, ref=ref, github=github_client(settings, ctx), workspace=ctx.workspace
+        )
+        print(f"golden-gate: baseline: {found.source}")
+        baseline = found.report
+        if baseline is None and settings.baseline:
+            notes.append(found.source + "; only the floor applies.")
+        if baseline is not None and run_settings.deterministic_only:
+            baseline = deterministic_view(baseline)
+
+    with runner.group("Evaluation"):
+        report = evaluate_only(run_settings)
+
+    outcome = gate_and_render(
+        report, baseline, run_settings.model_copy(update={"summary_path": None}), notes=notes
+    )
+    _write_comment_metadata(settings, ctx, notes)
+    runner.write_summary(outcome.summary)
+    runner.set_outputs(outputs_for(outcome, settings))
+    print(f"golden-gate: {outcome.gate.headline}")
+    print(f"golden-gate: report: {run_settings.report_path}")
+
+    if ctx.pr_number is not None:
+        post(settings, ctx, outcome.comment)
+
+    if outcome.verdict == "incomplete":
+        runner.error(
+            f"the evaluation could not be completed: {report.incomplete_reason}",
+            title="golden-gate incomplete",
+        )
+        return outcome.exit_code
+    if outcome.verdict == "failed":
+        regressed = outcome.gate.comparison.regressions if outcome.gate.comparison else []
+        listed = f" Regressed: {', '.join(regressed[:10])}" if regressed else ""
+        more = f" and {len(regressed) - 10} more" if len(regressed) > 10 else ""
+        message = outcome.gate.headline + listed + more
+        if settings.fail_on_regression:
+            runner.error(message, title="golden-gate failed")
+            return EXIT_FAILED
+        runner.warning(message + " (fail-on-regression is false)", title="golden-gate failed")
+    return EXIT_PASSED
+
+
+def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    env = os.environ if env is None else env
+    if "--post" in argv:
+        return EXIT_PASSED  # post-entrypoint: nothing is left running in this step yet
+    try:
+        ctx = Context(env)
+        settings = read_action_settings(env, workspace=ctx.workspace)
+        mask_secrets(settings, env)
+        if settings.mode == "post-comment":
+            from golden_gate.post_comment import post_comment_mode
+
+            return post_comment_mode(settings, ctx)
+        return gate_mode(settings, ctx)
+    except GateError as exc:
+        runner.error(str(exc), title="golden-gate")
+        if exc.exit_code == EXIT_BAD_INPUT:
+            runner.write_summary(f"golden-gate: bad input: {exc}\n")
+        else:
+            runner.write_summary(f"golden-gate could not complete: {exc}\n")
+        verdict = "error" if exc.exit_code == EXIT_BAD_INPUT else "incomplete"
+        runner.set_outputs({"verdict": verdict})
+        return exc.exit_code

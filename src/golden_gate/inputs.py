@@ -1,0 +1,219 @@
+"""The Action's inputs, read exactly as the runner passes them, into the CLI's settings.
+
+The runner upper-cases an input's name and turns spaces into `_` but keeps hyphens:
+`judge-model` arrives as `INPUT_JUDGE-MODEL`. Every input is validated here, before anything
+starts or costs money, and a bad one is one sentence naming it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from golden_gate.errors import InputError
+from golden_gate.scope import DEFAULT_PATHS
+from golden_gate.settings import Settings
+
+T = TypeVar("T")
+Mode = Literal["gate", "post-comment"]
+MODES = ("gate", "post-comment")
+TRUE = {"true", "True", "TRUE"}
+FALSE = {"false", "False", "FALSE"}
+
+
+def env_name(name: str) -> str:
+    return "INPUT_" + name.replace(" ", "_").upper()
+
+
+class Inputs:
+    """Typed access to `INPUT_*` values; empty means "use the default"."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def raw(self, name: str, default: str = "") -> str:
+        value = self.env.get(env_name(name), "").strip()
+        return value if value else default
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.raw(name)
+        if not value:
+            return default
+        if value in TRUE:
+            return True
+        if value in FALSE:
+            return False
+        raise InputError(f"input '{name}' must be true or false, got '{value}'")
+
+    def _number(self, name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
+        value = self.raw(name)
+        if not value:
+            return default
+        try:
+            return parse(value)
+        except ValueError:
+            raise InputError(f"input '{name}' must be {kind}, got '{value}'") from None
+
+    def number(self, name: str, default: float) -> float:
+        return self._number(name, default, float, "a number")
+
+    def integer(self, name: str, default: int | None) -> int | None:
+        return self._number(name, default, int, "a whole number")
+
+    def lines(self, name: str, default: list[str] | None = None) -> list[str]:
+        value = self.raw(name)
+        if not value:
+            return list(default or [])
+        return [line.strip() for line in value.splitlines() if line.strip()]
+
+    def csv(self, name: str) -> list[str]:
+        return [part.strip() for part in self.raw(name).split(",") if part.strip()]
+
+
+class ActionSettings(BaseModel):
+    """What the Action does beyond the engine's settings: scope, baseline lookup, comment."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    mode: Mode
+    token: str
+    paths: list[str]
+    force: bool
+    baseline: str
+    baseline_ref: str
+    comment: bool
+    comment_id: str
+    comment_file: Path
+    fail_on_regression: bool
+    index_snapshot: str
+    pr_number: int | None
+    run: Settings
+
+
+# The engine's field names, mapped back to the inputs a user sets, for error messages.
+FIELD_INPUTS = {
+    "url": "assistant-url",
+    "path": "assistant-path",
+    "request_template": "request-template",
+    "answer_path": "answer-path",
+    "sources_path": "sources-path",
+    "headers": "assistant-headers",
+    "timeout_s": "timeout",
+    "model": "judge-model",
+    "prompt_file": "judge-prompt",
+    "base_url": "judge-base-url",
+    "max_error_rate": "max-error-rate",
+    "max_judge_calls": "max-judge-calls",
+    "rerun_failures": "rerun-failures",
+    "min_drop": "min-drop",
+    "judge_concurrency": "judge-concurrency",
+    "golden": "golden",
+    "report_path": "report-path",
+}
+
+
+def _headers(lines: list[str]) -> dict[str, str]:
+    headers = {}
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip():
+            raise InputError("input 'assistant-headers' expects one 'Name: value' a line")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def _explain(exc: ValidationError) -> str:
+    problem = exc.errors()[0]
+    loc = [str(p) for p in problem["loc"]]
+    field = loc[-1] if loc else "value"
+    name = FIELD_INPUTS.get(field, field.replace("_", "-"))
+    message = problem["msg"].removeprefix("Value error, ")
+    return f"input '{name}': {message}"
+
+
+def read_action_settings(
+    env: Mapping[str, str] | None = None, *, workspace: Path
+) -> ActionSettings:
+    from golden_gate.checks import CheckSettings
+    from golden_gate.evaluate import EvalSettings
+    from golden_gate.gate import GateSettings
+    from golden_gate.judge import JudgeSettings
+    from golden_gate.target import TargetSettings
+
+    env = os.environ if env is None else env
+    inputs = Inputs(env)
+    mode = inputs.raw("mode", "gate")
+    if mode not in MODES:
+        raise InputError(f"input 'mode' must be one of {', '.join(MODES)}, got '{mode}'")
+    url = inputs.raw("assistant-url")
+    if mode == "gate" and not url:
+        raise InputError("input 'assistant-url' is required: the URL of the running assistant")
+    judge_prompt = inputs.raw("judge-prompt")
+    template = inputs.raw("comment-template")
+    cache_dir = inputs.raw("cache-dir", ".judge-cache")
+    comment_file = workspace / inputs.raw("comment-file", "golden-gate/comment.md")
+    try:
+        run = Settings(
+            golden=workspace / inputs.raw("golden", "evals/golden.jsonl"),
+            tags=inputs.csv("subset-tags") if inputs.raw("subset-tags") else ["smoke"],
+            target=None
+            if mode != "gate"
+            else TargetSettings(
+                url=url,
+                path=inputs.raw("assistant-path", "/ask"),
+                request_template=inputs.raw("request-template", '{"text": "{question}"}'),
+                answer_path=inputs.raw("answer-path", "answer"),
+                sources_path=inputs.raw("sources-path") or None,
+                headers=_headers(inputs.lines("assistant-headers")),
+                concurrency=inputs.integer("concurrency", 8),
+                timeout_s=inputs.number("timeout", 60.0),
+            ),
+            judge=JudgeSettings(
+                model=inputs.raw("judge-model", "keypoints"),
+                prompt_file=workspace / judge_prompt if judge_prompt else None,
+                base_url=inputs.raw("judge-base-url") or None,
+                concurrency=inputs.integer("judge-concurrency", 8),
+            ),
+            checks=CheckSettings(),
+            evaluation=EvalSettings(
+                runs=inputs.integer("runs", 1),
+                rerun_failures=inputs.integer("rerun-failures", 2),
+                max_error_rate=inputs.number("max-error-rate", 0.10),
+                max_judge_calls=inputs.integer("max-judge-calls", None),
+                judge_concurrency=inputs.integer("judge-concurrency", 8),
+            ),
+            gate=GateSettings(
+                floor=inputs.number("floor", 0.80),
+                alpha=inputs.number("alpha", 0.05),
+                min_drop=inputs.number("min-drop", 0.03),
+                require_comparable=inputs.boolean("require-comparable", False),
+            ),
+            cache_dir=workspace / cache_dir if cache_dir not in ("", "off") else None,
+            report_path=workspace / inputs.raw("report-path", "golden-gate/report.json"),
+            comment_path=comment_file,
+            comment_id=inputs.raw("comment-id", "default"),
+            comment_template=workspace / template if template else None,
+            progress=True,
+        )
+    except ValidationError as exc:
+        raise InputError(_explain(exc)) from None
+    pr_number = inputs.integer("pr-number", None)
+    return ActionSettings(
+        mode=mode,  # type: ignore[arg-type]
+        token=inputs.raw("github-token"),
+        paths=inputs.lines("paths", DEFAULT_PATHS),
+        force=inputs.boolean("force", False),
+        baseline=inputs.raw("baseline"),
+        baseline_ref=inputs.raw("baseline-ref"),
+        comment=inputs.boolean("comment", True),
+        comment_id=run.comment_id,
+        comment_file=comment_file,
+        fail_on_regression=inputs.boolean("fail-on-regression", True),
+        index_snapshot=inputs.raw("index-snapshot"),
+        pr_number=pr_number,
+        run=run,
+    )

@@ -1,0 +1,101 @@
+"""The GitHub runner's interface for a container step: file commands and workflow commands.
+
+Outputs go to `$GITHUB_OUTPUT`, the summary to `$GITHUB_STEP_SUMMARY`, state for the post step
+to `$GITHUB_STATE`; annotations, masks and log groups are workflow commands on stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+SUMMARY_LIMIT = 1024 * 1024  # the runner rejects a step summary over 1 MiB
+
+
+def escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str = "", **properties: str | int | None) -> None:
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    head = f"::{name} {props}" if props else f"::{name}"
+    print(f"{head}::{escape_data(message)}", flush=True)
+
+
+def error(
+    message: str, *, title: str | None = None, file: str | None = None, line: int | None = None
+) -> None:
+    command("error", message, title=title, file=file, line=line)
+
+
+def warning(message: str, *, title: str | None = None) -> None:
+    command("warning", message, title=title)
+
+
+def notice(message: str, *, title: str | None = None) -> None:
+    command("notice", message, title=title)
+
+
+def mask(value: str) -> None:
+    """Ask the runner to mask a secret in all later log lines (each line of it, if several)."""
+    for part in value.splitlines() or [value]:
+        if part.strip():
+            print(f"::add-mask::{escape_data(part)}", flush=True)
+
+
+@contextlib.contextmanager
+def group(title: str) -> Iterator[None]:
+    print(f"::group::{escape_data(title)}", flush=True)
+    try:
+        yield
+    finally:
+        print("::endgroup::", flush=True)
+
+
+def _append(variable: str, text: str, env: Mapping[str, str] | None = None) -> bool:
+    path = (env or os.environ).get(variable)
+    if not path:
+        return False
+    with Path(path).open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
+def _key_value(name: str, value: str) -> str:
+    if "\n" not in value and "\r" not in value:
+        return f"{name}={value}\n"
+    delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+    while delimiter in value:  # a collision would end the value early
+        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+
+
+def set_outputs(outputs: Mapping[str, str], env: Mapping[str, str] | None = None) -> None:
+    text = "".join(_key_value(name, value) for name, value in outputs.items())
+    if not _append("GITHUB_OUTPUT", text, env):
+        # Outside a runner (local use) the outputs are still visible.
+        for name, value in outputs.items():
+            print(f"output {name}={value}", file=sys.stderr)
+
+
+def save_state(name: str, value: str, env: Mapping[str, str] | None = None) -> None:
+    _append("GITHUB_STATE", _key_value(name, value), env)
+
+
+def write_summary(markdown: str, env: Mapping[str, str] | None = None) -> None:
+    if len(markdown.encode("utf-8")) > SUMMARY_LIMIT:
+        markdown = markdown.encode("utf-8")[: SUMMARY_LIMIT - 200].decode("utf-8", "ignore")
+        markdown += "\n\n_(summary cut at the runner's 1 MiB limit; see report.json)_\n"
+    _append("GITHUB_STEP_SUMMARY", markdown, env)

@@ -1,0 +1,349 @@
+"""The Action's entrypoint run as the runner runs it: a subprocess with `INPUT_*` variables
+(hyphens kept), real webhook payloads at GITHUB_EVENT_PATH, the file commands, a fake GitHub
+validated against GitHub's OpenAPI description, and the example assistant over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from golden_gate.demo import baseline_path
+from golden_gate.example_assistant import golden_path, start
+
+ROOT = Path(__file__).resolve().parents[1]
+PAYLOADS = Path(__file__).with_name("payloads")
+REPO = "acme/docs-assistant"
+WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
+READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    outputs, lines = {}, iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<")[0]:
+            name, delimiter = line.split("<<", 1)
+            value = []
+            for part in lines:
+                if part == delimiter:
+                    break
+                value.append(part)
+            outputs[name] = "\n".join(value)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+    return outputs
+
+
+class World:
+    """A repository on the fake GitHub, a checked-out workspace and the runner's files."""
+
+    def __init__(self, github, tmp: Path) -> None:
+        self.github = github
+        self.tmp = tmp
+        self.workspace = tmp / "workspace"
+        (self.workspace / "evals").mkdir(parents=True)
+        shutil.copy(golden_path(), self.workspace / "evals" / "golden.jsonl")
+        github.add_actions_token(WRITE_TOKEN)
+        github.add_actions_token(READ_TOKEN, read_only=True)
+        github.add_repo(
+            REPO,
+            files={
+                "evals/golden.jsonl": golden_path().read_text(),
+                "evals/baseline.json": baseline_path().read_text(),
+            },
+        )
+        self.runs = 0
+
+    def pull(self, files: list[str], *, fork: bool = False):
+        self.github.add_user("contributor")
+        head = f"change-{len(self.github.repo(REPO).pulls) + 1}"
+        self.github.commit(REPO, head, {f"{head}.txt": head}, start="main")
+        return self.github.add_pull(
+            REPO, files=files, head=head, user="contributor" if fork else None
+        )
+
+    def event(self, kind: str, pull=None, *, fork: bool = False) -> Path:
+        payload = json.loads((PAYLOADS / f"{kind}.json").read_text())
+        payload["repository"]["full_name"] = REPO
+        payload["repository"]["name"] = REPO.split("/")[1]
+        if pull is not None and kind.startswith("pull_request"):
+            pr = payload["pull_request"]
+            payload["number"] = pr["number"] = pull.number
+            pr["base"]["ref"], pr["base"]["sha"] = pull.base_ref, pull.base_sha
+            pr["head"]["ref"], pr["head"]["sha"] = pull.head_ref, pull.head_sha
+            pr["base"]["repo"]["full_name"] = REPO
+            pr["head"]["repo"]["full_name"] = "contributor/docs-assistant" if fork else REPO
+            pr["head"]["repo"]["fork"] = fork
+        if pull is not None and kind.startswith("workflow_run"):
+            payload["workflow_run"]["head_sha"] = pull.head_sha
+            payload["workflow_run"]["pull_requests"] = []  # as GitHub sends it for forks
+        path = self.tmp / f"event-{kind}-{time.monotonic_ns()}.json"
+        path.write_text(json.dumps(payload))
+        return path
+
+    def run(
+        self,
+        event_name: str,
+        event_path: Path,
+        token: str = WRITE_TOKEN,
+        extra_env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        **inputs: str,
+    ):
+        self.runs += 1
+        files = self.tmp / f"run{self.runs}"
+        files.mkdir()
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.tmp),
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": self.github.api_url,
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_SHA": "0" * 40,
+            "GITHUB_RUN_ID": str(1000 + self.runs),
+            "GITHUB_OUTPUT": str(files / "output"),
+            "GITHUB_STEP_SUMMARY": str(files / "summary"),
+            "GITHUB_STATE": str(files / "state"),
+            "RUNNER_TEMP": str(files),
+            "INPUT_GITHUB-TOKEN": token,
+            "INPUT_GOLDEN": "evals/golden.jsonl",
+            "INPUT_BASELINE": "evals/baseline.json",
+            "INPUT_FLOOR": "0.7",
+            "INPUT_COMMENT-ID": "docs",
+            **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},
+            **(extra_env or {}),
+        }
+        for name in ("output", "summary", "state"):
+            (files / name).touch()
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, *args, str(ROOT / "entrypoint.py")],
+            env=env,
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        done.elapsed = time.perf_counter() - started
+        done.outputs = parse_outputs((files / "output").read_text())
+        done.summary = (files / "summary").read_text()
+        return done
+
+
+@pytest.fixture
+def world(github_server, tmp_path):
+    return World(github_server, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def candidate():
+    with start("candidate") as assistant:
+        yield assistant.url
+
+
+@pytest.fixture(scope="module")
+def good_assistant():
+    with start("baseline") as assistant:
+        yield assistant.url
+
+
+def test_readme_only_pr_is_skipped_without_the_judge_stack(world):
+    pull = world.pull(["README.md", "docs/contributing.md"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        args=("-X", "importtime"),
+        assistant_url="http://127.0.0.1:9",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs == {"ran": "false", "verdict": "skipped"}
+    assert done.summary.strip() == (
+        "golden-gate skipped: 2 files changed and none matches `paths`: answers cannot change."
+    )
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert not {"openevals", "langchain_core", "scipy"} & imported
+    print(f"skipped run: {done.elapsed:.2f} s")  # measured in bench/, never asserted
+
+
+def test_prompt_change_runs_comments_and_a_second_push_edits(world, candidate):
+    pull = world.pull(["prompts/answer.txt", "README.md"])
+    event = world.event("pull_request.opened", pull)
+    done = world.run("pull_request", event, assistant_url=candidate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.outputs
+    assert out["ran"] == "true" and out["verdict"] == "failed"
+    assert out["regressions"] == "6" and out["improvements"] == "0" and out["items"] == "14"
+    assert float(out["p-value"]) == pytest.approx(1 / 64)
+    assert re.fullmatch(r"0\.\d{4}", out["lower-bound"])
+    assert out["comment-url"].endswith(
+        f"/pull/{pull.number}#issuecomment-{world.github.comments(REPO, pull.number)[0].id}"
+    )
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert comment.user == "github-actions[bot]"
+    assert comment.body.startswith("<!-- golden-gate:report id=docs -->\n")
+    assert "### Regressed items (6)" in comment.body
+    assert "::error title=golden-gate failed::failed: " in done.stdout
+    assert "Regressed: backups-restore, backups-schedule" in done.stdout
+    assert "::group::Evaluation" in done.stdout
+    assert "### Regressed items (6)" in done.summary
+    report = json.loads((world.workspace / out["report-path"]).read_text())
+    assert len(report["results"]) == 14
+    assert (world.workspace / out["comment-file"]).read_text() == comment.body
+
+    first_update = comment.updated_at
+    again = world.run("pull_request", event, assistant_url=candidate)
+    assert again.returncode == 1
+    (edited,) = world.github.comments(REPO, pull.number)
+    assert edited.id == comment.id and edited.updated_at > first_update
+    assert len(world.github.calls("PATCH", "*/issues/comments/*")) == 1
+    assert again.outputs["comment-url"] == out["comment-url"]
+    assert int(again.outputs["judge-calls"]) == 0  # every verdict came from the cache
+    assert int(again.outputs["cache-hits"]) > 0
+
+
+def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candidate):
+    pull = world.pull(["prompts/answer.txt"], fork=True)
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
+        assistant_url=candidate,
+    )
+    assert done.returncode == 1  # the gate's verdict, not the failed post
+    assert "::warning title=golden-gate comment not posted::" in done.stdout
+    assert "403" in done.stdout and "mode: post-comment" in done.stdout
+    assert world.github.comments(REPO, pull.number) == []
+    assert "comment-url" not in done.outputs
+    comment_file = world.workspace / done.outputs["comment-file"]
+    meta = json.loads(comment_file.with_suffix(".json").read_text())
+    assert meta["pr_number"] == pull.number and meta["head_sha"] == pull.head_sha
+
+    posted = world.run(
+        "workflow_run", world.event("workflow_run.completed", pull), mode="post-comment"
+    )
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert comment.body == comment_file.read_text()
+    assert "differs" not in posted.stdout
+    assert posted.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
+
+
+def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate):
+    pull = world.pull(["prompts/answer.txt"], fork=True)
+    other = world.pull(["src/x.py"])
+    world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
+        assistant_url=candidate,
+    )
+    meta_path = world.workspace / "golden-gate" / "comment.json"
+    meta = json.loads(meta_path.read_text())
+    meta["pr_number"] = other.number  # a fork's artifact aiming at another pull request
+    meta_path.write_text(json.dumps(meta))
+    done = world.run(
+        "workflow_run", world.event("workflow_run.completed", pull), mode="post-comment"
+    )
+    assert done.returncode == 2
+    assert "refusing to post another pull request's comment" in done.stdout
+    assert world.github.comments(REPO, other.number) == []
+
+
+def test_no_judge_key_runs_the_deterministic_tier(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        judge_model="openai:gpt-4.1-mini",
+    )
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "Deterministic checks only" in comment.body
+    assert "deterministic tier only" in done.stdout
+    # Only the two dropped citations are visible without the judge.
+    assert done.outputs["regressions"] == "2"
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert report["tier"] == "deterministic" and report["stats"]["judge_calls"] == 0
+
+
+def test_bad_input_exits_2_before_anything_runs(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate, floor="2"
+    )
+    assert done.returncode == 2
+    assert "::error title=golden-gate::input 'floor'" in done.stdout
+    assert done.outputs == {"verdict": "error"}
+    assert "Traceback" not in done.stderr
+    assert world.github.comments(REPO, pull.number) == []
+
+
+def test_fail_on_regression_false_turns_failure_into_a_warning(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        fail_on_regression="false",
+    )
+    assert done.returncode == 0
+    assert done.outputs["verdict"] == "failed"
+    assert "::warning title=golden-gate failed::" in done.stdout
+
+
+def test_workflow_dispatch_runs_with_a_local_baseline_and_passes(world, good_assistant):
+    shutil.copy(baseline_path(), world.workspace / "evals" / "baseline.json")
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        assistant_url=good_assistant,
+        index_snapshot="snap-2026-11-30",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "passed" and done.outputs["ran"] == "true"
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert report["assistant"]["index_snapshot"] == "snap-2026-11-30"
+
+
+def test_missing_baseline_means_floor_only(world, good_assistant):
+    pull = world.pull(["evals/golden.jsonl"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=good_assistant,
+        baseline="evals/nothere.json",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "evals/nothere.json does not exist at main; only the floor applies." in comment.body
+    assert done.outputs["p-value"] == ""
+
+
+def test_secrets_are_masked_and_never_printed(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        assistant_headers="Authorization: Bearer hdr-s3cret",
+        extra_env={"OPENAI_API_KEY": "sk-judge-s3cret"},
+    )
+    assert "::add-mask::" + WRITE_TOKEN in done.stdout
+    assert "::add-mask::Bearer hdr-s3cret" in done.stdout
+    assert "::add-mask::sk-judge-s3cret" in done.stdout
+    body = world.github.comments(REPO, pull.number)[0].body
+    report = (world.workspace / done.outputs["report-path"]).read_text()
+    for secret in (WRITE_TOKEN, "hdr-s3cret", "sk-judge-s3cret"):
+        assert secret not in body and secret not in report and secret not in done.summary
+        assert secret not in done.stdout.replace("::add-mask::", "MASK", 0).split("::add-mask::")[0]

@@ -1,0 +1,69 @@
+from pathlib import Path
+
+import pytest
+
+from golden_gate.errors import InputError
+from golden_gate.inputs import env_name, read_action_settings
+
+WS = Path("/github/workspace")
+
+
+def env(**inputs):
+    base = {"assistant-url": "http://assistant:8080"}
+    base.update(inputs)
+    return {env_name(k.replace("_", "-")): v for k, v in base.items()}
+
+
+def test_names_keep_hyphens():
+    assert env_name("judge-model") == "INPUT_JUDGE-MODEL"
+    assert env_name("my input") == "INPUT_MY_INPUT"
+
+
+def test_defaults_and_values():
+    s = read_action_settings(
+        env(
+            **{
+                "judge-model": "openai:gpt-4.1-mini",
+                "floor": "0.7",
+                "subset-tags": "smoke, nightly",
+                "runs": "3",
+                "assistant-headers": "Authorization: Bearer abc\nX-A: 1",
+                "fail-on-regression": "false",
+            }
+        ),
+        workspace=WS,
+    )
+    assert s.mode == "gate" and s.force is False and s.comment is True
+    assert s.run.judge.model == "openai:gpt-4.1-mini"
+    assert s.run.gate.floor == 0.7 and s.run.gate.alpha == 0.05
+    assert s.run.tags == ["smoke", "nightly"] and s.run.evaluation.runs == 3
+    assert s.run.target.headers == {"Authorization": "Bearer abc", "X-A": "1"}
+    assert s.run.golden == WS / "evals/golden.jsonl"
+    assert s.run.report_path == WS / "golden-gate/report.json"
+    assert s.fail_on_regression is False
+    assert "prompts/**" in s.paths
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"floor": "1.5"}, "input 'floor': floor must be between 0 and 1"),
+        ({"floor": "high"}, "input 'floor' must be a number, got 'high'"),
+        ({"runs": "2.5"}, "input 'runs' must be a whole number"),
+        ({"runs": "0"}, "input 'runs'"),
+        ({"force": "yes"}, "input 'force' must be true or false, got 'yes'"),
+        ({"mode": "deploy"}, "input 'mode' must be one of gate, post-comment"),
+        ({"assistant-url": ""}, "input 'assistant-url' is required"),
+        ({"request-template": "{nope"}, "request-template"),
+        ({"assistant-headers": "no colon"}, "input 'assistant-headers'"),
+    ],
+)
+def test_bad_inputs_name_the_input(inputs, message):
+    with pytest.raises(InputError) as exc:
+        read_action_settings(env(**inputs), workspace=WS)
+    assert message in str(exc.value)
+
+
+def test_post_comment_mode_needs_no_assistant():
+    s = read_action_settings(env(**{"mode": "post-comment", "assistant-url": ""}), workspace=WS)
+    assert s.run.target is None

@@ -1,0 +1,29 @@
+from golden_gate import runner
+
+
+def test_multiline_outputs_use_a_delimiter_not_in_the_value(tmp_path):
+    out = tmp_path / "output"
+    env = {"GITHUB_OUTPUT": str(out)}
+    runner.set_outputs({"ran": "true", "list": "a\nb\nghadelimiter_x"}, env)
+    text = out.read_text()
+    assert text.startswith("ran=true\nlist<<ghadelimiter_")
+    delimiter = text.splitlines()[1].split("<<")[1]
+    assert text.endswith(f"a\nb\nghadelimiter_x\n{delimiter}\n")
+
+
+def test_commands_escape_data_and_properties(capsys):
+    runner.error("50% done\nnext", title="a:b,c", file="x.jsonl", line=3)
+    runner.mask("s3cret\nline2")
+    with runner.group("Group"):
+        print("inside")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "::error title=a%3Ab%2Cc,file=x.jsonl,line=3::50%25 done%0Anext"
+    assert out[1:3] == ["::add-mask::s3cret", "::add-mask::line2"]
+    assert out[3:] == ["::group::Group", "inside", "::endgroup::"]
+
+
+def test_summary_is_capped(tmp_path):
+    summary = tmp_path / "summary"
+    runner.write_summary("é" * (runner.SUMMARY_LIMIT), {"GITHUB_STEP_SUMMARY": str(summary)})
+    assert len(summary.read_bytes()) <= runner.SUMMARY_LIMIT
+    assert summary.read_text().endswith("see report.json)_\n")

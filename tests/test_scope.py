@@ -1,0 +1,88 @@
+import subprocess
+
+import pytest
+
+from golden_gate.scope import DEFAULT_PATHS, decide, git_changed_files, matching
+
+
+def test_only_pull_requests_can_skip():
+    for event in ("workflow_dispatch", "schedule", "workflow_call", "push", ""):
+        assert decide(event, force=False, patterns=DEFAULT_PATHS, changed=["README.md"]).run
+    assert not decide(
+        "pull_request", force=False, patterns=DEFAULT_PATHS, changed=["README.md"]
+    ).run
+
+
+def test_force_runs():
+    assert decide("pull_request", force=True, patterns=DEFAULT_PATHS, changed=["README.md"]).run
+
+
+def test_matching_is_gitignore_style():
+    files = [
+        "README.md",
+        "prompts/answer.txt",
+        "config/model.yaml",
+        "config/other.yaml",
+        "src/app/main.py",
+        "docs/src/x.md",
+        "evals/golden.jsonl",
+    ]
+    assert matching(files, DEFAULT_PATHS) == [
+        "prompts/answer.txt",
+        "config/model.yaml",
+        "src/app/main.py",
+        "evals/golden.jsonl",
+    ]
+    assert matching(["a/b.py", "a/keep.md"], ["a/**", "!a/*.md"]) == ["a/b.py"]
+    assert matching(["deep/x/y.prompt"], ["*.prompt"]) == ["deep/x/y.prompt"]
+
+
+def test_skip_and_run_reasons():
+    skipped = decide(
+        "pull_request",
+        force=False,
+        patterns=DEFAULT_PATHS,
+        changed=["README.md", "docs/a.md"],
+        source="api",
+    )
+    assert not skipped.run and skipped.changed == 2
+    assert "2 files changed and none matches" in skipped.reason
+    ran = decide(
+        "pull_request",
+        force=False,
+        patterns=DEFAULT_PATHS,
+        changed=["README.md", "prompts/answer.txt"],
+    )
+    assert ran.run and ran.matched == ["prompts/answer.txt"]
+
+
+def test_cap_and_unknown_run():
+    capped = decide(
+        "pull_request",
+        force=False,
+        patterns=DEFAULT_PATHS,
+        changed=["README.md"] * 3000,
+        capped=True,
+    )
+    assert capped.run and "3000" in capped.reason
+    assert decide("pull_request", force=False, patterns=DEFAULT_PATHS, changed=None).run
+
+
+def test_git_diff_fallback(tmp_path):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.invalid")
+    git("config", "user.name", "t")
+    (tmp_path / "README.md").write_text("x")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    git("checkout", "-qb", "feature")
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "answer.txt").write_text("be concise")
+    git("add", ".")
+    git("commit", "-qm", "change")
+    assert git_changed_files("main", "feature", cwd=tmp_path) == ["prompts/answer.txt"]
+    with pytest.raises(RuntimeError):
+        git_changed_files("main", "nope", cwd=tmp_path)
