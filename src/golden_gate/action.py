@@ -222,7 +222,6 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         )
         runner.notice(notes[-1], title="golden-gate: deterministic tier only")
     if settings.index_snapshot:
-        os.environ["INDEX_SNAPSHOT"] = settings.index_snapshot
         run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
 
     with runner.group("Baseline"):
@@ -274,7 +273,11 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     argv = sys.argv[1:] if argv is None else argv
     env = os.environ if env is None else env
     if "--post" in argv:
-        return EXIT_PASSED  # post-entrypoint: nothing is left running in this step yet
+        # post-entrypoint: tear compose down again, in case the step was cancelled mid-run.
+        from golden_gate.compose import down_from_state
+
+        down_from_state(env)
+        return EXIT_PASSED
     try:
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace)

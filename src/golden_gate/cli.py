@@ -61,7 +61,7 @@ def _gate_settings(args: argparse.Namespace):
 def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("golden", type=Path, help="golden set (JSONL)")
     target = parser.add_argument_group("assistant")
-    target.add_argument("--url", required=True, help="base URL of the assistant")
+    target.add_argument("--url", default="", help="base URL of the assistant")
     target.add_argument("--path", default="/ask", help="request path (default /ask)")
     target.add_argument(
         "--request-template",
@@ -80,6 +80,13 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--concurrency", type=int, default=8, help="requests in flight")
     target.add_argument("--timeout", type=float, default=60.0, help="per-request timeout (s)")
     target.add_argument("--retries", type=int, default=3, help="retries on transport faults")
+    compose = parser.add_argument_group("compose (start the assistant first, always tear down)")
+    compose.add_argument("--compose-file", type=Path, default=None, help="compose file")
+    compose.add_argument("--compose-service", default="assistant", help="the assistant service")
+    compose.add_argument("--compose-project", default="golden-gate-local", help="project name")
+    compose.add_argument("--wait-timeout", type=float, default=300.0, help="seconds to be healthy")
+    compose.add_argument("--health-path", default="/health", help="polled until it answers")
+    compose.add_argument("--index-snapshot", default=None, help="passed as INDEX_SNAPSHOT")
     ev = parser.add_argument_group("evaluation")
     ev.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
     ev.add_argument("--runs", type=int, default=1, help="runs per item (majority decides)")
@@ -126,6 +133,7 @@ def _headers(pairs: Sequence[str]) -> dict[str, str]:
 
 def settings_from_args(args: argparse.Namespace, **extra: object):
     from golden_gate.checks import CheckSettings
+    from golden_gate.compose import ComposeSettings
     from golden_gate.evaluate import EvalSettings
     from golden_gate.judge import JudgeSettings
     from golden_gate.settings import Settings
@@ -154,6 +162,17 @@ def settings_from_args(args: argparse.Namespace, **extra: object):
                 timeout_s=args.judge_timeout,
                 concurrency=args.judge_concurrency,
             ),
+            compose=None
+            if args.compose_file is None
+            else ComposeSettings(
+                file=args.compose_file,
+                project=args.compose_project,
+                service=args.compose_service,
+                wait_timeout_s=args.wait_timeout,
+                health_path=args.health_path,
+                index_snapshot=args.index_snapshot,
+            ),
+            index_snapshot=args.index_snapshot,
             checks=CheckSettings(forbidden_patterns=args.forbidden),
             evaluation=EvalSettings(
                 runs=args.runs,

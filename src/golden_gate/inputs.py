@@ -113,6 +113,8 @@ FIELD_INPUTS = {
     "judge_concurrency": "judge-concurrency",
     "golden": "golden",
     "report_path": "report-path",
+    "wait_timeout_s": "wait-timeout",
+    "project": "compose-project",
 }
 
 
@@ -139,6 +141,7 @@ def read_action_settings(
     env: Mapping[str, str] | None = None, *, workspace: Path
 ) -> ActionSettings:
     from golden_gate.checks import CheckSettings
+    from golden_gate.compose import ComposeSettings
     from golden_gate.evaluate import EvalSettings
     from golden_gate.gate import GateSettings
     from golden_gate.judge import JudgeSettings
@@ -150,8 +153,12 @@ def read_action_settings(
     if mode not in MODES:
         raise InputError(f"input 'mode' must be one of {', '.join(MODES)}, got '{mode}'")
     url = inputs.raw("assistant-url")
-    if mode == "gate" and not url:
-        raise InputError("input 'assistant-url' is required: the URL of the running assistant")
+    compose_file = inputs.raw("compose-file")
+    if mode == "gate" and not url and not compose_file:
+        raise InputError(
+            "input 'assistant-url' or 'compose-file' is required: where the assistant runs, "
+            "or how to start it"
+        )
     judge_prompt = inputs.raw("judge-prompt")
     template = inputs.raw("comment-template")
     cache_dir = inputs.raw("cache-dir", ".judge-cache")
@@ -177,6 +184,18 @@ def read_action_settings(
                 prompt_file=workspace / judge_prompt if judge_prompt else None,
                 base_url=inputs.raw("judge-base-url") or None,
                 concurrency=inputs.integer("judge-concurrency", 8),
+            ),
+            compose=None
+            if mode != "gate" or not compose_file
+            else ComposeSettings(
+                file=workspace / compose_file,
+                project=inputs.raw(
+                    "compose-project", f"golden-gate-{env.get('GITHUB_RUN_ID', 'local')}"
+                ),
+                service=inputs.raw("compose-service", "assistant"),
+                wait_timeout_s=inputs.number("wait-timeout", 300.0),
+                health_path=inputs.raw("health-path", "/health"),
+                index_snapshot=inputs.raw("index-snapshot") or None,
             ),
             checks=CheckSettings(),
             evaluation=EvalSettings(

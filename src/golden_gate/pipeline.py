@@ -57,10 +57,13 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
 
 
 async def _evaluate(
-    items: list[golden.GoldenItem], settings: Settings, judge: Judge | None, dataset: DatasetInfo
+    items: list[golden.GoldenItem],
+    settings: Settings,
+    judge: Judge | None,
+    dataset: DatasetInfo,
+    assistant: AssistantInfo,
 ) -> Report:
-    if settings.target is None:
-        raise InputError("no assistant URL is set: nothing to evaluate")
+    assert settings.target is not None and settings.target.url
     cache = VerdictCache(settings.cache_dir)
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
@@ -73,9 +76,7 @@ async def _evaluate(
                 settings=settings.evaluation,
                 checks=settings.checks,
                 dataset=dataset,
-                assistant=AssistantInfo(
-                    url=settings.target.url, index_snapshot=settings.index_snapshot
-                ),
+                assistant=assistant,
                 progress=progress,
             )
         finally:
@@ -84,7 +85,9 @@ async def _evaluate(
 
 
 def evaluate_only(settings: Settings) -> Report:
-    """Validate everything that costs nothing, then evaluate and save the report."""
+    """Validate everything that costs nothing, start the assistant if asked, evaluate, save."""
+    if settings.target is None or (not settings.target.url and settings.compose is None):
+        raise InputError("no assistant: set the assistant's URL or a compose file to start it")
     items = load_items(settings)
     judge = None if settings.deterministic_only else make_judge(settings.judge)
     dataset = DatasetInfo(
@@ -93,7 +96,22 @@ def evaluate_only(settings: Settings) -> Report:
         items=len(items),
         tags=settings.tags,
     )
-    report = asyncio.run(_evaluate(items, settings, judge, dataset))
+    assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
+    if settings.compose is None:
+        report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant))
+    else:
+        from golden_gate.compose import Compose
+
+        with Compose(settings.compose).running() as service:
+            # An explicit URL wins; otherwise the service is reached where compose put it.
+            target = settings.target
+            if not settings.target.url:
+                target = target.model_copy(update={"url": service.url})
+            assistant = assistant.model_copy(
+                update={"url": target.url, "image_digests": service.image_digests}
+            )
+            settings = settings.model_copy(update={"target": target})
+            report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant))
     save_report(report, settings.report_path)
     return report
 

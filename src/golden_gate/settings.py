@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from golden_gate.checks import CheckSettings
+from golden_gate.compose import ComposeSettings
 from golden_gate.evaluate import EvalSettings
 from golden_gate.gate import GateSettings
 from golden_gate.judge import JudgeSettings
@@ -17,6 +18,7 @@ class Settings(BaseModel):
     golden: Path
     tags: list[str] = Field(default_factory=list)
     target: TargetSettings | None = None  # only evaluating needs the assistant
+    compose: ComposeSettings | None = None  # start the assistant with docker compose first
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     evaluation: EvalSettings = Field(default_factory=EvalSettings)

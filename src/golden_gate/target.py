@@ -35,7 +35,7 @@ class TargetSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url: str
+    url: str = ""  # empty: the compose-started service's address, known once it runs
     path: str = "/ask"
     request_template: str = '{"text": "{question}"}'
     answer_path: str = Field(default="answer", min_length=1)
@@ -51,7 +51,7 @@ class TargetSettings(BaseModel):
     @classmethod
     def _url_is_http(cls, value: str) -> str:
         # Caught here, a bad URL is one clear message instead of one transport error per item.
-        if not value.startswith(("http://", "https://")):
+        if value and not value.startswith(("http://", "https://")):
             raise ValueError(
                 f"the assistant URL must start with http:// or https:// (got {value!r})"
             )
