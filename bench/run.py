@@ -118,32 +118,24 @@ def bench_with_judge(n: int = 200, concurrency: int = 16, latency: float = 0.1) 
         settings = JudgeSettings(
             model="openai:gpt-4.1-mini", base_url=judge_url, concurrency=concurrency
         )
-        started = time.perf_counter()
-        cold = asyncio.run(
-            _evaluate(
-                items,
-                url,
-                make_judge(settings),
-                concurrency=concurrency,
-                judge_concurrency=concurrency,
-                cache_dir=Path(cache_dir),
+        timings, reports = [], []
+        for _ in ("cold", "warm"):  # the same answers twice: the second run is all cache hits
+            started = time.perf_counter()
+            reports.append(
+                asyncio.run(
+                    _evaluate(
+                        items,
+                        url,
+                        make_judge(settings),
+                        concurrency=concurrency,
+                        judge_concurrency=concurrency,
+                        cache_dir=Path(cache_dir),
+                    )
+                )
             )
-        )
-        wall_cold = time.perf_counter() - started
-        calls_cold = cold.stats.judge_calls
-        started = time.perf_counter()
-        warm = asyncio.run(
-            _evaluate(
-                items,
-                url,
-                make_judge(settings),
-                concurrency=concurrency,
-                judge_concurrency=concurrency,
-                cache_dir=Path(cache_dir),
-            )
-        )
-        wall_warm = time.perf_counter() - started
-        calls_warm = warm.stats.judge_calls
+            timings.append(time.perf_counter() - started)
+        (cold, warm), (wall_cold, wall_warm) = reports, timings
+        calls_cold, calls_warm = cold.stats.judge_calls, warm.stats.judge_calls
     # Assistant and judge are pipelined: the ideal is one stage's batches plus one judge call.
     ideal = math.ceil(n / concurrency) * latency + latency
     print(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterable
 
 from golden_gate.report import ItemResult, Report, RunResult, Verdict
@@ -37,3 +39,14 @@ def report(outcomes: dict[str, bool], *, judge: str = "openai:gpt-4.1-mini", **k
 
 def ids(n: int) -> list[str]:
     return [f"q{i:04d}" for i in range(n)]
+
+
+def golden_gate(*args: object, cwd: object = None) -> subprocess.CompletedProcess[str]:
+    """The command as a user runs it: a subprocess, its output and its exit code."""
+    return subprocess.run(
+        [sys.executable, "-m", "golden_gate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )

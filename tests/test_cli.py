@@ -1,21 +1,9 @@
 """The command as a user runs it: a subprocess, its output and its exit code."""
 
 import json
-import subprocess
-import sys
 
 from golden_gate.report import report_json
-from tests.helpers import ids, report
-
-
-def golden_gate(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "golden_gate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=60,
-    )
+from tests.helpers import golden_gate, ids, report
 
 
 def write(path, rep):

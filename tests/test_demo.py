@@ -1,21 +1,10 @@
 """`golden-gate demo` and `golden-gate run` as a newcomer runs them: offline, in seconds."""
 
 import json
-import subprocess
-import sys
 
 from golden_gate.example_assistant import golden_path, start
 from golden_gate.report import load_report
-
-
-def golden_gate(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "golden_gate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+from tests.helpers import golden_gate
 
 
 def test_demo_fails_the_gate_with_named_regressions(tmp_path):

@@ -6,11 +6,16 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from golden_gate import __version__
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError, InputError
+
+if TYPE_CHECKING:  # the commands import what they need when they run
+    from golden_gate.gate import GateResult, GateSettings
+    from golden_gate.settings import Settings
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -43,7 +48,7 @@ def _add_gate_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _gate_settings(args: argparse.Namespace):
+def _gate_settings(args: argparse.Namespace) -> GateSettings:
     from golden_gate.gate import GateSettings
 
     try:
@@ -131,7 +136,7 @@ def _headers(pairs: Sequence[str]) -> dict[str, str]:
     return headers
 
 
-def settings_from_args(args: argparse.Namespace, **extra: object):
+def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.checks import CheckSettings
     from golden_gate.compose import ComposeSettings
     from golden_gate.evaluate import EvalSettings
@@ -194,7 +199,7 @@ def settings_from_args(args: argparse.Namespace, **extra: object):
 # --- commands ------------------------------------------------------------------------------
 
 
-def _print_gate(gate, report_path: str | None = None) -> None:
+def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
     print(f"golden-gate: {gate.headline}")
     if gate.n:
         print(

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from golden_gate.errors import InputError
+from golden_gate.files import read_text
 
 
 class GoldenItem(BaseModel):
@@ -95,13 +96,7 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
 
 def load_golden(path: str | Path) -> list[GoldenItem]:
     """Load a golden set from a JSONL file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: golden set not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the golden set ({exc})") from None
+    text = read_text(path, what="golden set")
     return parse_golden(text.splitlines(), source=str(path))
 
 

@@ -8,8 +8,6 @@ reports load as baselines and ours stay readable by them.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -18,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from golden_gate import __version__
 from golden_gate.errors import InputError
+from golden_gate.files import read_text, write_atomic
 
 REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
@@ -227,34 +226,12 @@ def parse_report(text: str, *, source: str) -> Report:
 
 
 def load_report(path: str | Path) -> Report:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: report not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the report ({exc})") from None
+    text = read_text(path, what="report")
     return parse_report(text, source=str(path))
 
 
 def report_json(report: Report) -> str:
     return report.model_dump_json(indent=1, exclude_none=True) + "\n"
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write through a temporary file and rename, so readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_report(report: Report, path: str | Path) -> None:

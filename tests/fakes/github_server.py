@@ -398,9 +398,27 @@ def _route(method: str, template: str) -> Callable[[Handler], Handler]:
 class GitHubServer:
     """The fake GitHub; see the module docstring. All state changes hold `lock`."""
 
-    def __init__(self, *, html_url: str = "https://github.com", validate: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        html_url: str = "https://github.com",
+        validate: bool = True,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        public_url: str | None = None,
+    ) -> None:
+        """`host`/`port`: where to listen (port 0: any free one). `public_url`: the base URL
+        clients reach it at, used in every URL it answers with (default: 127.0.0.1 and the
+        port; in a container on a Docker network, e.g. http://github:8000)."""
         self.html_url = html_url
         self.validate = validate
+        self.host = host
+        self.port = port
+        self.public_url = public_url.rstrip("/") if public_url else None
+        # GET paths outside GitHub's API that the fake answers itself with the JSON the
+        # function returns (e.g. "/_fake/violations" for a fake run in another process):
+        # neither recorded in `requests` nor validated.
+        self.control: dict[str, Callable[[], JsonBody]] = {}
         self.lock = threading.RLock()
         self.users: dict[str, User] = {}
         self.tokens: dict[str, Token] = {}
@@ -418,7 +436,7 @@ class GitHubServer:
 
     def start(self) -> Self:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer((self.host, self.port), handler)
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         self._thread = threading.Thread(
@@ -447,6 +465,8 @@ class GitHubServer:
     def api_url(self) -> str:
         if self._httpd is None:
             raise RuntimeError("the fake GitHub is not started")
+        if self.public_url:
+            return self.public_url
         port = self._httpd.server_address[1]
         return f"http://127.0.0.1:{port}"
 
@@ -1321,6 +1341,11 @@ class _Handler(BaseHTTPRequestHandler):
         path, query_string = split.path, split.query
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if method == "GET" and (control := fake.control.get(path)) is not None:
+            with fake.lock:
+                payload = json.dumps(control()).encode()
+            self._send(200, [("Content-Type", "application/json; charset=utf-8")], payload)
+            return
         query: dict[str, list[str]] = {}
         for key, value in parse_qsl(query_string, keep_blank_values=True):
             query.setdefault(key, []).append(value)

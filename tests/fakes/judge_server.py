@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
@@ -154,7 +155,20 @@ def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
 class JudgeServer:
     """The server, run in a background thread; use as a context manager."""
 
-    def __init__(self, *, latency_s: float = 0.0, default: Behaviour | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        default: Behaviour | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        """`host`/`port`: where to listen (port 0: any free one)."""
+        self.host = host
+        self.listen_port = port
+        # GET paths answered with the JSON the function returns (e.g. "/_fake/stats" for a
+        # server run in another process); not recorded as chat completion requests.
+        self.control: dict[str, Callable[[], Any]] = {}
         self.latency_s = latency_s
         self.default = default or Behaviour.verdict()
         self.requests: list[dict[str, Any]] = []
@@ -207,7 +221,7 @@ class JudgeServer:
             owner = server
 
         self._stopping.clear()
-        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer((self.host, self.listen_port), Handler)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll
@@ -304,6 +318,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
+        if (control := self.owner.control.get(path)) is not None:
+            self._send(200, control())
+            return
         self.owner._enter("GET", path)
         try:
             self._send(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
