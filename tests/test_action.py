@@ -14,15 +14,18 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path, start
+from golden_gate.inputs import env_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOADS = Path(__file__).with_name("payloads")
 REPO = "acme/docs-assistant"
 WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
 READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
 
 def parse_outputs(text: str) -> dict[str, str]:
@@ -124,6 +127,13 @@ class World:
             **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},
             **(extra_env or {}),
         }
+        # The runner passes every input, with action.yml's default where the workflow set none.
+        defaults = {
+            env_name(name): str(spec.get("default", ""))
+            for name, spec in ACTION["inputs"].items()
+            if "${{" not in str(spec.get("default", ""))
+        }
+        env = {**defaults, **env}
         for name in ("output", "summary", "state"):
             (files / name).touch()
         started = time.perf_counter()
@@ -347,3 +357,31 @@ def test_secrets_are_masked_and_never_printed(world, candidate):
     for secret in (WRITE_TOKEN, "hdr-s3cret", "sk-judge-s3cret"):
         assert secret not in body and secret not in report and secret not in done.summary
         assert secret not in done.stdout.replace("::add-mask::", "MASK", 0).split("::add-mask::")[0]
+
+
+def test_matrix_shards_then_merge_gate_and_comment_once(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    for i in range(1, 4):
+        done = world.run(
+            "pull_request", event, assistant_url=candidate, shard=f"{i}/3", subset_tags="smoke,full"
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.outputs["verdict"] == "evaluated"
+        assert done.outputs["report-path"].endswith(f"report-shard-{i}-of-3.json")
+        assert world.github.comments(REPO, pull.number) == []  # shards never comment
+    merged = world.run("pull_request", event, mode="merge")
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert merged.outputs["verdict"] == "failed" and merged.outputs["items"] == "24"
+    assert merged.outputs["regressions"] == "7"
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "### Regressed items (7)" in comment.body
+
+
+def test_merge_refuses_a_missing_shard(world, candidate):
+    event = world.event("workflow_dispatch")
+    for i in (1, 3):
+        world.run("workflow_dispatch", event, assistant_url=candidate, shard=f"{i}/3")
+    done = world.run("workflow_dispatch", event, mode="merge")
+    assert done.returncode == 2
+    assert "::error title=golden-gate::shard(s) 2/3 missing from the reports" in done.stdout

@@ -88,7 +88,7 @@ def test_subset(tmp_path):
 
 
 def test_help_on_every_command():
-    for command in ("gate", "report", "subset", "eval", "run", "demo"):
+    for command in ("gate", "report", "subset", "eval", "run", "merge", "demo"):
         done = golden_gate(command, "--help")
         assert done.returncode == 0
         assert "usage: golden-gate " + command in done.stdout

@@ -11,12 +11,22 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from golden_gate import runner
-from golden_gate.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, GateError, InputError
+from golden_gate.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_PASSED,
+    GateError,
+    InputError,
+)
 from golden_gate.inputs import ActionSettings, read_action_settings
 from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files
+
+if TYPE_CHECKING:
+    from golden_gate.report import Report
 
 # The environment variable each judge provider reads its key from.
 PROVIDER_KEYS = {
@@ -200,48 +210,44 @@ def post(settings: ActionSettings, ctx: Context, body: str) -> None:
     print(f"golden-gate: comment {result.action}: {result.url}")
 
 
-def gate_mode(settings: ActionSettings, ctx: Context) -> int:
-    from golden_gate.baseline import deterministic_view, find_baseline
-    from golden_gate.pipeline import evaluate_only, gate_and_render
-
+def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
     with runner.group("Scope"):
         scope = find_scope(settings, ctx)
         print(f"golden-gate: {'running' if scope.run else 'skipping'}: {scope.reason}")
         for name in scope.matched[:20]:
             print(f"  matched: {name}")
-    if not scope.run:
-        return skip(scope)
+    return scope
 
-    run_settings = settings.run
-    notes: list[str] = []
-    if not judge_key_available(run_settings.judge.model, ctx.env):
-        run_settings = run_settings.model_copy(update={"deterministic_only": True})
-        notes.append(
-            f"no key for the judge '{run_settings.judge.model}' (a fork pull request gets no "
-            "secrets): only the deterministic checks ran, compared with the baseline's."
-        )
-        runner.notice(notes[-1], title="golden-gate: deterministic tier only")
-    if settings.index_snapshot:
-        run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
+
+def find_baseline_for(
+    settings: ActionSettings, ctx: Context, *, deterministic: bool, notes: list[str]
+) -> Report | None:
+    from golden_gate.baseline import deterministic_view, find_baseline
 
     with runner.group("Baseline"):
         ref = settings.baseline_ref or ctx.base_ref
-        found = find_baseline(
-            settings.baseline, ref=ref, github=github_client(settings, ctx), workspace=ctx.workspace
-        )
+        github = github_client(settings, ctx)
+        found = find_baseline(settings.baseline, ref=ref, github=github, workspace=ctx.workspace)
         print(f"golden-gate: baseline: {found.source}")
-        baseline = found.report
-        if baseline is None and settings.baseline:
+    if found.report is None:
+        if settings.baseline:
             notes.append(found.source + "; only the floor applies.")
-        if baseline is not None and run_settings.deterministic_only:
-            baseline = deterministic_view(baseline)
+        return None
+    return deterministic_view(found.report) if deterministic else found.report
 
-    with runner.group("Evaluation"):
-        report = evaluate_only(run_settings)
 
-    outcome = gate_and_render(
-        report, baseline, run_settings.model_copy(update={"summary_path": None}), notes=notes
-    )
+def finish(
+    settings: ActionSettings,
+    ctx: Context,
+    report: Report,
+    baseline: Report | None,
+    notes: list[str],
+) -> int:
+    """Gate, then write comment file, summary and outputs, then post; the exit code last."""
+    from golden_gate.pipeline import gate_and_render
+
+    run_settings = settings.run.model_copy(update={"summary_path": None})
+    outcome = gate_and_render(report, baseline, run_settings, notes=notes)
     _write_comment_metadata(settings, ctx, notes)
     runner.write_summary(outcome.summary)
     runner.set_outputs(outputs_for(outcome, settings))
@@ -269,6 +275,77 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     return EXIT_PASSED
 
 
+def gate_mode(settings: ActionSettings, ctx: Context) -> int:
+    from golden_gate.pipeline import evaluate_only
+
+    scope = in_scope(settings, ctx)
+    if not scope.run:
+        return skip(scope)
+
+    run_settings = settings.run
+    notes: list[str] = []
+    if not judge_key_available(run_settings.judge.model, ctx.env):
+        run_settings = run_settings.model_copy(update={"deterministic_only": True})
+        notes.append(
+            f"no key for the judge '{run_settings.judge.model}' (a fork pull request gets no "
+            "secrets): only the deterministic checks ran, compared with the baseline's."
+        )
+        runner.notice(notes[-1], title="golden-gate: deterministic tier only")
+    if settings.index_snapshot:
+        run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
+
+    if run_settings.shard is not None:
+        # A matrix job: evaluate this shard; the merge job gates and comments once.
+        with runner.group(f"Evaluation (shard {run_settings.shard})"):
+            report = evaluate_only(run_settings)
+        complete = report.complete
+        runner.write_summary(
+            f"golden-gate shard {run_settings.shard}: {len(report.results)} items evaluated"
+            + ("" if complete else f"; incomplete: {report.incomplete_reason}")
+            + f". Report: `{run_settings.report_path}`.\n"
+        )
+        runner.set_outputs(
+            {
+                "ran": "true",
+                "verdict": "evaluated" if complete else "incomplete",
+                "items": str(len(report.counted)),
+                "report-path": str(run_settings.report_path),
+            }
+        )
+        return EXIT_PASSED if complete else EXIT_INCOMPLETE
+
+    baseline = find_baseline_for(
+        settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
+    )
+    with runner.group("Evaluation"):
+        report = evaluate_only(run_settings)
+    settings = settings.model_copy(update={"run": run_settings})
+    return finish(settings, ctx, report, baseline, notes)
+
+
+def merge_mode(settings: ActionSettings, ctx: Context) -> int:
+    from golden_gate.merge import merge_reports
+    from golden_gate.report import load_report, save_report
+
+    scope = in_scope(settings, ctx)
+    if not scope.run:
+        return skip(scope)
+    paths = sorted({p for pattern in settings.shard_reports for p in ctx.workspace.glob(pattern)})
+    if not paths:
+        patterns = ", ".join(settings.shard_reports)
+        raise InputError(f"input 'shard-reports': no shard report matches {patterns}")
+    with runner.group(f"Merging {len(paths)} shard reports"):
+        for path in paths:
+            print(f"  {path.relative_to(ctx.workspace)}")
+        merged = merge_reports([(str(p.relative_to(ctx.workspace)), load_report(p)) for p in paths])
+        save_report(merged, settings.run.report_path)
+    notes: list[str] = []
+    baseline = find_baseline_for(
+        settings, ctx, deterministic=merged.tier == "deterministic", notes=notes
+    )
+    return finish(settings, ctx, merged, baseline, notes)
+
+
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     env = os.environ if env is None else env
@@ -282,6 +359,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace)
         mask_secrets(settings, env)
+        if settings.mode == "merge":
+            return merge_mode(settings, ctx)
         if settings.mode == "post-comment":
             from golden_gate.post_comment import post_comment_mode
 

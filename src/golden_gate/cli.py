@@ -94,6 +94,7 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     compose.add_argument("--index-snapshot", default=None, help="passed as INDEX_SNAPSHOT")
     ev = parser.add_argument_group("evaluation")
     ev.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
+    ev.add_argument("--shard", default=None, metavar="I/N", help="evaluate shard I of N only")
     ev.add_argument("--runs", type=int, default=1, help="runs per item (majority decides)")
     ev.add_argument("--rerun-failures", type=int, default=2, help="extra runs for a failure")
     ev.add_argument("--max-error-rate", type=float, default=0.10, help="above: incomplete")
@@ -140,6 +141,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.checks import CheckSettings
     from golden_gate.compose import ComposeSettings
     from golden_gate.evaluate import EvalSettings
+    from golden_gate.golden import Shard
     from golden_gate.judge import JudgeSettings
     from golden_gate.settings import Settings
     from golden_gate.target import TargetSettings
@@ -148,6 +150,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         return Settings(
             golden=args.golden,
             tags=[t.strip() for t in args.tags.split(",") if t.strip()],
+            shard=Shard.parse(args.shard, name="--shard") if args.shard else None,
             target=TargetSettings(
                 url=args.url,
                 path=args.path,
@@ -311,6 +314,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from golden_gate.gate import evaluate_gate
+    from golden_gate.merge import merge_reports
+    from golden_gate.render import render_comment
+    from golden_gate.report import load_report, save_report
+
+    settings = _gate_settings(args)
+    merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
+    save_report(merged, args.output)
+    baseline = load_report(args.baseline) if args.baseline else None
+    gate = evaluate_gate(merged, baseline, settings)
+    if args.comment_out is not None:
+        comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
+        args.comment_out.write_text(comment, encoding="utf-8")
+    print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
+    _print_gate(gate, str(args.output))
+    if not merged.complete:
+        _fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from golden_gate.demo import run_demo
 
@@ -386,6 +411,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser(
+        "merge",
+        help="merge shard reports, then gate and render as one run would",
+        description=(
+            "Merge the reports of a sharded evaluation (refusing shards that disagree, are "
+            "missing or duplicated, or share an item), then gate against a baseline."
+        ),
+    )
+    p.add_argument("reports", type=Path, nargs="+", help="shard reports")
+    p.add_argument("-o", "--output", type=Path, default=Path("report.json"), help="merged report")
+    p.add_argument("--baseline", type=Path, default=None, help="baseline report")
+    p.add_argument("--comment-out", type=Path, default=None, help="write the comment here")
+    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    _add_gate_args(p)
+    p.set_defaults(handler=cmd_merge)
 
     p = sub.add_parser(
         "demo",

@@ -108,6 +108,38 @@ def select(items: Sequence[GoldenItem], tags: Sequence[str]) -> list[GoldenItem]
     return [item for item in items if wanted.intersection(item.tags)]
 
 
+class Shard(BaseModel):
+    """Shard `index` of `count` (1-based), written `i/n`."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str, *, name: str = "shard") -> Shard:
+        index, sep, count = text.strip().partition("/")
+        try:
+            shard = cls(index=int(index), count=int(count)) if sep else None
+        except ValueError:
+            shard = None
+        if shard is None or not 1 <= shard.index <= shard.count:
+            raise InputError(f"input '{name}' must be i/n with 1 ≤ i ≤ n, got '{text}'")
+        return shard
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def shard_of(items: Sequence[GoldenItem], shard: Shard) -> list[GoldenItem]:
+    """A stable, balanced partition: items ranked by a hash of their id, dealt round-robin.
+
+    The same selection always puts an item in the same shard, and shards differ by at most one
+    item (a plain hash modulo n would be stable too, but off balance by ~sqrt(items) items).
+    """
+    ranked = sorted(items, key=lambda item: hashlib.sha256(item.id.encode("utf-8")).digest())
+    chosen = {item.id for item in ranked[shard.index - 1 :: shard.count]}
+    return [item for item in items if item.id in chosen]  # file order, as without shards
+
+
 def canonical_line(item: GoldenItem) -> str:
     """The item as one JSON line with sorted keys: the form the fingerprint hashes."""
     data = item.model_dump(mode="json", exclude_defaults=False)

@@ -15,12 +15,14 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from golden_gate.errors import InputError
+from golden_gate.golden import Shard
+from golden_gate.merge import shard_report_path
 from golden_gate.scope import DEFAULT_PATHS
 from golden_gate.settings import Settings
 
 T = TypeVar("T")
-Mode = Literal["gate", "post-comment"]
-MODES = ("gate", "post-comment")
+Mode = Literal["gate", "merge", "post-comment"]
+MODES = ("gate", "merge", "post-comment")
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}
 
@@ -91,6 +93,7 @@ class ActionSettings(BaseModel):
     fail_on_regression: bool
     index_snapshot: str
     pr_number: int | None
+    shard_reports: list[str]
     run: Settings
 
 
@@ -154,6 +157,11 @@ def read_action_settings(
         raise InputError(f"input 'mode' must be one of {', '.join(MODES)}, got '{mode}'")
     url = inputs.raw("assistant-url")
     compose_file = inputs.raw("compose-file")
+    shard_text = inputs.raw("shard")
+    shard = Shard.parse(shard_text) if shard_text and mode == "gate" else None
+    report_path = workspace / inputs.raw("report-path", "golden-gate/report.json")
+    if shard is not None:
+        report_path = shard_report_path(report_path, shard)
     if mode == "gate" and not url and not compose_file:
         raise InputError(
             "input 'assistant-url' or 'compose-file' is required: where the assistant runs, "
@@ -166,7 +174,8 @@ def read_action_settings(
     try:
         run = Settings(
             golden=workspace / inputs.raw("golden", "evals/golden.jsonl"),
-            tags=inputs.csv("subset-tags") if inputs.raw("subset-tags") else ["smoke"],
+            # Empty selects every item; action.yml's default ("smoke") arrives from the runner.
+            tags=inputs.csv("subset-tags"),
             target=None
             if mode != "gate"
             else TargetSettings(
@@ -212,7 +221,8 @@ def read_action_settings(
                 require_comparable=inputs.boolean("require-comparable", False),
             ),
             cache_dir=workspace / cache_dir if cache_dir not in ("", "off") else None,
-            report_path=workspace / inputs.raw("report-path", "golden-gate/report.json"),
+            report_path=report_path,
+            shard=shard,
             comment_path=comment_file,
             comment_id=inputs.raw("comment-id", "default"),
             comment_template=workspace / template if template else None,
@@ -234,5 +244,6 @@ def read_action_settings(
         fail_on_regression=inputs.boolean("fail-on-regression", True),
         index_snapshot=inputs.raw("index-snapshot"),
         pr_number=pr_number,
+        shard_reports=inputs.lines("shard-reports", ["golden-gate/report-shard-*-of-*.json"]),
         run=run,
     )

@@ -90,11 +90,15 @@ def evaluate_only(settings: Settings) -> Report:
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
     items = load_items(settings)
     judge = None if settings.deterministic_only else make_judge(settings.judge)
+    fingerprint = golden.fingerprint(items)  # of the whole selection, so shards can agree
+    if settings.shard is not None:
+        items = golden.shard_of(items, settings.shard)
     dataset = DatasetInfo(
         path=str(settings.golden),
-        fingerprint=golden.fingerprint(items),
+        fingerprint=fingerprint,
         items=len(items),
         tags=settings.tags,
+        shard=str(settings.shard) if settings.shard else None,
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:

@@ -10,6 +10,7 @@ from golden_gate.checks import CheckSettings
 from golden_gate.compose import ComposeSettings
 from golden_gate.evaluate import EvalSettings
 from golden_gate.gate import GateSettings
+from golden_gate.golden import Shard
 from golden_gate.judge import JudgeSettings
 from golden_gate.target import TargetSettings
 
@@ -17,6 +18,7 @@ from golden_gate.target import TargetSettings
 class Settings(BaseModel):
     golden: Path
     tags: list[str] = Field(default_factory=list)
+    shard: Shard | None = None  # evaluate only this part of the selection (a matrix job)
     target: TargetSettings | None = None  # only evaluating needs the assistant
     compose: ComposeSettings | None = None  # start the assistant with docker compose first
     judge: JudgeSettings = Field(default_factory=JudgeSettings)

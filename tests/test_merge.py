@@ -1,0 +1,131 @@
+"""Sharding a golden set across a matrix and merging the shard reports back."""
+
+import json
+import re
+
+import pytest
+
+from golden_gate.errors import InputError
+from golden_gate.example_assistant import golden_path, start
+from golden_gate.golden import GoldenItem, Shard, shard_of
+from golden_gate.merge import merge_reports, shard_report_path
+from golden_gate.report import DatasetInfo, load_report
+from tests.helpers import golden_gate, report
+
+
+def test_shards_partition_stably_and_evenly():
+    items = [GoldenItem(id=f"item-{i}", question="q?") for i in range(1003)]
+    parts = [shard_of(items, Shard(index=i, count=4)) for i in range(1, 5)]
+    ids = [item.id for part in parts for item in part]
+    assert sorted(ids) == sorted(item.id for item in items)  # each item exactly once
+    sizes = [len(part) for part in parts]
+    assert max(sizes) - min(sizes) <= 1
+    again = [shard_of(list(reversed(items)), Shard(index=i, count=4)) for i in range(1, 5)]
+    assert [{i.id for i in p} for p in parts] == [{i.id for i in p} for p in again]
+
+
+@pytest.mark.parametrize("text", ["5/4", "0/3", "1/0", "a/b", "2", ""])
+def test_bad_shard_is_named(text):
+    with pytest.raises(InputError, match="input 'shard' must be i/n"):
+        Shard.parse(text)
+
+
+def test_four_shards_merged_equal_the_unsharded_run(tmp_path):
+    with start("candidate") as assistant:
+
+        def run(*extra):
+            done = golden_gate(
+                "eval",
+                golden_path(),
+                "--url",
+                assistant.url,
+                "--quiet",
+                "--cache-dir",
+                tmp_path / "cache",
+                *extra,
+                cwd=tmp_path,
+            )
+            assert done.returncode == 0, done.stderr
+
+        run("-o", tmp_path / "whole.json")
+        shard_paths = []
+        for i in range(1, 5):
+            path = shard_report_path(tmp_path / "report.json", Shard(index=i, count=4))
+            run("--shard", f"{i}/4", "-o", path)
+            shard_paths.append(path)
+    assert shard_paths[1].name == "report-shard-2-of-4.json"
+    done = golden_gate(
+        "merge",
+        *shard_paths,
+        "-o",
+        tmp_path / "merged.json",
+        "--baseline",
+        tmp_path / "whole.json",
+        "--floor",
+        "0.5",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    whole = load_report(tmp_path / "whole.json")
+    merged = load_report(tmp_path / "merged.json")
+    assert len(merged.results) == len(whole.results) == 24
+
+    def essence(rep):
+        return {
+            r.id: (
+                r.passes,
+                r.runs,
+                r.errors,
+                r.item_hash,
+                [
+                    (
+                        x.status,
+                        x.answer,
+                        [c.model_dump() for c in x.checks],
+                        x.verdict.passed if x.verdict else None,
+                    )
+                    for x in r.run_results
+                ],
+            )
+            for r in rep.results
+        }
+
+    assert essence(merged) == essence(whole)
+    assert merged.dataset.fingerprint == whole.dataset.fingerprint
+    assert merged.dataset.shard is None and merged.model_extra["shards"] == 4
+    assert "0 regressed, 0 improved on 24 shared items" in done.stdout
+
+
+def shard(outcomes, index, count, **kw):
+    rep = report(outcomes, **kw)
+    rep.dataset = DatasetInfo(fingerprint="sha256:x", shard=f"{index}/{count}")
+    return rep
+
+
+def test_merge_refuses_inconsistent_shards():
+    one, two = shard({"a": True}, 1, 2), shard({"b": True}, 2, 2)
+    assert [r.id for r in merge_reports([("1.json", one), ("2.json", two)]).results] == ["a", "b"]
+    with pytest.raises(InputError, match="shard\\(s\\) 2/2 missing"):
+        merge_reports([("1.json", one)])
+    with pytest.raises(InputError, match=re.escape("2.json: shard 1/2 is duplicated")):
+        merge_reports([("1.json", one), ("2.json", shard({"c": True}, 1, 2))])
+    with pytest.raises(InputError, match=re.escape("item 'a' is also in 1.json")):
+        merge_reports([("1.json", one), ("2.json", shard({"a": True}, 2, 2))])
+    other_judge = shard({"b": True}, 2, 2, judge="keypoints")
+    with pytest.raises(InputError, match=re.escape("2.json: its judge ('keypoints') differs")):
+        merge_reports([("1.json", one), ("2.json", other_judge)])
+    other_set = shard({"b": True}, 2, 2)
+    other_set.dataset.fingerprint = "sha256:y"
+    with pytest.raises(InputError, match="its golden set"):
+        merge_reports([("1.json", one), ("2.json", other_set)])
+    with pytest.raises(InputError, match="not a shard report"):
+        merge_reports([("x.json", report({"a": True}))])
+
+
+def test_merge_command_exits_2_on_a_missing_shard(tmp_path):
+    path = tmp_path / "s1.json"
+    path.write_text(shard({"a": True}, 1, 3).model_dump_json())
+    done = golden_gate("merge", path, "-o", tmp_path / "m.json")
+    assert done.returncode == 2
+    assert "shard(s) 2/3, 3/3 missing" in done.stderr
+    assert not (tmp_path / "m.json").exists()
+    assert json.loads(path.read_text())["dataset"]["shard"] == "1/3"
