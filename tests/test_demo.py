@@ -106,3 +106,50 @@ def test_bad_golden_line_exits_2(tmp_path):
         done.stderr.strip() == f"golden-gate: error: {golden}:2: invalid JSON "
         "(Expecting ',' delimiter, column 11)"
     )
+
+
+def test_sigterm_mid_run_leaves_a_valid_partial_report(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.fakes.assistant_server import AssistantServer
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps({"id": f"q{i:02d}", "question": f"Question {i}?"}) + "\n" for i in range(40)
+        )
+    )
+    with AssistantServer(default_answer="An answer.", latency_s=0.3) as assistant:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "golden_gate",
+                "eval",
+                str(golden),
+                "--url",
+                assistant.url,
+                "--concurrency",
+                "2",
+                "-o",
+                str(tmp_path / "r.json"),
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while assistant.request_count < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, out + err
+    assert "interrupted after" in err
+    report = load_report(tmp_path / "r.json")
+    assert not report.complete and report.incomplete_reason.startswith("interrupted after")
+    assert 0 < len(report.results) < 40
+    assert all(r.passed for r in report.results)

@@ -355,6 +355,9 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
 
         down_from_state(env)
         return EXIT_PASSED
+    from golden_gate.cli import interrupt_on_sigterm
+
+    interrupt_on_sigterm()
     try:
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace)
@@ -375,3 +378,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         verdict = "error" if exc.exit_code == EXIT_BAD_INPUT else "incomplete"
         runner.set_outputs({"verdict": verdict})
         return exc.exit_code
+    except KeyboardInterrupt:
+        runner.error("interrupted before the evaluation finished", title="golden-gate")
+        runner.set_outputs({"verdict": "incomplete"})
+        return EXIT_INCOMPLETE

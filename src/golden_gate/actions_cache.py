@@ -484,7 +484,7 @@ def unpack(archive: Path, directory: Path) -> int:
     own layout (`<2 hex>/<64 hex>.json`, regular, small) are accepted: absolute paths, `..`,
     links, devices or strangers make the whole archive refused (`ArchiveError`). This does not
     lean on tarfile's extraction filters, which not every Python 3.11 patch release has.
-    An entry already present locally is kept: entries are content-addressed.
+    An entry already present locally is kept as it is: entries are content-addressed.
     """
     with tempfile.TemporaryDirectory(prefix="golden-gate-unpack-") as work:
         plain = Path(work) / "cache.tar"
@@ -504,10 +504,9 @@ def unpack(archive: Path, directory: Path) -> int:
                 directory.mkdir(parents=True, exist_ok=True)
                 count = 0
                 for member, name in members:
-                    if name is None:
-                        continue
-                    _extract(tar, member, directory / name)
-                    count += 1
+                    if name is not None:
+                        _extract(tar, member, directory / name)
+                        count += 1
                 return count
         except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
             raise ArchiveError(f"the cache archive is corrupt ({type(exc).__name__})") from None
@@ -530,25 +529,30 @@ def _check_member(member: tarfile.TarInfo) -> str | None:
     return f"{match.group(1)}/{match.group(2)}.json"
 
 
-def _extract(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> None:
-    if path.exists():
-        return
+def _extract(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> bool:
+    """Write one verdict unless it is already there; True when written."""
     source = tar.extractfile(member)
     if source is None:
         raise ArchiveError(f"cannot read {member.name[:80]!r} from the cache archive")
     data = source.read()
     path.parent.mkdir(exist_ok=True)
-    # Atomic like VerdictCache.put: a concurrent reader sees no file or a whole one.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
+    # Written in place, not through a temporary file and a rename: restore runs before any
+    # reader, a torn file would be a miss that VerdictCache.put replaces atomically, and the
+    # rename and the random name cost as much as the write for 10,000 small files.
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        # Keep the original age, so prune drops verdicts that are really old first.
-        os.utime(tmp, (member.mtime, member.mtime))
-        os.replace(tmp, path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, data)
+        # Keep the last-use time it had (see prune), so eviction is least recently used.
+        os.utime(fd, (member.mtime, member.mtime))
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        os.close(fd)
+        path.unlink(missing_ok=True)
         raise
+    os.close(fd)
+    return True
 
 
 # -- what the Action calls ------------------------------------------------------------------
@@ -644,7 +648,7 @@ def _warning(what: str, problem: object, token: str, *, unexpected: bool = False
     text = _SIG.sub(r"\1***", " ".join(text.split()))
     if len(text) > _WARNING_MAX_CHARS:
         text = text[: _WARNING_MAX_CHARS - 1] + "…"
-    action = "continuing without it" if what == "restore" else "the next run starts colder"
+    action = "continuing without it" if what == "restore" else "this run's verdicts are not kept"
     return f"{text}; {action}."
 
 
@@ -654,24 +658,29 @@ def _warning(what: str, problem: object, token: str, *, unexpected: bool = False
 def prune(directory: Path, *, keep: set[str], cap_bytes: int) -> int:
     """Delete verdicts not in `keep`, oldest first (mtime), until the directory is under the cap.
 
-    Run before `save`, with the keys this run used (`VerdictCache.used_keys`): verdicts for
-    answers no longer given age out, so the archive does not grow without bound. Returns how
-    many files were removed; kept keys are never removed, even if they alone exceed the cap.
+    Run before `save`, with the keys this run used (`VerdictCache.used_keys`). Kept verdicts
+    are marked as used now (their mtime), and that time travels in the archive, so across runs
+    the verdicts evicted first are the least recently used: answers no longer given age out and
+    the archive does not grow without bound. Kept keys are never removed, even if they alone
+    exceed the cap. Returns how many files were removed.
     """
     directory = Path(directory)
-    files: list[tuple[float, int, str, Path]] = []
+    now = time.time()
+    files: list[tuple[float, str, int, Path]] = []
     total = 0
     for name, path in _entries(directory):
+        key = name.split("/", 1)[1].removesuffix(".json")
         try:
+            if key in keep:
+                os.utime(path, (now, now))
             stat = path.stat()
         except OSError:
             continue  # removed meanwhile
         total += stat.st_size
-        key = name.split("/", 1)[1].removesuffix(".json")
         if key not in keep:
-            files.append((stat.st_mtime, stat.st_size, key, path))
+            files.append((stat.st_mtime, key, stat.st_size, path))
     removed = 0
-    for _, size, _, path in sorted(files, key=lambda item: (item[0], item[2])):
+    for _, _, size, path in sorted(files):
         if total <= cap_bytes:
             break
         with contextlib.suppress(FileNotFoundError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -443,7 +444,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def interrupt_on_sigterm() -> None:
+    """Turn SIGTERM into KeyboardInterrupt, so `finally` blocks (compose down) still run."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    interrupt_on_sigterm()
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:

@@ -62,6 +62,7 @@ class Evaluation:
         self.checks = checks
         self.progress = progress
         self.stats = RunStats()
+        self.finished: dict[str, ItemResult] = {}  # kept as items finish: an interrupt keeps them
         self._judge_slots = asyncio.Semaphore(settings.judge_concurrency)
         self._in_flight: dict[str, asyncio.Future[Verdict]] = {}
 
@@ -154,6 +155,7 @@ class Evaluation:
             for _ in range(self.settings.rerun_failures):
                 runs.append(await self.run_once(item, rerun=True))
         result = _aggregate(item, runs)
+        self.finished[item.id] = result
         if self.progress:
             self.progress.done += 1
             self.progress.errors += result.errors
@@ -203,7 +205,20 @@ async def evaluate(
         progress=progress,
     )
     started = time.monotonic()
-    results = await asyncio.gather(*(evaluation.run_item(item) for item in items))
+    tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
+    interrupted = False
+    try:
+        await asyncio.gather(*tasks)
+    except asyncio.CancelledError:
+        # Interrupted (SIGTERM, a cancelled job): keep what finished, as an incomplete report.
+        interrupted = True
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+    results = [evaluation.finished[i.id] for i in items if i.id in evaluation.finished]
     if progress:
         progress.finish()
     stats = evaluation.stats
@@ -219,7 +234,12 @@ async def evaluate(
     )
     total_runs = sum(r.runs + r.errors for r in results)
     error_runs = sum(r.errors for r in results)
-    if total_runs and error_runs / total_runs > settings.max_error_rate:
+    if interrupted:
+        report.complete = False
+        report.incomplete_reason = (
+            f"interrupted after {len(results)} of {len(items)} items; the report holds those"
+        )
+    elif total_runs and error_runs / total_runs > settings.max_error_rate:
         report.complete = False
         report.incomplete_reason = (
             f"{error_runs} of {total_runs} runs ended in an error "

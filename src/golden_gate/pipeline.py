@@ -6,6 +6,7 @@ The report is saved before the gate and rendering, so nothing after it can lose 
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 from typing import Literal
 
@@ -64,6 +65,12 @@ async def _evaluate(
     assistant: AssistantInfo,
 ) -> Report:
     assert settings.target is not None and settings.target.url
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        # A cancelled job stops the evaluation; what finished is still reported (incomplete).
+        loop.add_signal_handler(signum, task.cancel)
     cache = VerdictCache(settings.cache_dir)
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
@@ -80,6 +87,8 @@ async def _evaluate(
                 progress=progress,
             )
         finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
             if judge is not None:
                 await judge.aclose()  # its HTTP client belongs to this event loop
 

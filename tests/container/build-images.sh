@@ -10,11 +10,13 @@
 # A build's output is shown only when it fails. Images replaced by a rebuild are pruned (only
 # those carrying this tier's label). Needs the engine and base image of scripts/setup-docker.sh.
 #
-# Environment: GG_BASE_IMAGE (default golden-gate-base:bookworm).
+# Environment: GG_BASE_IMAGE (default golden-gate-base:bookworm), GG_IMAGE_TAG (default test; the
+# tests take other names from GG_ACTION_IMAGE, GG_ASSISTANT_IMAGE and GG_FAKES_IMAGE).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 base_image=${GG_BASE_IMAGE:-golden-gate-base:bookworm}
+tag=${GG_IMAGE_TAG:-test}
 label=golden-gate.test=container
 
 now_ms() { date +%s%3N; }
@@ -36,10 +38,10 @@ build() {
 }
 
 started=$(now_ms)
-build golden-gate-action:test --build-arg BASE_IMAGE="$base_image" .
-build golden-gate-example-assistant:test --build-arg BASE_IMAGE="$base_image" \
+build "golden-gate-action:$tag" --build-arg BASE_IMAGE="$base_image" .
+build "golden-gate-example-assistant:$tag" --build-arg BASE_IMAGE="$base_image" \
     -f examples/assistant/Dockerfile .
-build golden-gate-fakes:test --build-arg ACTION_IMAGE=golden-gate-action:test \
+build "golden-gate-fakes:$tag" --build-arg ACTION_IMAGE="golden-gate-action:$tag" \
     -f tests/container/Dockerfile.fakes tests
 docker image prune -f --filter "label=$label" >/dev/null
 echo "build-images: all in $(seconds_since "$started") s"

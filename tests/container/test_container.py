@@ -41,7 +41,8 @@ import pytest
 
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
-from tests.test_action import PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
+from golden_gate.inputs import env_name
+from tests.test_action import ACTION, PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
 
 pytestmark = pytest.mark.container
 
@@ -265,7 +266,15 @@ class Job:
     # -- the step, as the runner runs it -------------------------------------------------------
 
     def runner_env(self, inputs: dict[str, str]) -> dict[str, str]:
+        """The step's environment: every input of action.yml (the workflow's value, else the
+        default), the runner's variables, and the judge key from the step's `env:`."""
+        defaults = {
+            env_name(name): str(spec.get("default", ""))
+            for name, spec in ACTION["inputs"].items()
+            if "${{" not in str(spec.get("default", ""))
+        }
         return {
+            **defaults,
             "HOME": "/github/home",
             "GITHUB_ACTIONS": "true",
             "CI": "true",
@@ -286,7 +295,7 @@ class Job:
             "GITHUB_STATE": "/github/file_commands/state",
             "RUNNER_TEMP": "/github/runner_temp",
             "OPENAI_API_KEY": "sk-test",
-            **{f"INPUT_{name.upper()}": value for name, value in inputs.items()},
+            **{env_name(name): value for name, value in inputs.items()},
         }
 
     def docker_run(
@@ -421,17 +430,38 @@ def job(tmp_path: Path) -> Iterator[Job]:
 
 
 def gate_inputs(**extra: str) -> dict[str, str]:
+    """The step's `with:` (input names as in action.yml)."""
     return {
-        "GITHUB-TOKEN": WRITE_TOKEN,
-        "COMPOSE-FILE": "docker-compose.eval.yml",
-        "COMPOSE-SERVICE": "assistant",
-        "GOLDEN": "evals/golden.jsonl",
-        "BASELINE": "evals/baseline.json",
-        "FLOOR": "0.7",
-        "JUDGE-MODEL": JUDGE_MODEL,
-        "JUDGE-BASE-URL": f"http://judge:{JUDGE_PORT}/v1",
-        **{name.upper(): value for name, value in extra.items()},
+        "github-token": WRITE_TOKEN,
+        "compose-file": "docker-compose.eval.yml",
+        "compose-service": "assistant",
+        "golden": "evals/golden.jsonl",
+        "baseline": "evals/baseline.json",
+        "floor": "0.7",
+        "judge-model": JUDGE_MODEL,
+        "judge-base-url": f"http://judge:{JUDGE_PORT}/v1",
+        **extra,
     }
+
+
+def log_groups(stdout: str) -> list[tuple[str, str]]:
+    """The `::group::` sections of a step's log as (title, text). GitHub's log viewer does not
+    nest groups (a `::group::` inside another ends it), so a nested one fails the test."""
+    groups: list[tuple[str, str]] = []
+    title: str | None = None
+    body: list[str] = []
+    for line in stdout.splitlines():
+        if line.startswith("::group::"):
+            assert title is None, f"group {line!r} opened inside group {title!r}:\n{stdout}"
+            title, body = line.removeprefix("::group::"), []
+        elif line.startswith("::endgroup::"):
+            assert title is not None, f"::endgroup:: outside a group:\n{stdout}"
+            groups.append((title, "\n".join(body)))
+            title = None
+        elif title is not None:
+            body.append(line)
+    assert title is None, f"group {title!r} never ended:\n{stdout}"
+    return groups
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,6 +480,7 @@ def test_compose_started_candidate_fails_the_gate_and_everything_is_torn_down(jo
     assert out["regressions"] == "6" and out["improvements"] == "0" and out["items"] == "14"
     assert "::error title=golden-gate failed::failed: " in step.stdout
     assert "### Regressed items (6)" in step.summary
+    log_groups(step.stdout)
 
     # The judge was the fake, reached by name on the job's network, once per judged answer.
     stats = job.judge_stats()
@@ -500,17 +531,15 @@ def test_a_service_that_never_becomes_healthy_is_incomplete_with_its_logs(job: J
         }
     }
     (job.workspace / "docker-compose.unhealthy.yml").write_text(json.dumps(compose, indent=2))
-    inputs = gate_inputs(**{"COMPOSE-FILE": "docker-compose.unhealthy.yml", "WAIT-TIMEOUT": "20"})
+    inputs = gate_inputs(**{"compose-file": "docker-compose.unhealthy.yml", "wait-timeout": "20"})
     step = job.run_step(**inputs)
     log = step.stdout + step.stderr
     assert step.returncode == 3, log
 
     # The service's own logs, folded in a group, and one clear sentence naming the service.
-    stdout = step.stdout
-    assert "::group::" in stdout, log
-    group = stdout[stdout.index("::group::") :]
-    assert "loading index snapshot nightly-7 failed" in group.split("::endgroup::")[0], log
-    errors = [line for line in stdout.splitlines() if line.startswith("::error")]
+    logs = [text for _, text in log_groups(step.stdout) if "nightly-7" in text]
+    assert logs and "loading index snapshot nightly-7 failed" in logs[0], log
+    errors = [line for line in step.stdout.splitlines() if line.startswith("::error")]
     assert any("assistant" in line and "health" in line for line in errors), log
     assert "Traceback" not in log
     assert step.outputs.get("verdict", "incomplete") == "incomplete"
@@ -526,7 +555,7 @@ def test_assistant_as_a_job_service_reached_by_url(job: Job):
     """Without compose: the assistant as a `services:` container of the job, `assistant-url`."""
     url = job.service("assistant", ASSISTANT_IMAGE, port=8080)
     job.wait_ready(f"{url}/health", job.containers[-1])
-    inputs = gate_inputs(**{"COMPOSE-FILE": "", "ASSISTANT-URL": "http://assistant:8080"})
+    inputs = gate_inputs(**{"compose-file": "", "assistant-url": "http://assistant:8080"})
     step = job.run_step(**inputs)
     log = step.stdout + step.stderr
     # The service runs the image's default variant, baseline: no regression against itself.

@@ -1,0 +1,558 @@
+"""The verdict cache carried by the Actions cache service, against a real local fake of it."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tarfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from golden_gate import actions_cache as ac
+from golden_gate.actions_cache import CacheService, CacheServiceError
+from golden_gate.cache import VerdictCache
+from golden_gate.errors import InputError
+from golden_gate.report import TokenUsage, Verdict
+from tests.fakes.cache_server import CacheServer, Fault
+
+PREFIX = ac.key_prefix("a" * 16)
+GZIP = ac.cache_version("gzip")
+ZSTD = ac.cache_version("zstd")
+HAS_ZSTD = ac.available_compression() == "zstd"
+
+
+@pytest.fixture
+def server() -> Iterator[CacheServer]:
+    with CacheServer() as server:
+        yield server
+
+
+def make_service(
+    server: CacheServer,
+    *,
+    results_url: str | None = None,
+    token: str | None = None,
+    timeout_s: float = 2.0,
+    **options: int,
+) -> CacheService:
+    return CacheService(
+        results_url=results_url or server.results_url,
+        token=token or server.token,
+        timeout_s=timeout_s,
+        backoff_s=0.01,
+        **options,
+    )
+
+
+@pytest.fixture
+def service(server: CacheServer) -> Iterator[CacheService]:
+    with make_service(server) as service:
+        yield service
+
+
+def write_verdicts(directory: Path, count: int, *, start: int = 0) -> list[str]:
+    cache = VerdictCache(directory)
+    keys = []
+    for i in range(start, start + count):
+        key = cache.key(judge_identity="j", question=f"q{i}", answer=f"a{i}", reference="r")
+        verdict = Verdict(
+            passed=i % 3 != 0,
+            score=i % 3 != 0,
+            comment=f"Missing: the key point number {i}. Thus, the score should be: false.",
+            tokens=TokenUsage(input_tokens=100 + i, output_tokens=20),
+            latency_ms=500.0 + i,
+        )
+        cache.put(key, verdict)
+        keys.append(key)
+    return keys
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+def assert_safe_warning(warning: str | None, token: str) -> None:
+    assert warning, "expected a warning"
+    assert token not in warning
+    assert "\n" not in warning and "\r" not in warning
+    assert "sig=" not in warning or "sig=***" in warning
+
+
+# -- round trips ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "compression",
+    ["gzip", pytest.param("zstd", marks=pytest.mark.skipif(not HAS_ZSTD, reason="no zstd"))],
+)
+def test_save_then_restore_into_an_empty_directory_gives_identical_files(
+    tmp_path: Path, server: CacheServer, service: CacheService, compression: str
+) -> None:
+    source, target = tmp_path / "source", tmp_path / "target"
+    write_verdicts(source, 25)
+    key = ac.save_key(PREFIX, 1234, 1)
+    version = ac.cache_version(compression)
+
+    saved = ac.save(service, directory=source, key=key, version=version)
+    restored = ac.restore(service, directory=target, prefix=PREFIX, version=version)
+
+    assert saved == ac.SaveResult(saved=True, bytes=saved.bytes, entries=25)
+    assert restored == ac.RestoreResult(restored_key=key, entries=25, bytes=saved.bytes)
+    assert snapshot(target) == snapshot(source)
+    assert server.ops() == [
+        "CreateCacheEntry",
+        "PutBlob",
+        "FinalizeCacheEntryUpload",
+        "GetCacheEntryDownloadURL",
+        "GetBlob",
+    ]
+    magic = server.finalized()[0].data or b""
+    assert magic.startswith(b"\x28\xb5\x2f\xfd" if compression == "zstd" else b"\x1f\x8b")
+
+
+def test_the_runtime_token_goes_to_the_service_and_never_to_the_blob_store(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    write_verdicts(tmp_path / "a", 3)
+    ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP)
+    ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+
+    for request in server.requests:
+        if request.op.startswith(("Put", "Get")) and "Blob" in request.op:
+            assert "authorization" not in request.headers
+        else:
+            assert request.headers["authorization"] == f"Bearer {server.token}"
+            assert request.headers["content-type"] == "application/json"
+    create = next(r for r in server.requests if r.op == "CreateCacheEntry").json()
+    finalize = next(r for r in server.requests if r.op == "FinalizeCacheEntryUpload").json()
+    get = next(r for r in server.requests if r.op == "GetCacheEntryDownloadURL").json()
+    assert create == {"key": PREFIX + "1-1", "version": GZIP}
+    assert int(finalize["size_bytes"]) == len(server.finalized()[0].data or b"")
+    assert get == {"key": PREFIX, "restore_keys": [PREFIX], "version": GZIP}
+
+
+def test_a_results_url_without_trailing_slash_works(tmp_path: Path, server: CacheServer) -> None:
+    write_verdicts(tmp_path / "a", 2)
+    with make_service(server, results_url=server.results_url.rstrip("/")) as service:
+        assert ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP).saved
+
+
+def test_camel_case_replies_are_understood(tmp_path: Path) -> None:
+    with CacheServer(camel_case_replies=True) as server, make_service(server) as service:
+        write_verdicts(tmp_path / "a", 4)
+        assert ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP).saved
+        restored = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+        assert (restored.restored_key, restored.entries) == (PREFIX + "1-1", 4)
+
+
+def test_restore_by_prefix_picks_the_newest_save(
+    tmp_path: Path, service: CacheService, server: CacheServer
+) -> None:
+    first = write_verdicts(tmp_path / "run1", 3)
+    ac.save(service, directory=tmp_path / "run1", key=ac.save_key(PREFIX, 1, 1), version=GZIP)
+    write_verdicts(tmp_path / "run2", 3, start=100)
+    ac.save(service, directory=tmp_path / "run2", key=ac.save_key(PREFIX, 2, 1), version=GZIP)
+    other = ac.key_prefix("b" * 16)  # another judge, saved last: not a match
+    write_verdicts(tmp_path / "other", 1, start=500)
+    ac.save(service, directory=tmp_path / "other", key=ac.save_key(other, 3, 1), version=GZIP)
+
+    restored = ac.restore(service, directory=tmp_path / "target", prefix=PREFIX, version=GZIP)
+
+    assert restored.restored_key == ac.save_key(PREFIX, 2, 1)
+    assert snapshot(tmp_path / "target") == snapshot(tmp_path / "run2")
+    assert not (tmp_path / "target" / first[0][:2] / f"{first[0]}.json").exists()
+
+
+def test_restore_merges_with_what_is_there(tmp_path: Path, service: CacheService) -> None:
+    write_verdicts(tmp_path / "saved", 3)
+    ac.save(service, directory=tmp_path / "saved", key=PREFIX + "1-1", version=GZIP)
+    local = write_verdicts(tmp_path / "target", 2, start=50)
+
+    restored = ac.restore(service, directory=tmp_path / "target", prefix=PREFIX, version=GZIP)
+
+    assert restored.entries == 3
+    assert snapshot(tmp_path / "target") == snapshot(tmp_path / "saved") | {
+        f"{k[:2]}/{k}.json": (tmp_path / "target" / k[:2] / f"{k}.json").read_bytes() for k in local
+    }
+
+
+def test_restore_keeps_a_local_entry_and_carries_ages(
+    tmp_path: Path, service: CacheService
+) -> None:
+    keys = write_verdicts(tmp_path / "saved", 2)
+    old = time.time() - 3 * 86400
+    os.utime(tmp_path / "saved" / keys[1][:2] / f"{keys[1]}.json", (old, old))
+    ac.save(service, directory=tmp_path / "saved", key=PREFIX + "1-1", version=GZIP)
+    local = tmp_path / "target" / keys[0][:2] / f"{keys[0]}.json"
+    local.parent.mkdir(parents=True)
+    local.write_text('{"passed": false}')
+
+    ac.restore(service, directory=tmp_path / "target", prefix=PREFIX, version=GZIP)
+
+    assert local.read_text() == '{"passed": false}'
+    restored = tmp_path / "target" / keys[1][:2] / f"{keys[1]}.json"
+    assert int(restored.stat().st_mtime) == int(old)
+
+
+def test_another_version_restores_nothing(tmp_path: Path, service: CacheService) -> None:
+    write_verdicts(tmp_path / "a", 3)
+    assert ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=ZSTD).saved
+
+    restored = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+
+    assert restored == ac.RestoreResult()
+    assert not (tmp_path / "b").exists() or not any((tmp_path / "b").iterdir())
+
+
+def test_a_miss_is_cold_without_a_warning(tmp_path: Path, service: CacheService) -> None:
+    assert ac.restore(service, directory=tmp_path, prefix=PREFIX, version=GZIP) == (
+        ac.RestoreResult()
+    )
+
+
+def test_an_empty_directory_is_not_saved(
+    tmp_path: Path, service: CacheService, server: CacheServer
+) -> None:
+    (tmp_path / "ab").mkdir()
+    (tmp_path / "ab" / ".abcdef01.x.tmp").write_text("partial")
+
+    assert ac.save(service, directory=tmp_path, key=PREFIX + "1-1") == ac.SaveResult()
+    assert ac.save(service, directory=tmp_path / "missing", key=PREFIX + "1-1").saved is False
+    assert server.requests == []
+
+
+def test_large_archives_go_up_in_blocks(tmp_path: Path, server: CacheServer) -> None:
+    write_verdicts(tmp_path / "a", 60)
+    with make_service(server, single_put_max_bytes=1024, block_bytes=1024) as service:
+        saved = ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP)
+        restored = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+
+    assert saved.saved and saved.bytes > 2048
+    ops = server.ops()
+    assert "PutBlob" not in ops
+    assert ops.count("PutBlock") == -(-saved.bytes // 1024)
+    assert ops.index("PutBlockList") == len(ops) - 4  # then Finalize, Get, GetBlob
+    block_list = next(r for r in server.requests if r.op == "PutBlockList").body.decode()
+    assert block_list.startswith('<?xml version="1.0" encoding="utf-8"?><BlockList><Latest>')
+    assert restored.entries == 60
+    assert snapshot(tmp_path / "b") == snapshot(tmp_path / "a")
+
+
+# -- faults: a warning, never an exception, never the token -----------------------------------
+
+
+SAVE_FAULTS = {
+    "500 on create": [Fault.error("CreateCacheEntry", 500)] * 2,
+    "409 on create": [Fault.conflict()],
+    "ok false on create": [Fault.reject("CreateCacheEntry", "cache is read-only")],
+    "503 on the blob": [Fault.error("PutBlob", 503)] * 2,
+    "500 on finalize": [Fault.error("FinalizeCacheEntryUpload", 500)] * 2,
+    "timeout on create": [Fault.slow("CreateCacheEntry", 5.0)],
+}
+
+
+@pytest.mark.parametrize("faults", SAVE_FAULTS.values(), ids=SAVE_FAULTS.keys())
+def test_a_failed_save_is_a_warning(
+    tmp_path: Path, server: CacheServer, faults: list[Fault]
+) -> None:
+    write_verdicts(tmp_path, 3)
+    server.inject(*faults)
+    with make_service(server, timeout_s=0.3) as service:
+        result = ac.save(service, directory=tmp_path, key=PREFIX + "1-1", version=GZIP)
+
+    assert not result.saved
+    assert_safe_warning(result.warning, server.token)
+    assert server.pending_faults == []
+    assert server.finalized() == []
+
+
+def test_a_conflict_says_another_job_saved_first(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    write_verdicts(tmp_path, 3)
+    assert ac.save(service, directory=tmp_path, key=PREFIX + "1-1", version=GZIP).saved
+
+    again = ac.save(service, directory=tmp_path, key=PREFIX + "1-1", version=GZIP)
+
+    assert not again.saved
+    assert again.warning and "already exists" in again.warning
+
+
+RESTORE_FAULTS = {
+    "500 on get": [Fault.error("GetCacheEntryDownloadURL", 500)] * 2,
+    "404 on the blob": [Fault.error("GetBlob", 404)],
+    "timeout on get": [Fault.slow("GetCacheEntryDownloadURL", 5.0)],
+    "timeout on the blob": [Fault.slow("GetBlob", 5.0)],
+    "corrupt archive": [Fault.corrupt()],
+}
+
+
+@pytest.mark.parametrize("faults", RESTORE_FAULTS.values(), ids=RESTORE_FAULTS.keys())
+def test_a_failed_restore_is_a_cold_start_with_a_warning(
+    tmp_path: Path, server: CacheServer, faults: list[Fault]
+) -> None:
+    write_verdicts(tmp_path / "a", 40)
+    with make_service(server, timeout_s=0.3) as service:
+        assert ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP).saved
+        server.inject(*faults)
+        started = time.monotonic()
+        result = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+
+    assert time.monotonic() - started < 2
+    assert (result.restored_key, result.entries) == (None, 0)
+    assert_safe_warning(result.warning, server.token)
+    assert not (tmp_path / "b").exists() or snapshot(tmp_path / "b") == {}
+
+
+@pytest.mark.skipif(not HAS_ZSTD, reason="no zstd")
+def test_a_corrupt_zstd_archive_is_a_warning(tmp_path: Path, server: CacheServer) -> None:
+    write_verdicts(tmp_path / "a", 40)
+    with make_service(server) as service:
+        ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=ZSTD)
+        server.inject(Fault.corrupt())
+        result = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=ZSTD)
+
+    assert result.restored_key is None
+    assert_safe_warning(result.warning, server.token)
+
+
+def test_a_bad_token_is_a_warning_that_does_not_repeat_it(
+    tmp_path: Path, server: CacheServer
+) -> None:
+    write_verdicts(tmp_path, 2)
+    secret = "ghs_not-the-right-token-0123456789"
+    with make_service(server, token=secret) as service:
+        saved = ac.save(service, directory=tmp_path, key=PREFIX + "1-1", version=GZIP)
+        restored = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+
+    for warning in (saved.warning, restored.warning):
+        assert_safe_warning(warning, secret)
+        assert warning is not None and "401" in warning
+    # The fake did echo it: the warning blanked it out.
+    assert any(r.headers.get("authorization") == f"Bearer {secret}" for r in server.requests)
+
+
+def test_transient_errors_are_retried(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    write_verdicts(tmp_path / "a", 2)
+    server.inject(
+        Fault.error("CreateCacheEntry", 502),
+        Fault.rate_limited("PutBlob"),
+        Fault.error("GetCacheEntryDownloadURL", 500),
+    )
+
+    assert ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP).saved
+    assert ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP).entries == 2
+    assert server.ops().count("CreateCacheEntry") == 2
+    assert server.ops().count("PutBlob") == 2
+
+
+def test_an_unreachable_service_is_a_warning(tmp_path: Path) -> None:
+    write_verdicts(tmp_path, 1)
+    # Nothing listens on port 9 (discard) of 127.0.0.1: the connection is refused.
+    with CacheService(
+        results_url="http://127.0.0.1:9/", token="t0ken-xyz", timeout_s=0.5, retries=0
+    ) as service:
+        result = ac.save(service, directory=tmp_path, key=PREFIX + "1-1")
+    assert_safe_warning(result.warning, "t0ken-xyz")
+
+
+# -- keys -------------------------------------------------------------------------------------
+
+
+def test_key_scheme() -> None:
+    assert ac.key_prefix("abc123") == "golden-gate-judge-abc123-"
+    assert ac.save_key("golden-gate-judge-abc123-", 987654321, 2) == (
+        "golden-gate-judge-abc123-987654321-2"
+    )
+
+
+@pytest.mark.parametrize("key", ["", "a,b", "k" * 513])
+def test_invalid_keys_are_refused(key: str) -> None:
+    with pytest.raises(ValueError):
+        ac.validate_key(key)
+
+
+def test_a_512_character_key_is_fine() -> None:
+    ac.validate_key("k" * 512)
+
+
+def test_save_and_restore_with_an_invalid_key_warn_without_a_request(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    write_verdicts(tmp_path, 1)
+
+    saved = ac.save(service, directory=tmp_path, key="a,b", version=GZIP)
+    restored = ac.restore(service, directory=tmp_path, prefix="x" * 600, version=GZIP)
+
+    assert not saved.saved and saved.warning and "comma" in saved.warning
+    assert restored.warning and "512" in restored.warning
+    assert server.requests == []
+
+
+def test_the_fake_enforces_the_key_rules(service: CacheService) -> None:
+    with pytest.raises(CacheServiceError) as caught:
+        service.create_cache_entry("a,b", GZIP)
+    assert (caught.value.status, caught.value.code) == (400, "invalid_argument")
+    with pytest.raises(CacheServiceError) as caught:
+        service.get_cache_entry_download_url("k", ["x" * 513], GZIP)
+    assert caught.value.code == "invalid_argument"
+
+
+def test_versions_differ_by_compression() -> None:
+    assert GZIP != ZSTD
+    assert len(GZIP) == 64 and set(GZIP) <= set("0123456789abcdef")
+    assert ac.cache_version() == ac.cache_version(ac.available_compression())
+
+
+# -- prune ------------------------------------------------------------------------------------
+
+
+def test_prune_keeps_used_keys_and_gets_under_the_cap(tmp_path: Path) -> None:
+    keys = write_verdicts(tmp_path, 10)
+    now = time.time()
+    for age, key in enumerate(keys):  # keys[9] is the oldest
+        os.utime(tmp_path / key[:2] / f"{key}.json", (now - age * 60, now - age * 60))
+    size = (tmp_path / keys[0][:2] / f"{keys[0]}.json").stat().st_size
+    keep = {keys[9], keys[0]}
+
+    removed = ac.prune(tmp_path, keep=keep, cap_bytes=size * 5 + size // 2)
+
+    left = {p.stem for p in tmp_path.rglob("*.json")}
+    assert removed == 5
+    assert keep <= left
+    assert left == {keys[0], keys[1], keys[2], keys[3], keys[9]}  # the oldest others went
+    assert sum(p.stat().st_size for p in tmp_path.rglob("*.json")) <= size * 5 + size // 2
+
+
+def test_prune_marks_kept_keys_as_used_now(tmp_path: Path) -> None:
+    keys = write_verdicts(tmp_path, 2)
+    old = time.time() - 86400
+    for key in keys:
+        os.utime(tmp_path / key[:2] / f"{key}.json", (old, old))
+
+    ac.prune(tmp_path, keep={keys[0]}, cap_bytes=10**9)
+
+    assert (tmp_path / keys[0][:2] / f"{keys[0]}.json").stat().st_mtime > old + 3600
+    assert (tmp_path / keys[1][:2] / f"{keys[1]}.json").stat().st_mtime == pytest.approx(old)
+
+
+def test_prune_under_the_cap_removes_nothing(tmp_path: Path) -> None:
+    write_verdicts(tmp_path, 3)
+    assert ac.prune(tmp_path, keep=set(), cap_bytes=10**9) == 0
+    assert len(list(tmp_path.rglob("*.json"))) == 3
+
+
+def test_prune_never_removes_kept_keys_even_over_the_cap(tmp_path: Path) -> None:
+    keys = write_verdicts(tmp_path, 4)
+    assert ac.prune(tmp_path, keep=set(keys[:2]), cap_bytes=0) == 2
+    assert {p.stem for p in tmp_path.rglob("*.json")} == set(keys[:2])
+
+
+# -- malicious archives -----------------------------------------------------------------------
+
+
+def tar_gz(*members: tuple[tarfile.TarInfo, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for info, data in members:
+            info.size = len(data) if info.isreg() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    return gzip.compress(buffer.getvalue())
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+GOOD = "ab/ab" + "0" * 62 + ".json"
+MALICIOUS = {
+    "dot-dot": [member("../evil.json")],
+    "dot-dot inside": [member("ab/../../evil.json")],
+    "absolute": [member("/tmp/golden-gate-evil.json")],
+    "symlink": [member(GOOD, tarfile.SYMTYPE, "/etc/passwd")],
+    "symlinked shard": [member("ab", tarfile.SYMTYPE, "..")],
+    "hard link": [member(GOOD, tarfile.LNKTYPE, "../../evil.json")],
+    "device": [member(GOOD, tarfile.CHRTYPE)],
+    "stranger": [member("ab/notes.txt")],
+    "wrong shard": [member("cd/ab" + "0" * 62 + ".json")],
+}
+
+
+@pytest.mark.parametrize("members", MALICIOUS.values(), ids=MALICIOUS.keys())
+def test_a_malicious_archive_is_refused_whole(
+    tmp_path: Path, server: CacheServer, service: CacheService, members: list[tarfile.TarInfo]
+) -> None:
+    target = tmp_path / "work" / "cache"
+    # A good member first: nothing at all may be written when any member is bad.
+    server.put_entry(
+        PREFIX + "1-1", GZIP, tar_gz((member(GOOD), b"{}"), *((m, b"x") for m in members))
+    )
+
+    result = ac.restore(service, directory=target, prefix=PREFIX, version=GZIP)
+
+    assert result.restored_key is None
+    assert_safe_warning(result.warning, server.token)
+    assert not (tmp_path / "work" / "evil.json").exists()
+    assert not (tmp_path / "evil.json").exists()
+    assert not target.exists() or snapshot(target) == {}
+
+
+def test_an_archive_that_is_not_compressed_is_refused(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    server.put_entry(PREFIX + "1-1", GZIP, b"plain text, not an archive")
+    result = ac.restore(service, directory=tmp_path, prefix=PREFIX, version=GZIP)
+    assert result.warning and "neither zstd nor gzip" in result.warning
+
+
+def test_an_oversized_entry_is_refused(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    big = b" " * (ac.ENTRY_MAX_BYTES + 1)
+    server.put_entry(PREFIX + "1-1", GZIP, tar_gz((member(GOOD), big)))
+    result = ac.restore(service, directory=tmp_path, prefix=PREFIX, version=GZIP)
+    assert result.warning and "oversized" in result.warning
+
+
+# -- mode -------------------------------------------------------------------------------------
+
+RUNNER = {"ACTIONS_RESULTS_URL": "https://results.example/", "ACTIONS_RUNTIME_TOKEN": "t"}
+
+
+@pytest.mark.parametrize(
+    ("env", "requested", "mode"),
+    [
+        (RUNNER, "auto", "actions"),
+        (RUNNER, "", "actions"),
+        (RUNNER, "actions", "actions"),
+        (RUNNER, "directory", "directory"),
+        (RUNNER, "off", "off"),
+        ({}, "auto", "directory"),
+        ({"ACTIONS_RESULTS_URL": "https://results.example/"}, "auto", "directory"),
+        ({"ACTIONS_RUNTIME_TOKEN": "t"}, "actions", "directory"),
+        ({}, "off", "off"),
+        (RUNNER, " Auto ", "actions"),
+    ],
+)
+def test_mode_from_env(env: dict[str, str], requested: str, mode: str) -> None:
+    assert ac.mode_from_env(env, requested) == mode
+
+
+def test_an_unknown_mode_is_an_input_error() -> None:
+    with pytest.raises(InputError) as caught:
+        ac.mode_from_env({}, "s3")
+    assert str(caught.value) == (
+        "input 'cache' must be one of auto, actions, directory, off, got 's3'"
+    )
