@@ -27,13 +27,74 @@ from golden_gate.render import render_comment, render_summary
 from golden_gate.report import load_report, new_report, report_json, save_report
 
 TAGS = ["smoke", "billing", "auth", "search", "onboarding", "api", "limits", "security"]
-WORDS = (
-    "the refund window is fourteen days after purchase and requests go through the billing "
-    "page where an administrator approves them within two business days unless the plan is "
-    "annual in which case support handles it manually see docs billing refunds for details "
-    "tokens expire after one hour rotate keys from the settings page rate limits apply per "
-    "organisation and reset every minute search indexes rebuild nightly"
-).split()
+WORDS = [
+    "the",
+    "refund",
+    "window",
+    "is",
+    "fourteen",
+    "days",
+    "after",
+    "purchase",
+    "and",
+    "requests",
+    "go",
+    "through",
+    "the",
+    "billing",
+    "page",
+    "where",
+    "an",
+    "administrator",
+    "approves",
+    "them",
+    "within",
+    "two",
+    "business",
+    "days",
+    "unless",
+    "the",
+    "plan",
+    "is",
+    "annual",
+    "in",
+    "which",
+    "case",
+    "support",
+    "handles",
+    "it",
+    "manually",
+    "see",
+    "docs",
+    "billing",
+    "refunds",
+    "for",
+    "details",
+    "tokens",
+    "expire",
+    "after",
+    "one",
+    "hour",
+    "rotate",
+    "keys",
+    "from",
+    "the",
+    "settings",
+    "page",
+    "rate",
+    "limits",
+    "apply",
+    "per",
+    "organisation",
+    "and",
+    "reset",
+    "every",
+    "minute",
+    "search",
+    "indexes",
+    "rebuild",
+    "nightly",
+]
 
 
 def text(rng: random.Random, chars: int) -> str:
@@ -86,9 +147,7 @@ def item(rng: random.Random, i: int, outcome: str) -> dict:
         "item_hash": f"{i:064x}",
     }
     if outcome == "error":
-        runs = [
-            {"status": "error", "error": "HTTP 502 after 4 attempts", "http_status": 502}
-        ] * 1
+        runs = [{"status": "error", "error": "HTTP 502 after 4 attempts", "http_status": 502}] * 1
         return {**base, "passes": 0, "runs": 0, "errors": 1, "run_results": runs}
     if outcome == "pass":
         runs = [run_result(rng, i, True)]
