@@ -324,6 +324,51 @@ def test_a_corrupt_zstd_archive_is_a_warning(tmp_path: Path, server: CacheServer
     assert_safe_warning(result.warning, server.token)
 
 
+def test_a_truncated_archive_is_a_warning(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    write_verdicts(tmp_path / "a", 40)
+    ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP)
+    whole = server.finalized()[0].data or b""
+    server.put_entry(PREFIX + "2-1", GZIP, whole[: len(whole) // 2])
+
+    result = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=GZIP)
+
+    assert result.restored_key is None
+    assert result.warning and "corrupt" in result.warning
+    assert not (tmp_path / "b").exists()
+
+
+def test_an_unwritable_directory_is_a_warning(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    write_verdicts(tmp_path / "a", 2)
+    ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=GZIP)
+    (tmp_path / "file").write_text("not a directory")
+
+    result = ac.restore(service, directory=tmp_path / "file", prefix=PREFIX, version=GZIP)
+
+    assert result.restored_key is None
+    assert result.warning and "corrupt" not in result.warning
+
+
+@pytest.mark.skipif(not HAS_ZSTD, reason="no zstd to save with")
+def test_a_runner_without_zstd_never_sees_zstd_saves(
+    tmp_path: Path, server: CacheServer, service: CacheService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_verdicts(tmp_path / "a", 2)
+    ac.save(service, directory=tmp_path / "a", key=PREFIX + "1-1", version=ZSTD)
+    monkeypatch.setattr(ac.shutil, "which", lambda name: None)
+    monkeypatch.setattr(ac, "_zstandard", lambda: None)
+
+    assert ac.available_compression() == "gzip"
+    assert ac.restore(service, directory=tmp_path / "b", prefix=PREFIX) == ac.RestoreResult()
+    forced = ac.restore(service, directory=tmp_path / "b", prefix=PREFIX, version=ZSTD)
+    assert forced.warning and "zstd" in forced.warning
+    assert ac.save(service, directory=tmp_path / "a", key=PREFIX + "2-1").saved
+    assert (server.finalized()[-1].data or b"").startswith(b"\x1f\x8b")
+
+
 def test_a_bad_token_is_a_warning_that_does_not_repeat_it(
     tmp_path: Path, server: CacheServer
 ) -> None:

@@ -275,9 +275,44 @@ def finish(
     return EXIT_PASSED
 
 
-def gate_mode(settings: ActionSettings, ctx: Context) -> int:
+def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
+    """Build the judge (validating its prompt first), restore verdicts, evaluate, save them."""
+    from golden_gate.actions_cache import mode_from_env
+    from golden_gate.cache_persistence import persisted_verdicts
+    from golden_gate.judge import make_judge
     from golden_gate.pipeline import evaluate_only
 
+    run_settings = settings.run
+    mode = mode_from_env(ctx.env, settings.cache_mode)
+    if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
+        runner.warning(
+            "cache is 'actions' but the runner exposes no cache service; using the directory only",
+            title="golden-gate cache",
+        )
+    judge = None if run_settings.deterministic_only else make_judge(run_settings.judge)
+    attempt = ctx.env.get("GITHUB_RUN_ATTEMPT", "1")
+    if run_settings.shard is not None:
+        # Shards of one run save side by side: each needs its own immutable key.
+        attempt += f"-shard{run_settings.shard.index}of{run_settings.shard.count}"
+    with persisted_verdicts(
+        run_settings.cache_dir,
+        mode=mode if judge is not None else "off",
+        env=ctx.env,
+        identity=judge.identity() if judge is not None else "",
+        attempt=attempt,
+        cap_bytes=settings.cache_max_mb * 1024 * 1024,
+    ) as persisted, runner.group("Evaluation"):
+        report = evaluate_only(run_settings, judge=judge, cache=persisted.cache)
+    runner.set_outputs(
+        {
+            "cache-misses": str(report.stats.cache_misses if report.stats else 0),
+            "cache-restored-key": persisted.restored_key or "",
+        }
+    )
+    return report
+
+
+def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     scope = in_scope(settings, ctx)
     if not scope.run:
         return skip(scope)
@@ -294,10 +329,10 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     if settings.index_snapshot:
         run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
 
+    settings = settings.model_copy(update={"run": run_settings})
     if run_settings.shard is not None:
         # A matrix job: evaluate this shard; the merge job gates and comments once.
-        with runner.group(f"Evaluation (shard {run_settings.shard})"):
-            report = evaluate_only(run_settings)
+        report = evaluate_with_cache(settings, ctx)
         complete = report.complete
         runner.write_summary(
             f"golden-gate shard {run_settings.shard}: {len(report.results)} items evaluated"
@@ -317,9 +352,7 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     baseline = find_baseline_for(
         settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
     )
-    with runner.group("Evaluation"):
-        report = evaluate_only(run_settings)
-    settings = settings.model_copy(update={"run": run_settings})
+    report = evaluate_with_cache(settings, ctx)
     return finish(settings, ctx, report, baseline, notes)
 
 

@@ -486,6 +486,7 @@ def unpack(archive: Path, directory: Path) -> int:
     lean on tarfile's extraction filters, which not every Python 3.11 patch release has.
     An entry already present locally is kept as it is: entries are content-addressed.
     """
+    corrupt = (gzip.BadGzipFile, EOFError, zlib.error, tarfile.TarError)
     with tempfile.TemporaryDirectory(prefix="golden-gate-unpack-") as work:
         plain = Path(work) / "cache.tar"
         with archive.open("rb") as handle:
@@ -502,14 +503,13 @@ def unpack(archive: Path, directory: Path) -> int:
             with tarfile.open(plain, "r:") as tar:
                 members = [(member, _check_member(member)) for member in tar.getmembers()]
                 directory.mkdir(parents=True, exist_ok=True)
-                count = 0
                 for member, name in members:
                     if name is not None:
                         _extract(tar, member, directory / name)
-                        count += 1
-                return count
-        except (OSError, EOFError, zlib.error, tarfile.TarError) as exc:
+        except corrupt as exc:
+            # Other OSErrors (a full disk, a read-only directory) keep their own message.
             raise ArchiveError(f"the cache archive is corrupt ({type(exc).__name__})") from None
+        return sum(1 for _, name in members if name is not None)
 
 
 def _check_member(member: tarfile.TarInfo) -> str | None:
@@ -601,9 +601,9 @@ def save(
     nothing is saved when the directory holds no verdict. Never raises for service, network or
     archive problems, including a key another job saved first (409).
     """
-    compression = compression or _compression_of(version) or available_compression()
-    version = version or cache_version(compression)
     try:
+        compression = compression or _compression_of(version) or available_compression()
+        version = version or cache_version(compression)
         validate_key(key)
         with tempfile.TemporaryDirectory(prefix="golden-gate-save-") as work:
             archive = Path(work) / f"cache.tar.{'zst' if compression == 'zstd' else 'gz'}"

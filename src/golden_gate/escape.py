@@ -16,18 +16,43 @@ _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]"
 )
-_WHITESPACE = re.compile(r"\s+")
+_ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # all that ASCII loses
+_WWW = re.compile(r"(?i)(w)(w)(w)")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "|": "&#124;"}
 _MARKDOWN = set("\\`*_[]()!~{}^$")
+_ESCAPES = str.maketrans(
+    {**_HTML, **{ch: "\\" + ch for ch in _MARKDOWN}, "@": "@" + ZWSP, "#": "\\#" + ZWSP}
+)
+
+
+class _Deletions(dict[int, int | None]):
+    """A `str.translate` table that deletes what `_strip_invisible` must, learnt per character.
+
+    Each code point is classified once (by `_INVISIBLE` and its Unicode category) and then
+    looked up in C, instead of a Python call per character of every text.
+    """
+
+    def __missing__(self, code: int) -> int | None:
+        ch = chr(code)
+        keep = ch in "\t\n\r" or (
+            not _INVISIBLE.match(ch) and unicodedata.category(ch) not in ("Cc", "Cf", "Co")
+        )
+        value = code if keep else None
+        if len(self) < 65_536:  # bounded, whatever the input
+            self[code] = value
+        return value
+
+
+_DELETIONS = _Deletions()
 
 
 def _strip_invisible(text: str) -> str:
-    text = _INVISIBLE.sub("", text)
-    # Other control and format characters (bidi isolates included) go too; tabs/newlines are
-    # whitespace and are collapsed below.
-    return "".join(
-        ch for ch in text if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cc", "Cf", "Co")
-    )
+    # The listed invisibles, then other control and format characters (bidi isolates
+    # included); tabs/newlines are whitespace and are collapsed by the caller. Of ASCII, only
+    # the C0 controls but tab, newline and carriage return, and DEL, are either.
+    if text.isascii():
+        return _ASCII_CONTROL.sub("", text)
+    return text.translate(_DELETIONS)
 
 
 def cut(text: str, limit: int) -> str:
@@ -42,22 +67,14 @@ def inline(text: str | None, *, limit: int = 300) -> str:
     if text is None:
         return ""
     text = _strip_invisible(text[: limit * 4 if limit > 0 else None])
-    text = cut(_WHITESPACE.sub(" ", text).strip(), limit)
-    out = []
-    for i, ch in enumerate(text):
-        if ch in _HTML:
-            out.append(_HTML[ch])
-        elif ch in _MARKDOWN:
-            out.append("\\" + ch)
-        elif ch in "@#":
-            out.append(("\\#" if ch == "#" else "@") + ZWSP)
-        elif ch == ":" and text[i + 1 : i + 2] == "/":
-            out.append(":" + ZWSP)  # "scheme://" is what GitHub autolinks
-        else:
-            out.append(ch)
-    escaped = "".join(out)
+    # Runs of whitespace become one space, none at either end (split() and `\s` agree on
+    # what whitespace is: Py_UNICODE_ISSPACE).
+    text = cut(" ".join(text.split()), limit)
+    # "scheme://" is what GitHub autolinks: a zero-width space after every ":" before a "/"
+    # (no escape below produces or removes a ":" or a "/", so this can follow them).
+    escaped = text.translate(_ESCAPES).replace(":/", ":" + ZWSP + "/")
     # "www." autolinks without a scheme; the dot is already escaped, so split the letters.
-    return re.sub(r"(?i)(w)(w)(w)", r"\1" + ZWSP + r"\2\3", escaped)
+    return _WWW.sub(r"\1" + ZWSP + r"\2\3", escaped)
 
 
 def code_span(text: str, *, limit: int = 120) -> str:

@@ -119,14 +119,11 @@ def _comparability_warnings(candidate: Report, baseline: Report) -> list[str]:
         and cand.fingerprint != base.fingerprint
     ):
         warnings.append("the yardstick moved: the golden set differs from the baseline's")
-    base_items = baseline.by_id()
+    base_hashes = {r.id: r.item_hash for r in baseline.results}
     changed = sum(
         1
         for r in candidate.results
-        if r.id in base_items
-        and r.item_hash
-        and base_items[r.id].item_hash
-        and r.item_hash != base_items[r.id].item_hash
+        if r.item_hash and (base_hash := base_hashes.get(r.id)) and r.item_hash != base_hash
     )
     if changed:
         warnings.append(
@@ -143,11 +140,15 @@ def _comparability_warnings(candidate: Report, baseline: Report) -> list[str]:
 
 def compare(candidate: Report, baseline: Report, settings: GateSettings) -> Comparison:
     """Pair items counted in both reports; regressions are baseline passes the candidate fails."""
-    cand = {r.id: r for r in candidate.counted}
-    base = {r.id: r for r in baseline.counted}
+    cand = {r.id: r.passed for r in candidate.counted}
+    base = {r.id: r.passed for r in baseline.counted}
     shared = cand.keys() & base.keys()
-    regressions = sorted(i for i in shared if base[i].passed and not cand[i].passed)
-    improvements = sorted(i for i in shared if cand[i].passed and not base[i].passed)
+    cand_passed = {i for i, passed in cand.items() if passed}
+    base_passed = {i for i, passed in base.items() if passed}
+    # Set algebra instead of a lookup a pair: regressions are shared baseline passes the
+    # candidate did not pass, improvements the reverse.
+    regressions = sorted((base_passed & shared) - cand_passed)
+    improvements = sorted((cand_passed & shared) - base_passed)
     b, c = len(regressions), len(improvements)
     p_value = sign_test_p(b, c)
     net_drop = (b - c) / len(shared) if shared else 0.0

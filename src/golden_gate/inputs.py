@@ -94,6 +94,8 @@ class ActionSettings(BaseModel):
     index_snapshot: str
     pr_number: int | None
     shard_reports: list[str]
+    cache_mode: str
+    cache_max_mb: int
     run: Settings
 
 
@@ -157,6 +159,16 @@ def read_action_settings(
         raise InputError(f"input 'mode' must be one of {', '.join(MODES)}, got '{mode}'")
     url = inputs.raw("assistant-url")
     compose_file = inputs.raw("compose-file")
+    from golden_gate.actions_cache import MODES as CACHE_MODES
+
+    cache_mode = inputs.raw("cache", "auto")
+    if cache_mode.strip().lower() not in CACHE_MODES:
+        raise InputError(
+            f"input 'cache' must be one of {', '.join(CACHE_MODES)}, got '{cache_mode}'"
+        )
+    cache_max_mb = inputs.integer("cache-max-mb", 50) or 0
+    if cache_max_mb <= 0:
+        raise InputError("input 'cache-max-mb' must be a positive whole number")
     shard_text = inputs.raw("shard")
     shard = Shard.parse(shard_text) if shard_text and mode == "gate" else None
     report_path = workspace / inputs.raw("report-path", "golden-gate/report.json")
@@ -220,7 +232,7 @@ def read_action_settings(
                 min_drop=inputs.number("min-drop", 0.03),
                 require_comparable=inputs.boolean("require-comparable", False),
             ),
-            cache_dir=workspace / cache_dir if cache_dir not in ("", "off") else None,
+            cache_dir=workspace / cache_dir if cache_mode.strip().lower() != "off" else None,
             report_path=report_path,
             shard=shard,
             comment_path=comment_file,
@@ -244,6 +256,8 @@ def read_action_settings(
         fail_on_regression=inputs.boolean("fail-on-regression", True),
         index_snapshot=inputs.raw("index-snapshot"),
         pr_number=pr_number,
+        cache_mode=cache_mode,
+        cache_max_mb=cache_max_mb,
         shard_reports=inputs.lines("shard-reports", ["golden-gate/report-shard-*-of-*.json"]),
         run=run,
     )

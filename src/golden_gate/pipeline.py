@@ -63,6 +63,7 @@ async def _evaluate(
     judge: Judge | None,
     dataset: DatasetInfo,
     assistant: AssistantInfo,
+    cache: VerdictCache,
 ) -> Report:
     assert settings.target is not None and settings.target.url
     loop = asyncio.get_running_loop()
@@ -71,7 +72,6 @@ async def _evaluate(
     for signum in (signal.SIGTERM, signal.SIGINT):
         # A cancelled job stops the evaluation; what finished is still reported (incomplete).
         loop.add_signal_handler(signum, task.cancel)
-    cache = VerdictCache(settings.cache_dir)
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
         try:
@@ -93,12 +93,20 @@ async def _evaluate(
                 await judge.aclose()  # its HTTP client belongs to this event loop
 
 
-def evaluate_only(settings: Settings) -> Report:
-    """Validate everything that costs nothing, start the assistant if asked, evaluate, save."""
+def evaluate_only(
+    settings: Settings, *, judge: Judge | None = None, cache: VerdictCache | None = None
+) -> Report:
+    """Validate everything that costs nothing, start the assistant if asked, evaluate, save.
+
+    `judge` and `cache` are built from the settings unless the caller (the Action, which
+    carries the cache between runs) passes its own.
+    """
     if settings.target is None or (not settings.target.url and settings.compose is None):
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
     items = load_items(settings)
-    judge = None if settings.deterministic_only else make_judge(settings.judge)
+    if judge is None and not settings.deterministic_only:
+        judge = make_judge(settings.judge)
+    cache = cache if cache is not None else VerdictCache(settings.cache_dir)
     fingerprint = golden.fingerprint(items)  # of the whole selection, so shards can agree
     if settings.shard is not None:
         items = golden.shard_of(items, settings.shard)
@@ -111,7 +119,7 @@ def evaluate_only(settings: Settings) -> Report:
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:
-        report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant))
+        report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
     else:
         from golden_gate.compose import Compose
 
@@ -124,7 +132,7 @@ def evaluate_only(settings: Settings) -> Report:
                 update={"url": target.url, "image_digests": service.image_digests}
             )
             settings = settings.model_copy(update={"target": target})
-            report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant))
+            report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
     save_report(report, settings.report_path)
     return report
 

@@ -7,6 +7,8 @@ reaches a template, so a user's own template cannot forget to.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 
 import jinja2
@@ -54,13 +56,25 @@ class TagRow(BaseModel):
     regressions: int
 
 
-class Section(BaseModel):
-    rows: list[Row]
-    total: int
+class Section:
+    """One table's rows, already escaped, and how many items it has in all.
+
+    `rows` are escaped when a template first lists them: a section the template never shows
+    (e.g. the failed items when there is a baseline) costs nothing however large it is.
+    """
+
+    def __init__(self, ids: list[str], total: int, row: Callable[[str], Row]) -> None:
+        self.total = total
+        self._ids = ids
+        self._row = row
+
+    @cached_property
+    def rows(self) -> list[Row]:
+        return [self._row(i) for i in self._ids]
 
     @property
     def omitted(self) -> int:
-        return self.total - len(self.rows)
+        return self.total - len(self._ids)
 
 
 def _row(item: ItemResult | None, item_id: str) -> Row:
@@ -78,11 +92,12 @@ def _row(item: ItemResult | None, item_id: str) -> Row:
 def _tag_rows(report: Report, regressions: set[str]) -> list[TagRow]:
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for item in report.counted:
+        passed, regressed = int(item.passed), int(item.id in regressions)
         for tag in item.tags or ["(untagged)"]:
             entry = counts[tag]
-            entry[0] += int(item.passed)
+            entry[0] += passed
             entry[1] += 1
-            entry[2] += int(item.id in regressions)
+            entry[2] += regressed
     return [
         TagRow(
             tag=code_span(tag, limit=60),
@@ -112,51 +127,77 @@ def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Envir
     return env
 
 
+class _Rows:
+    """Each item's escaped row, made once per render and shared by every attempt and section."""
+
+    def __init__(self, items: dict[str, ItemResult]) -> None:
+        self._items = items
+        self._rows: dict[str, Row] = {}
+
+    def __call__(self, item_id: str) -> Row:
+        row = self._rows.get(item_id)
+        if row is None:
+            row = self._rows[item_id] = _row(self._items.get(item_id), item_id)
+        return row
+
+
 def _context(
     report: Report,
     gate: GateResult,
     *,
     baseline: Report | None,
     comment_id: str,
-    max_rows: int,
     extra_notes: list[str],
-) -> dict[str, object]:
-    items = report.by_id()
+) -> Callable[[int], dict[str, object]]:
+    """The template's context for a given number of rows a section: everything that does not
+    depend on that number is computed (and escaped) once, not again at each attempt."""
+    rows = _Rows(report.by_id())
     comparison = gate.comparison
     regressed_ids = comparison.regressions if comparison else []
     improved_ids = comparison.improvements if comparison else []
     failed_ids = sorted(r.id for r in report.counted if not r.passed)
-
-    def section(ids: list[str]) -> Section:
-        return Section(rows=[_row(items.get(i), i) for i in ids[:max_rows]], total=len(ids))
-
-    stats = report.stats
-    return {
-        "marker": marker(comment_id),
-        "comment_id": marker_id(comment_id),
-        "gate": gate,
-        "verdict": gate.verdict,
-        "headline": inline(gate.headline, limit=600),
-        "reasons": [inline(r.message, limit=400) for r in gate.reasons],
-        "warnings": [inline(w, limit=400) for w in gate.warnings],
-        "notes": [inline(n, limit=600) for n in [*gate.notes, *extra_notes]],
-        "settings": gate.settings,
-        "comparison": comparison,
-        "has_baseline": baseline is not None,
-        "judge": code_span(report.judge, limit=80),
-        "offline_judge": report.judge == "keypoints",
-        "tier": report.tier,
-        "regressed": section(regressed_ids),
-        "improved": section(improved_ids),
-        "failed": section(failed_ids),
-        "unstable": section(gate.unstable),
-        "errors": section(gate.errored),
-        "tags": _tag_rows(report, set(regressed_ids)),
-        "stats": stats,
-        "complete": report.complete,
-        "incomplete_reason": inline(report.incomplete_reason, limit=300),
-        "assistant": report.assistant,
+    sections = {
+        "regressed": regressed_ids,
+        "improved": improved_ids,
+        "failed": failed_ids,
+        "unstable": gate.unstable,
+        "errors": gate.errored,
     }
+    headline = inline(gate.headline, limit=600)
+    reasons = [inline(r.message, limit=400) for r in gate.reasons]
+    warnings = [inline(w, limit=400) for w in gate.warnings]
+    notes = [inline(n, limit=600) for n in [*gate.notes, *extra_notes]]
+    tags = _tag_rows(report, set(regressed_ids))
+    incomplete_reason = inline(report.incomplete_reason, limit=300)
+
+    def section(ids: list[str], max_rows: int) -> Section:
+        return Section(ids[:max_rows], len(ids), rows)
+
+    def context(max_rows: int) -> dict[str, object]:
+        return {
+            "marker": marker(comment_id),
+            "comment_id": marker_id(comment_id),
+            "gate": gate,
+            "verdict": gate.verdict,
+            "headline": headline,
+            "reasons": list(reasons),
+            "warnings": list(warnings),
+            "notes": list(notes),
+            "settings": gate.settings,
+            "comparison": comparison,
+            "has_baseline": baseline is not None,
+            "judge": code_span(report.judge, limit=80),
+            "offline_judge": report.judge == "keypoints",
+            "tier": report.tier,
+            **{name: section(ids, max_rows) for name, ids in sections.items()},
+            "tags": list(tags),
+            "stats": report.stats,
+            "complete": report.complete,
+            "incomplete_reason": incomplete_reason,
+            "assistant": report.assistant,
+        }
+
+    return context
 
 
 def render(
@@ -177,18 +218,17 @@ def render(
         tmpl = env.get_template(name)
     except jinja2.TemplateError as exc:
         raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
+    context = _context(
+        report,
+        gate,
+        baseline=baseline,
+        comment_id=comment_id,
+        extra_notes=extra_notes or [],
+    )
 
     def attempt(max_rows: int) -> str:
-        context = _context(
-            report,
-            gate,
-            baseline=baseline,
-            comment_id=comment_id,
-            max_rows=max_rows,
-            extra_notes=extra_notes or [],
-        )
         try:
-            return tmpl.render(**context)
+            return tmpl.render(**context(max_rows))
         except jinja2.TemplateError as exc:
             raise InputError(f"{user_template or name}: the template failed ({exc})") from None
 

@@ -298,10 +298,10 @@ class Job:
             **{env_name(name): value for name, value in inputs.items()},
         }
 
-    def docker_run(
-        self, env: dict[str, str], entrypoint: str | None = None
-    ) -> subprocess.CompletedProcess:
-        """`docker run` with the runner's options (actions/runner DockerCommandManager)."""
+    def docker_run_command(self, env: dict[str, str], entrypoint: str | None = None):
+        """(container name, argv) of `docker run` with the runner's options (actions/runner's
+        DockerCommandManager.DockerRun: --name, --label, --workdir, --rm, `-e NAME` for every
+        variable, --entrypoint, --network, the mounts, the image)."""
         self.runs += 1
         name = f"gg-step-{self.run_id}-{self.runs}"
         command = ["docker", "run", "--name", name, "--label", TEST_LABEL]
@@ -320,6 +320,12 @@ class Job:
         ):
             command += ["-v", f"{source}:{target}"]
         command.append(ACTION_IMAGE)
+        return name, command
+
+    def docker_run(
+        self, env: dict[str, str], entrypoint: str | None = None
+    ) -> subprocess.CompletedProcess:
+        name, command = self.docker_run_command(env, entrypoint)
         started = time.perf_counter()
         try:
             done = subprocess.run(
@@ -336,16 +342,54 @@ class Job:
         done.elapsed = time.perf_counter() - started
         return done
 
-    def run_step(self, **inputs: str) -> subprocess.CompletedProcess:
-        """The main step; then `.outputs`, `.summary` and `.state` from the file commands."""
-        files = self.tmp / "file_commands"
+    def reset_file_commands(self) -> None:
         for name in ("output", "summary", "state"):
-            (files / name).write_text("")
-        done = self.docker_run(self.runner_env(inputs))
+            (self.tmp / "file_commands" / name).write_text("")
+
+    def read_file_commands(self, done: subprocess.CompletedProcess) -> None:
+        files = self.tmp / "file_commands"
         done.outputs = parse_outputs((files / "output").read_text())
         done.summary = (files / "summary").read_text()
         done.state = parse_outputs((files / "state").read_text())
+
+    def run_step(self, **inputs: str) -> subprocess.CompletedProcess:
+        """The main step; then `.outputs`, `.summary` and `.state` from the file commands."""
+        self.reset_file_commands()
+        done = self.docker_run(self.runner_env(inputs))
+        self.read_file_commands(done)
         print(f"step: exit {done.returncode} in {done.elapsed:.1f} s")
+        return done
+
+    def kill_step_once_compose_runs(self, **inputs: str) -> subprocess.CompletedProcess:
+        """The main step, killed (SIGKILL: no clean-up of its own) as soon as a container of
+        the compose project exists: a cancelled job, or a runner that lost the step."""
+        self.reset_file_commands()
+        env = self.runner_env(inputs)
+        name, command = self.docker_run_command(env)
+        step = subprocess.Popen(
+            command,
+            env={"PATH": os.environ["PATH"], **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        label = f"label=com.docker.compose.project={self.project}"
+        deadline = time.monotonic() + 60
+        try:
+            while not lines(docker("ps", "-aq", "--filter", label)):
+                assert step.poll() is None, "the step ended before it started the assistant"
+                assert time.monotonic() < deadline, "the step started no compose container"
+                time.sleep(0.1)
+            docker("kill", name, check=False)
+            stdout, stderr = step.communicate(timeout=60)
+        finally:
+            if step.poll() is None:
+                docker("rm", "-f", name, check=False)
+                step.kill()
+                step.communicate()
+        done = subprocess.CompletedProcess(command, step.returncode, stdout, stderr)
+        self.read_file_commands(done)
+        print(f"step: killed, exit {done.returncode}")
         return done
 
     def run_post(self, step: subprocess.CompletedProcess, **inputs: str):
@@ -566,3 +610,26 @@ def test_assistant_as_a_job_service_reached_by_url(job: Job):
     (comment,) = job.github(f"/repos/{REPO}/issues/1/comments")
     assert "golden-gate" in comment["body"]
     assert job.host_path(out["report-path"]).is_file()
+
+
+def test_a_killed_step_leaves_the_project_to_the_post_step(job: Job):
+    """The runner runs the post step even when the main step was cancelled or killed: with
+    the state the step saved before `compose up`, it takes the project down."""
+    compose = {
+        "services": {
+            "assistant": {
+                "image": ASSISTANT_IMAGE,
+                "healthcheck": {"test": ["CMD", "false"], "interval": "1s", "retries": 1000},
+            }
+        }
+    }
+    (job.workspace / "docker-compose.slow.yml").write_text(json.dumps(compose, indent=2))
+    inputs = gate_inputs(**{"compose-file": "docker-compose.slow.yml", "wait-timeout": "120"})
+    step = job.kill_step_once_compose_runs(**inputs)
+    assert step.returncode == 137, step.stdout + step.stderr  # SIGKILL
+    assert step.state.get("compose-project") == job.project, step.state
+    assert project_leftovers(job.project), "the kill came too late to leave anything behind"
+
+    post = job.run_post(step, **inputs)
+    assert post.returncode == 0, post.stdout + post.stderr
+    assert project_leftovers(job.project) == []

@@ -2,17 +2,20 @@
 
 It is a real HTTP server, so clients are exercised through their real stack (PyGithub,
 requests, urllib3 retries, pagination by `Link` header). It holds state the way GitHub does:
-users and their tokens, repositories with git-like history (blobs, commits, refs), pull requests
-with changed files, and issue comments. Every request and every response is validated against
-the trimmed official OpenAPI description (`tests/openapi/github-trimmed.json`, made by
-`tests/openapi/trim.py`); a violation is recorded in `violations` and answered with a 500 that
-names it, so both the client and the `github_server` fixture (tests/conftest.py) see it.
+users and their tokens, repositories with git-like history (blobs, commits, refs, file commits
+through the contents API), pull requests (with the changed files given, or the diff of their
+branches when opened through the API), issues with labels, and comments. Every request and every
+response is validated against the trimmed official OpenAPI description
+(`tests/openapi/github-trimmed.json`, made by `tests/openapi/trim.py`); a violation is recorded
+in `violations` and answered with a 500 that names it, so both the client and the
+`github_server` fixture (tests/conftest.py) see it.
 
     with GitHubServer() as server:
         server.add_user("octocat", token="t-octo")
         server.add_repo("octo/docs", files={"evals/golden.jsonl": "..."})
         pr = server.add_pull("octo/docs", files=["prompts/system.md"])
         server.add_comment("octo/docs", pr.number, "hello", user="octocat")
+        server.add_issue("octo/docs", title="Drift", labels=["golden-gate"], user="octocat")
         server.fail("GET", "/repos/*/issues/*/comments", status=502)  # once
         server.api_url  # http://127.0.0.1:PORT, the `base_url` for PyGithub
 
@@ -27,6 +30,7 @@ trimmed description, then register a handler with `@_route(METHOD, "/template/as
 from __future__ import annotations
 
 import base64
+import binascii
 import fnmatch
 import functools
 import hashlib
@@ -174,6 +178,12 @@ def git_blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def _subtree(tree: Mapping[str, str], path: str) -> dict[str, str]:
+    """The entries of `tree` at `path` or below it (a file, or a directory's files)."""
+    below = path.strip("/") + "/"
+    return {p: sha for p, sha in tree.items() if p == path.strip("/") or p.startswith(below)}
+
+
 def node_id(prefix: str, number: int) -> str:
     return prefix + base64.b64encode(f"{prefix}{number:012d}".encode()).decode().rstrip("=")
 
@@ -202,6 +212,7 @@ class Commit:
     parents: list[str]
     message: str
     created_at: datetime
+    author: str | None = None  # the login that made it (None: someone without an account)
 
 
 @dataclass
@@ -235,6 +246,10 @@ class PullRequest:
     state: Literal["open", "closed"] = "open"
     created_at: datetime = EPOCH
     updated_at: datetime = EPOCH
+    closed_at: datetime | None = None
+    labels: list[str] = field(default_factory=list)
+    # opened through the API: the changed files are the diff of the branches, not `files`
+    diff_of_branches: bool = False
 
 
 @dataclass
@@ -249,6 +264,19 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     state: Literal["open", "closed"] = "open"
     created_at: datetime = EPOCH
+    updated_at: datetime = EPOCH
+    closed_at: datetime | None = None
+    closed_by: str | None = None
+    state_reason: Literal["completed", "not_planned", "duplicate", "reopened"] | None = None
+
+
+@dataclass
+class Label:
+    id: int
+    name: str
+    color: str = "ededed"  # what GitHub gives a label made by naming it on an issue
+    description: str | None = None
+    default: bool = False
 
 
 @dataclass
@@ -275,7 +303,11 @@ class Repo:
     pulls: dict[int, PullRequest] = field(default_factory=dict)
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, Comment] = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)  # lower-cased name -> label
     next_number: int = 1
+    # the setting "Allow GitHub Actions to create and approve pull requests"; when off, the
+    # workflow token's POST /pulls is 403 (real repositories have it off unless enabled)
+    actions_can_create_pulls: bool = True
 
     @property
     def full_name(self) -> str:
@@ -380,7 +412,8 @@ def _route(method: str, template: str) -> Callable[[Handler], Handler]:
     """Register a handler under the description's own path template."""
     pattern = re.sub(
         r"\{(\w+)\}",
-        lambda m: f"(?P<{m[1]}>.+)" if m[1] == "path" else f"(?P<{m[1]}>[^/]+)",
+        # `path` and git `ref` span several segments ("heads/golden-gate/baseline")
+        lambda m: f"(?P<{m[1]}>.+)" if m[1] in ("path", "ref") else f"(?P<{m[1]}>[^/]+)",
         template,
     )
 
@@ -550,9 +583,10 @@ class GitHubServer:
         *,
         message: str = "commit",
         start: str | None = None,
+        author: str | None = None,
     ) -> str:
         """Commit `files` (None deletes a path) on `branch` (created from `start` or the default
-        branch when new) and return the commit sha."""
+        branch when new) and return the commit sha; open pull requests from `branch` follow."""
         with self.lock:
             repo = self.repos[full_name]
             parent = repo.resolve(f"heads/{branch}") if f"heads/{branch}" in repo.refs else None
@@ -570,9 +604,20 @@ class GitHubServer:
             moment = self.tick()
             seed = json.dumps([sorted(tree.items()), parent.sha if parent else None, message])
             sha = hashlib.sha1(f"{seed}{moment}".encode(), usedforsecurity=False).hexdigest()
-            repo.commits[sha] = Commit(sha, tree, [parent.sha] if parent else [], message, moment)
-            repo.refs[f"heads/{branch}"] = sha
+            parents = [parent.sha] if parent else []
+            repo.commits[sha] = Commit(sha, tree, parents, message, moment, author)
+            self.set_ref(full_name, f"heads/{branch}", sha)
             return sha
+
+    def set_ref(self, full_name: str, name: str, sha: str) -> None:
+        """Point `name` ("heads/main") at commit `sha`; open pull requests from it follow."""
+        with self.lock:
+            repo = self.repos[full_name]
+            repo.refs[name] = sha
+            if name.startswith("heads/"):
+                for pull in repo.pulls.values():
+                    if pull.state == "open" and pull.head_ref == name.removeprefix("heads/"):
+                        pull.head_sha = sha
 
     def add_pull(
         self,
@@ -584,6 +629,7 @@ class GitHubServer:
         user: str | None = None,
         title: str = "Change things",
         body: str | None = None,
+        labels: Sequence[str] = (),
     ) -> PullRequest:
         """A pull request from `head` (made from base when new) whose diff lists `files`."""
         with self.lock:
@@ -608,6 +654,7 @@ class GitHubServer:
                 body=body,
                 created_at=moment,
                 updated_at=moment,
+                labels=[self.label(full_name, name).name for name in labels],
             )
             repo.next_number += 1
             repo.pulls[pull.number] = pull
@@ -620,22 +667,124 @@ class GitHubServer:
         title: str = "An issue",
         user: str | None = None,
         body: str | None = None,
-        labels: list[str] | None = None,
+        labels: Sequence[str] = (),
     ) -> Issue:
+        """An open issue; labels that do not exist yet are made, as GitHub makes them."""
         with self.lock:
             repo = self.repos[full_name]
+            if user is not None and user not in self.users:
+                self.add_user(user)
+            moment = self.tick()
             issue = Issue(
                 number=repo.next_number,
                 id=self.next_id(),
                 title=title,
                 user=user or repo.owner,
                 body=body,
-                labels=list(labels or []),
-                created_at=self.tick(),
+                labels=[self.label(full_name, name).name for name in labels],
+                created_at=moment,
+                updated_at=moment,
             )
             repo.next_number += 1
             repo.issues[issue.number] = issue
             return issue
+
+    def add_label(
+        self,
+        full_name: str,
+        name: str,
+        *,
+        color: str = "ededed",
+        description: str | None = None,
+    ) -> Label:
+        with self.lock:
+            label = Label(self.next_id(), name, color, description)
+            self.repos[full_name].labels[name.lower()] = label
+            return label
+
+    def label(self, full_name: str, name: str) -> Label:
+        """The label named `name` (names are case-insensitive), made when there is none."""
+        with self.lock:
+            found = self.repos[full_name].labels.get(name.lower())
+            return found if found is not None else self.add_label(full_name, name)
+
+    def issues(self, full_name: str, *, label: str | None = None) -> list[Issue]:
+        """The issues (not pull requests), oldest first, optionally only those with `label`."""
+        with self.lock:
+            found = sorted(self.repos[full_name].issues.values(), key=lambda i: i.number)
+            if label is None:
+                return found
+            return [i for i in found if label.lower() in (n.lower() for n in i.labels)]
+
+    def branch_files(self, full_name: str, branch: str) -> dict[str, bytes]:
+        """The files at the head of `branch`."""
+        with self.lock:
+            repo = self.repos[full_name]
+            commit = repo.commits[repo.refs[f"heads/{branch}"]]
+            return {path: repo.blobs[sha] for path, sha in commit.tree.items()}
+
+    # -- history -------------------------------------------------------------------------------
+
+    def ancestors(self, repo: Repo, sha: str) -> set[str]:
+        """`sha` and every commit it descends from."""
+        seen: set[str] = set()
+        pending = [sha]
+        while pending:
+            current = pending.pop()
+            if current not in seen:
+                seen.add(current)
+                pending.extend(repo.commits[current].parents)
+        return seen
+
+    def history(self, repo: Repo, sha: str, path: str | None = None) -> list[Commit]:
+        """The commits reachable from `sha`, newest first, as `git log [-- path]` lists them:
+        with a path, only those that changed it, following a parent that left it unchanged."""
+        listed: list[Commit] = []
+        seen: set[str] = set()
+        pending = [sha]
+        while pending:
+            pending.sort(key=lambda s: (repo.commits[s].created_at, s))
+            current = repo.commits[pending.pop()]
+            if current.sha in seen:
+                continue
+            seen.add(current.sha)
+            parents = [repo.commits[p] for p in current.parents]
+            if path is None:
+                listed.append(current)
+                pending.extend(p.sha for p in parents)
+                continue
+            mine = _subtree(current.tree, path)
+            same = [p for p in parents if _subtree(p.tree, path) == mine]
+            if same:
+                pending.append(same[0].sha)
+            else:
+                if parents or mine:
+                    listed.append(current)
+                pending.extend(p.sha for p in parents)
+        return listed
+
+    def pull_files(self, repo: Repo, pull: PullRequest) -> list[PullFile]:
+        """The files a pull request changes: as given, or (opened through the API) the diff from
+        the merge base of its branches to its head, as GitHub computes it."""
+        if not pull.diff_of_branches:
+            return pull.files
+        base_head = repo.refs.get(f"heads/{pull.base_ref}", pull.base_sha)
+        common = self.ancestors(repo, base_head)
+        merge_base = next((c for c in self.history(repo, pull.head_sha) if c.sha in common), None)
+        before = merge_base.tree if merge_base else {}
+        after = repo.commits[pull.head_sha].tree
+        files: list[PullFile] = []
+        for path in sorted(before.keys() | after.keys()):
+            old, new = before.get(path), after.get(path)
+            if old == new:
+                continue
+            old_lines = repo.blobs[old].count(b"\n") if old else 0
+            new_lines = repo.blobs[new].count(b"\n") if new else 0
+            status: Literal["added", "removed", "modified"] = (
+                "added" if old is None else "removed" if new is None else "modified"
+            )
+            files.append(PullFile(path, status, new_lines, old_lines, patch=None))
+        return files
 
     def add_comment(
         self,
@@ -897,6 +1046,9 @@ class GitHubServer:
         issue_api = f"{api}/issues/{pull.number}"
         pull_api = f"{api}/pulls/{pull.number}"
         comments = sum(1 for c in repo.comments.values() if c.issue_number == pull.number)
+        files = self.pull_files(repo, pull)
+        base_head = repo.refs.get(f"heads/{pull.base_ref}", pull.base_sha)
+        commits = len(self.ancestors(repo, pull.head_sha) - self.ancestors(repo, base_head))
 
         def side(ref: str, sha: str) -> dict[str, Any]:
             return {
@@ -929,12 +1081,12 @@ class GitHubServer:
             "title": pull.title,
             "user": self.user_json(pull.user),
             "body": pull.body,
-            "labels": [],
+            "labels": [self.label_json(repo, repo.labels[n.lower()]) for n in pull.labels],
             "milestone": None,
             "active_lock_reason": None,
             "created_at": timestamp(pull.created_at),
             "updated_at": timestamp(pull.updated_at),
-            "closed_at": None,
+            "closed_at": timestamp(pull.closed_at) if pull.closed_at else None,
             "merged_at": None,
             "merge_commit_sha": None,
             "assignee": None,
@@ -964,10 +1116,170 @@ class GitHubServer:
             "comments": comments,
             "review_comments": 0,
             "maintainer_can_modify": False,
-            "commits": 1,
-            "additions": sum(f.additions for f in pull.files),
-            "deletions": sum(f.deletions for f in pull.files),
-            "changed_files": len(pull.files),
+            "commits": commits,
+            "additions": sum(f.additions for f in files),
+            "deletions": sum(f.deletions for f in files),
+            "changed_files": len(files),
+        }
+
+    def pull_simple_json(self, repo: Repo, pull: PullRequest) -> dict[str, Any]:
+        """pull-request-simple: what the list of pull requests holds."""
+        full_only = {
+            "merged", "mergeable", "rebaseable", "mergeable_state", "merged_by", "comments",
+            "review_comments", "maintainer_can_modify", "commits", "additions", "deletions",
+            "changed_files",
+        }  # fmt: skip
+        return {k: v for k, v in self.pull_json(repo, pull).items() if k not in full_only}
+
+    def issue_json(self, repo: Repo, number: int) -> dict[str, Any]:
+        """issue: an issue, or a pull request as the issues API shows it (with `pull_request`)."""
+        api = f"{self.api_url}/repos/{repo.full_name}"
+        issue_api = f"{api}/issues/{number}"
+        pull = repo.pulls.get(number)
+        item: Issue | PullRequest = pull if pull is not None else repo.issues[number]
+        html = f"{self.html_url}/{repo.full_name}/{'pull' if pull else 'issues'}/{number}"
+        closed_by = item.closed_by if isinstance(item, Issue) else None
+        data: dict[str, Any] = {
+            "url": issue_api,
+            "repository_url": api,
+            "labels_url": f"{issue_api}/labels{{/name}}",
+            "comments_url": f"{issue_api}/comments",
+            "events_url": f"{issue_api}/events",
+            "html_url": html,
+            "id": item.id,
+            "node_id": node_id("PR_" if pull else "I_", item.id),
+            "number": number,
+            "title": item.title,
+            "user": self.user_json(item.user),
+            "labels": [self.label_json(repo, repo.labels[n.lower()]) for n in item.labels],
+            "state": item.state,
+            "locked": False,
+            "assignee": None,
+            "assignees": [],
+            "milestone": None,
+            "comments": sum(1 for c in repo.comments.values() if c.issue_number == number),
+            "created_at": timestamp(item.created_at),
+            "updated_at": timestamp(item.updated_at),
+            "closed_at": timestamp(item.closed_at) if item.closed_at else None,
+            "author_association": self.association(repo, item.user),
+            "active_lock_reason": None,
+            "body": item.body,
+            "closed_by": self.user_json(closed_by) if closed_by else None,
+            "reactions": {
+                "url": f"{issue_api}/reactions",
+                "total_count": 0,
+                "+1": 0,
+                "-1": 0,
+                "laugh": 0,
+                "hooray": 0,
+                "confused": 0,
+                "heart": 0,
+                "rocket": 0,
+                "eyes": 0,
+            },
+            "timeline_url": f"{issue_api}/timeline",
+            "performed_via_github_app": None,
+            "state_reason": item.state_reason if isinstance(item, Issue) else None,
+        }
+        if pull is not None:
+            data["draft"] = False
+            data["pull_request"] = {
+                "url": f"{api}/pulls/{number}",
+                "html_url": html,
+                "diff_url": f"{html}.diff",
+                "patch_url": f"{html}.patch",
+                "merged_at": None,
+            }
+        return data
+
+    def label_json(self, repo: Repo, label: Label) -> dict[str, Any]:
+        """label."""
+        return {
+            "id": label.id,
+            "node_id": node_id("LA_", label.id),
+            "url": f"{self.api_url}/repos/{repo.full_name}/labels/{quote(label.name, safe='')}",
+            "name": label.name,
+            "description": label.description,
+            "color": label.color,
+            "default": label.default,
+        }
+
+    def ref_json(self, repo: Repo, name: str) -> dict[str, Any]:
+        """git-ref; `name` as in `Repo.refs` ("heads/main")."""
+        api = f"{self.api_url}/repos/{repo.full_name}"
+        sha = repo.refs[name]
+        digest = hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()
+        return {
+            "ref": f"refs/{name}",
+            "node_id": node_id("REF_", int(digest[:8], 16)),
+            "url": f"{api}/git/refs/{quote(name)}",
+            "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"},
+        }
+
+    def git_user_json(self, login: str | None, moment: datetime) -> dict[str, Any]:
+        """An author or committer as git records it (nullable-git-user)."""
+        if login is None:
+            return {"name": "A Person", "email": "person@example.com", "date": timestamp(moment)}
+        user = self.users[login]
+        return {
+            "name": user.name or login,
+            "email": f"{user.id}+{login}@users.noreply.github.com",
+            "date": timestamp(moment),
+        }
+
+    def commit_json(self, repo: Repo, commit: Commit) -> dict[str, Any]:
+        """commit: what the list of commits holds."""
+        api = f"{self.api_url}/repos/{repo.full_name}"
+        html = f"{self.html_url}/{repo.full_name}"
+        who = self.git_user_json(commit.author, commit.created_at)
+        account = self.user_json(commit.author) if commit.author else None
+        return {
+            "url": f"{api}/commits/{commit.sha}",
+            "sha": commit.sha,
+            "node_id": node_id("C_", int(commit.sha[:8], 16)),
+            "html_url": f"{html}/commit/{commit.sha}",
+            "comments_url": f"{api}/commits/{commit.sha}/comments",
+            "commit": {
+                "url": f"{api}/git/commits/{commit.sha}",
+                "author": who,
+                "committer": who,
+                "message": commit.message,
+                "comment_count": 0,
+                "tree": {"sha": _tree_sha(commit), "url": f"{api}/git/trees/{_tree_sha(commit)}"},
+                "verification": {
+                    "verified": False,
+                    "reason": "unsigned",
+                    "signature": None,
+                    "payload": None,
+                    "verified_at": None,
+                },
+            },
+            "author": account,
+            "committer": account,
+            "parents": [
+                {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/commit/{p}"}
+                for p in commit.parents
+            ],
+        }
+
+    def file_commit_json(self, repo: Repo, commit: Commit, path: str) -> dict[str, Any]:
+        """file-commit: what PUT contents answers."""
+        listed = self.commit_json(repo, commit)
+        entry = self.content_json(repo, commit, path)
+        return {
+            "content": {k: v for k, v in entry.items() if k not in ("content", "encoding")},
+            "commit": {
+                "sha": commit.sha,
+                "node_id": listed["node_id"],
+                "url": listed["commit"]["url"],
+                "html_url": listed["html_url"],
+                "author": listed["commit"]["author"],
+                "committer": listed["commit"]["committer"],
+                "message": commit.message,
+                "tree": listed["commit"]["tree"],
+                "parents": listed["parents"],
+                "verification": listed["commit"]["verification"],
+            },
         }
 
     def file_json(self, repo: Repo, pull: PullRequest, entry: PullFile) -> dict[str, Any]:
@@ -1111,6 +1423,11 @@ class GitHubServer:
         return Answer(200, chunk, {"Link": ", ".join(links)} if links else {})
 
 
+def _tree_sha(commit: Commit) -> str:
+    listing = json.dumps(sorted(commit.tree.items())).encode()
+    return hashlib.sha1(listing, usedforsecurity=False).hexdigest()
+
+
 def _base64_lines(data: bytes) -> str:
     """GitHub wraps base64 content at 60 characters with a trailing newline."""
     text = base64.b64encode(data).decode()
@@ -1153,7 +1470,7 @@ def _get_pull(fake: GitHubServer, call: Call) -> Answer:
 @_route("GET", "/repos/{owner}/{repo}/pulls/{pull_number}/files")
 def _list_pull_files(fake: GitHubServer, call: Call) -> Answer:
     repo, pull = _find_pull(fake, call)
-    entries = [fake.file_json(repo, pull, f) for f in pull.files[:FILES_CAP]]
+    entries = [fake.file_json(repo, pull, f) for f in fake.pull_files(repo, pull)[:FILES_CAP]]
     return fake.paginate(call, entries, cap=FILES_CAP)
 
 
@@ -1297,6 +1614,360 @@ def _get_blob(fake: GitHubServer, call: Call) -> Answer:
             "encoding": "base64",
         },
     )
+
+
+def _body(call: Call) -> dict[str, Any]:
+    # the validator has checked the body against the operation's schema
+    return call.body if isinstance(call.body, dict) else {}
+
+
+def _invalid(resource: str, field: str, code: str = "invalid", *, docs: str) -> ApiError:
+    return ApiError(
+        422,
+        "Validation Failed",
+        errors=[{"resource": resource, "code": code, "field": field}],
+        docs=docs,
+    )
+
+
+def _custom(resource: str, message: str, *, docs: str) -> ApiError:
+    return ApiError(
+        422,
+        "Validation Failed",
+        errors=[{"resource": resource, "code": "custom", "message": message}],
+        docs=docs,
+    )
+
+
+# -- git refs
+
+
+def _ref_param(call: Call) -> str:
+    return unquote(call.params["ref"]).strip("/")
+
+
+@_route("GET", "/repos/{owner}/{repo}/git/ref/{ref}")
+def _get_ref(fake: GitHubServer, call: Call) -> Answer:
+    repo = fake.find_repo(call)
+    name = _ref_param(call)
+    if name not in repo.refs:
+        raise ApiError(404, "Not Found", docs=f"{DOCS}/git/refs#get-a-reference")
+    return Answer(200, fake.ref_json(repo, name))
+
+
+@_route("POST", "/repos/{owner}/{repo}/git/refs")
+def _create_ref(fake: GitHubServer, call: Call) -> Answer:
+    docs = f"{DOCS}/git/refs#create-a-reference"
+    repo = fake.find_repo(call)
+    fake.require_write(call, docs)
+    body = _body(call)
+    ref, sha = str(body["ref"]), str(body["sha"])
+    if not ref.startswith("refs/") or ref.count("/") < 2:
+        raise ApiError(
+            422, "Reference name must start with 'refs/' and have at least two slashes.", docs=docs
+        )
+    name = ref.removeprefix("refs/")
+    if name in repo.refs:
+        raise ApiError(422, "Reference already exists", docs=docs)
+    if sha not in repo.commits:
+        raise ApiError(422, "Object does not exist", docs=docs)
+    fake.set_ref(repo.full_name, name, sha)
+    data = fake.ref_json(repo, name)
+    return Answer(201, data, {"Location": data["url"]})
+
+
+@_route("PATCH", "/repos/{owner}/{repo}/git/refs/{ref}")
+def _update_ref(fake: GitHubServer, call: Call) -> Answer:
+    docs = f"{DOCS}/git/refs#update-a-reference"
+    repo = fake.find_repo(call)
+    fake.require_write(call, docs)
+    name = _ref_param(call)
+    body = _body(call)
+    sha = str(body["sha"])
+    if name not in repo.refs:
+        raise ApiError(422, "Reference does not exist", docs=docs)
+    if sha not in repo.commits:
+        raise ApiError(422, "Object does not exist", docs=docs)
+    if not body.get("force") and repo.refs[name] not in fake.ancestors(repo, sha):
+        raise ApiError(422, "Update is not a fast forward", docs=docs)
+    fake.set_ref(repo.full_name, name, sha)
+    return Answer(200, fake.ref_json(repo, name))
+
+
+# -- file commits and history
+
+
+@_route("PUT", "/repos/{owner}/{repo}/contents/{path}")
+def _put_content(fake: GitHubServer, call: Call) -> Answer:
+    """A commit of one file on a branch. Like GitHub: replacing a file needs its blob `sha`
+    (422 without it, 409 when it is not the file's current one)."""
+    docs = f"{DOCS}/repos/contents#create-or-update-file-contents"
+    repo = fake.find_repo(call)
+    fake.require_write(call, docs)
+    body = _body(call)
+    path = unquote(call.params["path"]).strip("/")
+    branch = str(body.get("branch") or repo.default_branch)
+    head = repo.refs.get(f"heads/{branch}")
+    if head is None:
+        raise ApiError(404, f"Branch {branch} not found", docs=docs)
+    try:
+        data = base64.b64decode("".join(str(body["content"]).split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(422, "content is not valid Base64", docs=docs) from None
+    current = repo.commits[head].tree.get(path)
+    given = body.get("sha")
+    if current is not None and given is None:
+        raise ApiError(422, 'Invalid request.\n\n"sha" wasn\'t supplied.', docs=docs)
+    if given is not None and given != current:
+        raise ApiError(409, f"{path} does not match {given}", docs=docs)
+    sha = fake.commit(
+        repo.full_name, branch, {path: data}, message=str(body["message"]), author=call.login
+    )
+    return Answer(
+        201 if current is None else 200, fake.file_commit_json(repo, repo.commits[sha], path)
+    )
+
+
+@_route("GET", "/repos/{owner}/{repo}/commits")
+def _list_commits(fake: GitHubServer, call: Call) -> Answer:
+    """Newest first from `sha` (default: the default branch); with `path`, those changing it."""
+    repo = fake.find_repo(call)
+    ref = call.arg("sha")
+    start = repo.resolve(ref)
+    if start is None:
+        raise ApiError(
+            404, f"No commit found for SHA: {ref}", docs=f"{DOCS}/commits/commits#list-commits"
+        )
+    path = (call.arg("path") or "").strip("/") or None
+    commits = fake.history(repo, start.sha, path)
+    return fake.paginate(call, [fake.commit_json(repo, c) for c in commits])
+
+
+# -- pull requests
+
+
+def _newest_first(call: Call, items: list[Any], keys: dict[str, Callable[[Any], Any]]) -> list[Any]:
+    """GitHub's `sort` (default created) and `direction` (default desc) of a list."""
+    key = keys.get(call.arg("sort") or "created", keys["created"])
+    return sorted(items, key=key, reverse=(call.arg("direction") or "desc") == "desc")
+
+
+@_route("GET", "/repos/{owner}/{repo}/pulls")
+def _list_pulls(fake: GitHubServer, call: Call) -> Answer:
+    repo = fake.find_repo(call)
+    state = call.arg("state") or "open"
+    found = [p for p in repo.pulls.values() if state in ("all", p.state)]
+    head = call.arg("head")
+    if head and ":" in head:  # GitHub ignores a `head` without its `owner:`
+        owner, _, branch = head.partition(":")
+        found = [p for p in found if owner.lower() == repo.owner.lower() and p.head_ref == branch]
+    if base := call.arg("base"):
+        found = [p for p in found if p.base_ref == base]
+    found = _newest_first(
+        call,
+        found,
+        {"created": lambda p: (p.created_at, p.number), "updated": lambda p: p.updated_at},
+    )
+    return fake.paginate(call, [fake.pull_simple_json(repo, p) for p in found])
+
+
+@_route("POST", "/repos/{owner}/{repo}/pulls")
+def _create_pull(fake: GitHubServer, call: Call) -> Answer:
+    docs = f"{DOCS}/pulls/pulls#create-a-pull-request"
+    repo = fake.find_repo(call)
+    fake.require_write(call, docs)
+    assert call.token is not None and call.login is not None
+    if call.token.installation and not repo.actions_can_create_pulls:
+        raise ApiError(
+            403, "GitHub Actions is not permitted to create or approve pull requests.", docs=docs
+        )
+    body = _body(call)
+    title = body.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise _invalid("PullRequest", "title", "missing_field", docs=docs)
+    owner, _, head = str(body["head"]).rpartition(":")
+    base = str(body["base"])
+    if (owner and owner.lower() != repo.owner.lower()) or f"heads/{head}" not in repo.refs:
+        raise _invalid("PullRequest", "head", docs=docs)
+    if f"heads/{base}" not in repo.refs:
+        raise _invalid("PullRequest", "base", docs=docs)
+    if any(
+        p.state == "open" and p.head_ref == head and p.base_ref == base for p in repo.pulls.values()
+    ):
+        message = f"A pull request already exists for {repo.owner}:{head}."
+        raise _custom("PullRequest", message, docs=docs)
+    head_sha, base_sha = repo.refs[f"heads/{head}"], repo.refs[f"heads/{base}"]
+    if head_sha in fake.ancestors(repo, base_sha):
+        raise _custom("PullRequest", f"No commits between {base} and {head}", docs=docs)
+    moment = fake.tick()
+    pull = PullRequest(
+        number=repo.next_number,
+        id=fake.next_id(),
+        title=title,
+        user=call.login,
+        head_ref=head,
+        base_ref=base,
+        head_sha=head_sha,
+        base_sha=base_sha,
+        files=[],
+        body=body.get("body"),
+        created_at=moment,
+        updated_at=moment,
+        diff_of_branches=True,
+    )
+    repo.next_number += 1
+    repo.pulls[pull.number] = pull
+    data = fake.pull_json(repo, pull)
+    return Answer(201, data, {"Location": data["url"]})
+
+
+@_route("PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}")
+def _update_pull(fake: GitHubServer, call: Call) -> Answer:
+    docs = f"{DOCS}/pulls/pulls#update-a-pull-request"
+    repo, pull = _find_pull(fake, call)
+    fake.require_write(call, docs)
+    body = _body(call)
+    if "title" in body:
+        if not str(body["title"]).strip():
+            raise _invalid("PullRequest", "title", "missing_field", docs=docs)
+        pull.title = str(body["title"])
+    if "body" in body:
+        pull.body = body["body"]
+    if "base" in body:
+        if f"heads/{body['base']}" not in repo.refs:
+            raise _invalid("PullRequest", "base", docs=docs)
+        pull.base_ref = str(body["base"])
+    moment = fake.tick()
+    if body.get("state") in ("open", "closed") and body["state"] != pull.state:
+        pull.state = body["state"]
+        pull.closed_at = moment if pull.state == "closed" else None
+    pull.updated_at = moment
+    return Answer(200, fake.pull_json(repo, pull))
+
+
+# -- labels and issues
+
+
+@_route("GET", "/repos/{owner}/{repo}/labels/{name}")
+def _get_label(fake: GitHubServer, call: Call) -> Answer:
+    repo = fake.find_repo(call)
+    label = repo.labels.get(unquote(call.params["name"]).lower())
+    if label is None:
+        raise ApiError(404, "Not Found", docs=f"{DOCS}/issues/labels#get-a-label")
+    return Answer(200, fake.label_json(repo, label))
+
+
+@_route("POST", "/repos/{owner}/{repo}/labels")
+def _create_label(fake: GitHubServer, call: Call) -> Answer:
+    docs = f"{DOCS}/issues/labels#create-a-label"
+    repo = fake.find_repo(call)
+    fake.require_write(call, docs)
+    body = _body(call)
+    name = str(body["name"]).strip()
+    color = str(body.get("color") or "ededed").removeprefix("#")
+    description = body.get("description")
+    if not name:
+        raise _invalid("Label", "name", "missing_field", docs=docs)
+    if not re.fullmatch(r"[0-9a-fA-F]{6}", color):
+        raise _invalid("Label", "color", docs=docs)
+    if description is not None and len(str(description)) > 100:
+        raise _invalid("Label", "description", docs=docs)
+    if name.lower() in repo.labels:
+        raise _invalid("Label", "name", "already_exists", docs=docs)
+    label = fake.add_label(
+        repo.full_name, name, color=color.lower(), description=description or None
+    )
+    data = fake.label_json(repo, label)
+    return Answer(201, data, {"Location": data["url"]})
+
+
+@_route("GET", "/repos/{owner}/{repo}/issues")
+def _list_issues(fake: GitHubServer, call: Call) -> Answer:
+    """Issues and, as on GitHub, pull requests (those carry `pull_request`)."""
+    repo = fake.find_repo(call)
+    state = call.arg("state") or "open"
+    items: list[Issue | PullRequest] = [
+        repo.pulls.get(n) or repo.issues[n] for n in repo.pulls.keys() | repo.issues.keys()
+    ]
+    found = [i for i in items if state in ("all", i.state)]
+    if labels := call.arg("labels"):
+        wanted = {name.strip().lower() for name in labels.split(",") if name.strip()}
+        found = [i for i in found if wanted <= {n.lower() for n in i.labels}]
+    if creator := call.arg("creator"):
+        found = [i for i in found if i.user.lower() == creator.lower()]
+    comments = {n: 0 for n in repo.pulls.keys() | repo.issues.keys()}
+    for comment in repo.comments.values():
+        comments[comment.issue_number] += 1
+    found = _newest_first(
+        call,
+        found,
+        {
+            "created": lambda i: (i.created_at, i.number),
+            "updated": lambda i: (i.updated_at, i.number),
+            "comments": lambda i: (comments[i.number], i.number),
+        },
+    )
+    return fake.paginate(call, [fake.issue_json(repo, i.number) for i in found])
+
+
+def _label_names(value: Any) -> list[str]:
+    names = [v.get("name") if isinstance(v, dict) else v for v in value or []]
+    return [str(n) for n in names if n]
+
+
+@_route("POST", "/repos/{owner}/{repo}/issues")
+def _create_issue(fake: GitHubServer, call: Call) -> Answer:
+    docs = f"{DOCS}/issues/issues#create-an-issue"
+    repo = fake.find_repo(call)
+    fake.require_write(call, docs)
+    assert call.login is not None
+    body = _body(call)
+    title = str(body["title"])
+    if not title.strip():
+        raise _invalid("Issue", "title", "missing_field", docs=docs)
+    text = body.get("body")
+    if isinstance(text, str) and len(text) > COMMENT_MAX:
+        raise _invalid("Issue", "body", docs=docs)
+    issue = fake.add_issue(
+        repo.full_name,
+        title=title,
+        user=call.login,
+        body=text,
+        labels=_label_names(body.get("labels")),
+    )
+    data = fake.issue_json(repo, issue.number)
+    return Answer(201, data, {"Location": data["url"]})
+
+
+@_route("PATCH", "/repos/{owner}/{repo}/issues/{issue_number}")
+def _update_issue(fake: GitHubServer, call: Call) -> Answer:
+    """Title, body, labels and state of an issue (or of a pull request, as GitHub allows)."""
+    docs = f"{DOCS}/issues/issues#update-an-issue"
+    repo = fake.find_repo(call)
+    number = _issue_number(fake, call, repo)
+    fake.require_write(call, docs)
+    body = _body(call)
+    item: Issue | PullRequest = repo.pulls.get(number) or repo.issues[number]
+    if body.get("title") is not None:
+        item.title = str(body["title"])
+    if "body" in body:
+        if isinstance(body["body"], str) and len(body["body"]) > COMMENT_MAX:
+            raise _invalid("Issue", "body", docs=docs)
+        item.body = body["body"]
+    if "labels" in body:
+        item.labels = [fake.label(repo.full_name, n).name for n in _label_names(body["labels"])]
+    moment = fake.tick()
+    state = body.get("state")
+    if state in ("open", "closed") and state != item.state:
+        item.state = state
+        item.closed_at = moment if state == "closed" else None
+        if isinstance(item, Issue):
+            item.closed_by = call.login if state == "closed" else None
+            item.state_reason = (
+                (body.get("state_reason") or "completed") if state == "closed" else "reopened"
+            )
+    item.updated_at = moment
+    return Answer(200, fake.issue_json(repo, number))
 
 
 def match_route(method: str, path: str) -> tuple[str, dict[str, str], Handler] | None:

@@ -1,0 +1,112 @@
+"""The judge verdict cache carried between workflow runs through the Actions cache service:
+the entrypoint run twice (and more) against the fake cache service and the fake judge."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from golden_gate.demo import baseline_path
+from tests.fakes.cache_server import CacheServer, Fault
+from tests.fakes.judge_server import JudgeServer
+from tests.test_action import World, candidate  # noqa: F401 - the fixture is used by name
+
+
+@pytest.fixture
+def services(github_server, tmp_path):
+    with CacheServer() as cache, JudgeServer() as judge:
+        world = World(github_server, tmp_path)
+        # workflow_dispatch reads the baseline from the workspace, as on main.
+        shutil.copy(baseline_path(), world.workspace / "evals" / "baseline.json")
+        yield world, cache, judge
+
+
+def run(world, cache_server, judge, **inputs):
+    shutil.rmtree(world.workspace / ".judge-cache", ignore_errors=True)  # a fresh runner
+    return world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        extra_env={
+            "ACTIONS_RESULTS_URL": cache_server.results_url,
+            "ACTIONS_RUNTIME_TOKEN": cache_server.token,
+            "OPENAI_API_KEY": "sk-test-key-for-the-fake-judge",
+            "GITHUB_RUN_ATTEMPT": "1",
+        },
+        judge_model="openai:gpt-4.1-mini",
+        judge_base_url=judge.base_url,
+        **inputs,
+    )
+
+
+def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services, candidate):
+    world, cache, judge = services
+    first = run(world, cache, judge, assistant_url=candidate)
+    assert first.returncode == 1, first.stdout + first.stderr
+    judged = judge.calls
+    assert judged > 0 and first.outputs["judge-calls"] == str(judged)
+    assert first.outputs["cache-restored-key"] == ""
+    assert "golden-gate: saved" in first.stdout
+    assert len(cache.finalized()) == 1
+
+    second = run(world, cache, judge, assistant_url=candidate)
+    assert second.returncode == 1
+    assert judge.calls == judged  # zero judge calls: every verdict was restored
+    assert second.outputs["judge-calls"] == "0"
+    assert int(second.outputs["cache-hits"]) == int(first.outputs["cache-hits"]) + judged
+    assert second.outputs["cache-restored-key"].startswith("golden-gate-judge-")
+    assert "nothing new was judged; the judge cache is not saved" in second.stdout
+    assert len(cache.finalized()) == 1
+    assert second.outputs["verdict"] == first.outputs["verdict"]
+    assert second.outputs["regressions"] == first.outputs["regressions"]
+
+    prompt = world.workspace / "judge-prompt.txt"
+    prompt.write_text(
+        "Be strict.\n<input>{inputs}</input>\n<output>{outputs}</output>\n"
+        "<reference_outputs>{reference_outputs}</reference_outputs>\n"
+    )
+    third = run(world, cache, judge, assistant_url=candidate, judge_prompt="judge-prompt.txt")
+    assert third.outputs["cache-restored-key"] == ""  # another rubric, another prefix
+    assert judge.calls == 2 * judged
+    assert len(cache.finalized()) == 2
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.error("GetCacheEntryDownloadURL", 500),
+        Fault.error("CreateCacheEntry", 500),
+        Fault.error("FinalizeCacheEntryUpload", 500),
+        Fault.conflict("CreateCacheEntry"),
+        Fault.rate_limited("GetCacheEntryDownloadURL", retry_after=None),
+    ],
+    ids=["restore-500", "create-500", "finalize-500", "create-409", "restore-429"],
+)
+def test_cache_faults_are_warnings_and_the_gate_is_unchanged(services, candidate, fault):
+    world, cache, judge = services
+    cache.inject(fault, fault)  # twice: the client retries once
+    done = run(world, cache, judge, assistant_url=candidate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "failed" and done.outputs["regressions"] == "6"
+    assert "::warning title=golden-gate cache::judge cache:" in done.stdout
+    assert cache.token not in done.stdout.replace(f"::add-mask::{cache.token}", "")
+
+
+def test_corrupt_archive_restores_cold(services, candidate):
+    world, cache, judge = services
+    run(world, cache, judge, assistant_url=candidate)
+    calls = judge.calls
+    cache.inject(Fault.corrupt("GetBlob"))
+    done = run(world, cache, judge, assistant_url=candidate)
+    assert done.returncode == 1
+    assert "::warning title=golden-gate cache::judge cache:" in done.stdout
+    assert judge.calls == 2 * calls  # judged again, cold, and the gate result is the same
+    assert done.outputs["regressions"] == "6"
+
+
+def test_unknown_cache_mode_is_bad_input(services, candidate):
+    world, cache, judge = services
+    done = run(world, cache, judge, assistant_url=candidate, cache="s3")
+    assert done.returncode == 2
+    assert "input 'cache' must be one of auto, actions, directory, off, got 's3'" in done.stdout
+    assert judge.calls == 0
