@@ -385,3 +385,27 @@ def test_merge_refuses_a_missing_shard(world, candidate):
     done = world.run("workflow_dispatch", event, mode="merge")
     assert done.returncode == 2
     assert "::error title=golden-gate::shard(s) 2/3 missing from the reports" in done.stdout
+
+
+def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate):
+    shutil.copytree(ROOT / "examples" / "calibration", world.workspace / "calibration")
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        mode="calibrate",
+        labels="calibration/labels.jsonl",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "passed" and float(done.outputs["kappa"]) > 0.6
+    assert "Cohen" in done.summary or "κ" in done.summary
+    calibration = done.outputs["calibration-path"]
+    pull = world.pull(["prompts/answer.txt"])
+    gated = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        calibration=calibration,
+    )
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "judge calibrated: κ = 0.69" in comment.body
+    assert gated.returncode == 1

@@ -294,14 +294,17 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
     if run_settings.shard is not None:
         # Shards of one run save side by side: each needs its own immutable key.
         attempt += f"-shard{run_settings.shard.index}of{run_settings.shard.count}"
-    with persisted_verdicts(
-        run_settings.cache_dir,
-        mode=mode if judge is not None else "off",
-        env=ctx.env,
-        identity=judge.identity() if judge is not None else "",
-        attempt=attempt,
-        cap_bytes=settings.cache_max_mb * 1024 * 1024,
-    ) as persisted, runner.group("Evaluation"):
+    with (
+        persisted_verdicts(
+            run_settings.cache_dir,
+            mode=mode if judge is not None else "off",
+            env=ctx.env,
+            identity=judge.identity() if judge is not None else "",
+            attempt=attempt,
+            cap_bytes=settings.cache_max_mb * 1024 * 1024,
+        ) as persisted,
+        runner.group("Evaluation"),
+    ):
         report = evaluate_only(run_settings, judge=judge, cache=persisted.cache)
     runner.set_outputs(
         {
@@ -356,6 +359,64 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     return finish(settings, ctx, report, baseline, notes)
 
 
+def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
+    """Measure the judge against human labels; the verdict cache applies as for a gate run."""
+    from golden_gate.actions_cache import mode_from_env
+    from golden_gate.cache_persistence import persisted_verdicts
+    from golden_gate.calibrate import (
+        calibration_exit_code,
+        calibration_line,
+        render_calibration,
+        run_calibration,
+    )
+    from golden_gate.judge import make_judge
+
+    assert settings.labels is not None
+    run_settings = settings.run
+    if not judge_key_available(run_settings.judge.model, ctx.env):
+        raise InputError(
+            f"no key for the judge '{run_settings.judge.model}': calibration needs the judge"
+        )
+    identity = make_judge(run_settings.judge).identity()  # validates the prompt, costs nothing
+    with (
+        persisted_verdicts(
+            run_settings.cache_dir,
+            mode=mode_from_env(ctx.env, settings.cache_mode),
+            env=ctx.env,
+            identity=identity,
+            attempt=ctx.env.get("GITHUB_RUN_ATTEMPT", "1") + "-calibrate",
+            cap_bytes=settings.cache_max_mb * 1024 * 1024,
+        ) as persisted,
+        runner.group("Calibration"),
+    ):
+        report = run_calibration(
+            settings.labels,
+            run_settings.golden,
+            run_settings.judge,
+            cache_dir=run_settings.cache_dir,
+            min_kappa=settings.min_kappa,
+            output=settings.calibration_path,
+            cache=persisted.cache,
+        )
+    runner.write_summary(render_calibration(report))
+    line = calibration_line(report)
+    kappa = report.kappa.value
+    runner.set_outputs(
+        {
+            "verdict": report.verdict,
+            "kappa": "" if kappa is None else f"{kappa:.4f}",
+            "calibration-path": str(settings.calibration_path),
+            "judge-calls": str(report.cache_misses),
+            "cache-hits": str(report.cache_hits),
+        }
+    )
+    print(f"golden-gate: {line}")
+    code = calibration_exit_code(report)
+    if code:
+        runner.error(line, title="golden-gate calibration")
+    return code
+
+
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.merge import merge_reports
     from golden_gate.report import load_report, save_report
@@ -397,6 +458,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         mask_secrets(settings, env)
         if settings.mode == "merge":
             return merge_mode(settings, ctx)
+        if settings.mode == "calibrate":
+            return calibrate_mode(settings, ctx)
         if settings.mode == "post-comment":
             from golden_gate.post_comment import post_comment_mode
 

@@ -602,15 +602,18 @@ def run_calibration(
     cache_dir: Path | None,
     min_kappa: float = DEFAULT_MIN_KAPPA,
     output: str | Path | None = None,
+    cache: VerdictCache | None = None,
 ) -> CalibrationReport:
     """The `calibrate` command: load and check everything, judge, save `output`, return.
 
-    Inputs are checked before the judge is built, so bad input costs nothing.
+    Inputs are checked before the judge is built, so bad input costs nothing. `cache` is the
+    Action's cache carried between runs; by default one on `cache_dir`.
     """
     _check_min_kappa(min_kappa)
     golden_items = load_golden(golden_path)
     labels = load_labels(labels_path, golden_items)
     judge = make_judge(judge_settings)
+    cache = cache if cache is not None else VerdictCache(cache_dir)
 
     async def go() -> CalibrationReport:
         try:
@@ -618,7 +621,7 @@ def run_calibration(
                 labels,
                 golden_items,
                 judge=judge,
-                cache=VerdictCache(cache_dir),
+                cache=cache,
                 concurrency=judge_settings.concurrency,
                 min_kappa=min_kappa,
             )

@@ -16,6 +16,7 @@ from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateEr
 
 if TYPE_CHECKING:  # the commands import what they need when they run
     from golden_gate.gate import GateResult, GateSettings
+    from golden_gate.judge import JudgeSettings
     from golden_gate.settings import Settings
 
 Handler = Callable[[argparse.Namespace], int]
@@ -102,6 +103,14 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     ev.add_argument("--max-judge-calls", type=int, default=None, help="judge budget cap")
     ev.add_argument("-o", "--report", type=Path, default=Path("report.json"), help="report path")
     ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _add_judge_args(parser)
+    parser.add_argument(
+        "--deterministic-only", action="store_true", help="checks only, no judge (fork PRs)"
+    )
+    parser.add_argument("--forbidden", action="append", default=[], help="forbidden regex")
+
+
+def _add_judge_args(parser: argparse.ArgumentParser) -> None:
     judge = parser.add_argument_group("judge")
     judge.add_argument(
         "--judge-model",
@@ -115,10 +124,22 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-concurrency", type=int, default=8)
     judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
     judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
-    judge.add_argument(
-        "--deterministic-only", action="store_true", help="checks only, no judge (fork PRs)"
-    )
-    judge.add_argument("--forbidden", action="append", default=[], help="forbidden regex")
+
+
+def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
+    from golden_gate.judge import JudgeSettings
+
+    try:
+        return JudgeSettings(
+            model=args.judge_model,
+            prompt_file=args.judge_prompt,
+            base_url=args.judge_base_url,
+            temperature=args.judge_temperature,
+            timeout_s=args.judge_timeout,
+            concurrency=args.judge_concurrency,
+        )
+    except ValidationError as exc:
+        raise InputError(_validation_sentence(exc)) from None
 
 
 def _headers(pairs: Sequence[str]) -> dict[str, str]:
@@ -143,7 +164,6 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.compose import ComposeSettings
     from golden_gate.evaluate import EvalSettings
     from golden_gate.golden import Shard
-    from golden_gate.judge import JudgeSettings
     from golden_gate.settings import Settings
     from golden_gate.target import TargetSettings
 
@@ -163,14 +183,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
                 timeout_s=args.timeout,
                 retries=args.retries,
             ),
-            judge=JudgeSettings(
-                model=args.judge_model,
-                prompt_file=args.judge_prompt,
-                base_url=args.judge_base_url,
-                temperature=args.judge_temperature,
-                timeout_s=args.judge_timeout,
-                concurrency=args.judge_concurrency,
-            ),
+            judge=_judge_settings(args),
             compose=None
             if args.compose_file is None
             else ComposeSettings(
@@ -307,6 +320,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary_path=args.summary_out,
         comment_id=args.comment_id,
         comment_template=args.template,
+        calibration=args.calibration,
     )
     outcome = run(settings)
     _print_gate(outcome.gate, str(settings.report_path))
@@ -335,6 +349,24 @@ def cmd_merge(args: argparse.Namespace) -> int:
         _fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
         return EXIT_INCOMPLETE
     return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from golden_gate.calibrate import calibration_exit_code, calibration_line, run_calibration
+
+    report = run_calibration(
+        args.labels,
+        args.golden,
+        _judge_settings(args),
+        cache_dir=None if args.no_cache else args.cache_dir,
+        min_kappa=args.min_kappa,
+        output=args.output,
+    )
+    print(f"golden-gate: {calibration_line(report)}")
+    for item in report.disagreements:
+        print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
+    print(f"  report: {args.output}")
+    return calibration_exit_code(report)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -411,7 +443,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary-out", type=Path, default=None, help="summary file")
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+    p.add_argument("--calibration", type=Path, default=None, help="calibration.json to show")
     p.set_defaults(handler=cmd_run)
+
+    p = sub.add_parser(
+        "calibrate",
+        help="measure how well the judge agrees with human labels",
+        description=(
+            "Run the configured judge on human-labelled answers (id, answer, label pass/fail) "
+            "and report agreement, Cohen's kappa with a 95%% confidence interval, the "
+            "confusion matrix and the disagreeing items; exit 1 below --min-kappa."
+        ),
+    )
+    p.add_argument("golden", type=Path, help="golden set (JSONL): questions and key points")
+    p.add_argument("--labels", type=Path, required=True, help="human labels (JSONL)")
+    p.add_argument("--min-kappa", type=float, default=0.6, help="fail below this kappa")
+    p.add_argument("-o", "--output", type=Path, default=Path("calibration.json"))
+    _add_judge_args(p)
+    p.set_defaults(handler=cmd_calibrate)
 
     p = sub.add_parser(
         "merge",

@@ -95,7 +95,35 @@ class GateResult(BaseModel):
         return "failed: " + "; ".join(r.message for r in self.reasons)
 
 
-def _comparability_warnings(candidate: Report, baseline: Report) -> list[str]:
+class _Tally:
+    """What the gate needs of each item of a report, in one pass over its results.
+
+    A 100,000-item report is a million Python objects: each pass over it costs, so the gate
+    makes one a report instead of one a question.
+    """
+
+    def __init__(self, report: Report) -> None:
+        self.hashes: list[tuple[str, str | None]] = []  # every item, in order
+        self.passed: dict[str, bool] = {}  # counted items: id -> passed (the last one wins)
+        self.errored: list[str] = []
+        self.unstable: list[str] = []
+        self.n = 0
+        self.k = 0
+        for r in report.results:
+            self.hashes.append((r.id, r.item_hash))
+            if r.errored:
+                self.errored.append(r.id)
+                continue
+            passed = self.passed[r.id] = r.passed
+            self.n += 1
+            self.k += passed
+            if r.unstable:
+                self.unstable.append(r.id)
+
+
+def _comparability_warnings(
+    candidate: Report, baseline: Report, tallies: tuple[_Tally, _Tally] | None = None
+) -> list[str]:
     warnings = []
     if candidate.judge != baseline.judge:
         warnings.append(
@@ -119,11 +147,12 @@ def _comparability_warnings(candidate: Report, baseline: Report) -> list[str]:
         and cand.fingerprint != base.fingerprint
     ):
         warnings.append("the yardstick moved: the golden set differs from the baseline's")
-    base_hashes = {r.id: r.item_hash for r in baseline.results}
+    cand_tally, base_tally = tallies or (_Tally(candidate), _Tally(baseline))
+    base_hashes = dict(base_tally.hashes)
     changed = sum(
         1
-        for r in candidate.results
-        if r.item_hash and (base_hash := base_hashes.get(r.id)) and r.item_hash != base_hash
+        for item_id, item_hash in cand_tally.hashes
+        if item_hash and (base_hash := base_hashes.get(item_id)) and item_hash != base_hash
     )
     if changed:
         warnings.append(
@@ -140,8 +169,11 @@ def _comparability_warnings(candidate: Report, baseline: Report) -> list[str]:
 
 def compare(candidate: Report, baseline: Report, settings: GateSettings) -> Comparison:
     """Pair items counted in both reports; regressions are baseline passes the candidate fails."""
-    cand = {r.id: r.passed for r in candidate.counted}
-    base = {r.id: r.passed for r in baseline.counted}
+    return _compare(_Tally(candidate), _Tally(baseline), settings)
+
+
+def _compare(cand_tally: _Tally, base_tally: _Tally, settings: GateSettings) -> Comparison:
+    cand, base = cand_tally.passed, base_tally.passed
     shared = cand.keys() & base.keys()
     cand_passed = {i for i, passed in cand.items() if passed}
     base_passed = {i for i, passed in base.items() if passed}
@@ -170,11 +202,10 @@ def evaluate_gate(
 ) -> GateResult:
     """Apply the floor and, with a baseline, the paired regression test."""
     settings = settings or GateSettings()
-    counted = candidate.counted
-    n = len(counted)
-    k = sum(1 for r in counted if r.passed)
-    errored = sorted(r.id for r in candidate.results if r.errored)
-    unstable = sorted(r.id for r in counted if r.unstable)
+    tally = _Tally(candidate)
+    n, k = tally.n, tally.k
+    errored = sorted(tally.errored)
+    unstable = sorted(tally.unstable)
     if n == 0:
         message = (
             "no results: the report has no items"
@@ -212,12 +243,13 @@ def evaluate_gate(
     if baseline is None:
         notes.append("no baseline: only the floor applies.")
     else:
-        warnings.extend(_comparability_warnings(candidate, baseline))
+        tallies = (tally, _Tally(baseline))
+        warnings.extend(_comparability_warnings(candidate, baseline, tallies))
         if warnings and settings.require_comparable:
             reasons.append(
                 Reason(code="not-comparable", message="not comparable with the baseline")
             )
-        comparison = compare(candidate, baseline, settings)
+        comparison = _compare(*tallies, settings)
         if comparison.significant:
             reasons.append(
                 Reason(

@@ -21,8 +21,8 @@ from golden_gate.scope import DEFAULT_PATHS
 from golden_gate.settings import Settings
 
 T = TypeVar("T")
-Mode = Literal["gate", "merge", "post-comment"]
-MODES = ("gate", "merge", "post-comment")
+Mode = Literal["gate", "merge", "post-comment", "calibrate"]
+MODES = ("gate", "merge", "post-comment", "calibrate")
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}
 
@@ -96,6 +96,9 @@ class ActionSettings(BaseModel):
     shard_reports: list[str]
     cache_mode: str
     cache_max_mb: int
+    labels: Path | None
+    min_kappa: float
+    calibration_path: Path
     run: Settings
 
 
@@ -174,6 +177,9 @@ def read_action_settings(
     report_path = workspace / inputs.raw("report-path", "golden-gate/report.json")
     if shard is not None:
         report_path = shard_report_path(report_path, shard)
+    calibration = inputs.raw("calibration")
+    if mode == "calibrate" and not inputs.raw("labels"):
+        raise InputError("input 'labels' is required for mode calibrate: the human labels")
     if mode == "gate" and not url and not compose_file:
         raise InputError(
             "input 'assistant-url' or 'compose-file' is required: where the assistant runs, "
@@ -238,6 +244,7 @@ def read_action_settings(
             comment_path=comment_file,
             comment_id=inputs.raw("comment-id", "default"),
             comment_template=workspace / template if template else None,
+            calibration=workspace / calibration if calibration and mode != "post-comment" else None,
             progress=True,
         )
     except ValidationError as exc:
@@ -258,6 +265,9 @@ def read_action_settings(
         pr_number=pr_number,
         cache_mode=cache_mode,
         cache_max_mb=cache_max_mb,
+        labels=workspace / inputs.raw("labels") if inputs.raw("labels") else None,
+        min_kappa=inputs.number("min-kappa", 0.6),
+        calibration_path=workspace / inputs.raw("calibration-path", "golden-gate/calibration.json"),
         shard_reports=inputs.lines("shard-reports", ["golden-gate/report-shard-*-of-*.json"]),
         run=run,
     )

@@ -137,10 +137,26 @@ def evaluate_only(
     return report
 
 
+def calibration_note(path: Path, report: Report) -> str:
+    """The comment's line on how far the judge is trusted (from `golden-gate calibrate`)."""
+    from golden_gate.calibrate import calibration_line, load_calibration
+
+    if not path.is_file():
+        return f"no judge calibration at {path}: run `golden-gate calibrate` to measure the judge"
+    calibration = load_calibration(path)
+    return calibration_line(
+        calibration, judge=report.judge, judge_prompt_hash=report.judge_prompt_hash
+    )
+
+
 def gate_and_render(
     report: Report, baseline: Report | None, settings: Settings, *, notes: list[str] | None = None
 ) -> Outcome:
     gate = evaluate_gate(report, baseline, settings.gate)
+    if notes is None:
+        notes = []
+    if settings.calibration is not None:
+        notes.append(calibration_note(settings.calibration, report))
     render_args = {"baseline": baseline, "comment_id": settings.comment_id, "extra_notes": notes}
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)

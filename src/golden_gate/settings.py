@@ -34,4 +34,5 @@ class Settings(BaseModel):
     comment_template: Path | None = None
     deterministic_only: bool = False
     index_snapshot: str | None = None
+    calibration: Path | None = None  # the judge's last calibration report, shown in comments
     progress: bool = True

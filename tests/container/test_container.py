@@ -158,6 +158,7 @@ class Job:
     network: str
     run_id: str
     containers: list[str] = field(default_factory=list)
+    head_sha: str = ""  # of the pull request, once the event is written
     github_url: str = ""  # through loopback, for this process
     judge_url: str = ""
     runs: int = 0
@@ -540,6 +541,7 @@ def test_compose_started_candidate_fails_the_gate_and_everything_is_torn_down(jo
     # The report names the compose-started assistant and its image.
     report = json.loads(job.host_path(out["report-path"]).read_text())
     assert report["judge"] == JUDGE_MODEL and len(report["results"]) == 14
+    assert report["assistant"]["url"] == "http://assistant:8080"  # the first container port
     digests = report["assistant"]["image_digests"]
     assert "sha256:" in digests["assistant"], digests
     image_id = docker("image", "inspect", ASSISTANT_IMAGE, "--format", "{{.Id}}").stdout.strip()

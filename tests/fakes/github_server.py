@@ -610,14 +610,21 @@ class GitHubServer:
             return sha
 
     def set_ref(self, full_name: str, name: str, sha: str) -> None:
-        """Point `name` ("heads/main") at commit `sha`; open pull requests from it follow."""
+        """Point `name` ("heads/main") at commit `sha`; open pull requests from it follow. Like
+        GitHub, an open pull request whose head no longer has a commit its base lacks (its
+        branch was reset to the base, say) is closed."""
         with self.lock:
             repo = self.repos[full_name]
             repo.refs[name] = sha
-            if name.startswith("heads/"):
-                for pull in repo.pulls.values():
-                    if pull.state == "open" and pull.head_ref == name.removeprefix("heads/"):
-                        pull.head_sha = sha
+            if not name.startswith("heads/"):
+                return
+            for pull in repo.pulls.values():
+                if pull.state == "open" and pull.head_ref == name.removeprefix("heads/"):
+                    pull.head_sha = sha
+                    base = repo.refs.get(f"heads/{pull.base_ref}", pull.base_sha)
+                    if sha in self.ancestors(repo, base):
+                        pull.state = "closed"
+                        pull.closed_at = pull.updated_at = self.tick()
 
     def add_pull(
         self,
