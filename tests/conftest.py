@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from golden_gate.example_assistant import start
+from tests.action_world import World
 from tests.fakes.github_server import GitHubServer
 
 
@@ -23,3 +25,23 @@ def github_server() -> Iterator[GitHubServer]:
         "the fake GitHub saw requests or answers that GitHub's OpenAPI description does not "
         "allow:\n" + "\n".join(violations)
     )
+
+
+# The Action's world and the example assistant, for tests/test_action*.py.
+
+
+@pytest.fixture
+def world(github_server, tmp_path):
+    return World(github_server, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def candidate():
+    with start("candidate") as assistant:
+        yield assistant.url
+
+
+@pytest.fixture(scope="module")
+def good_assistant():
+    with start("baseline") as assistant:
+        yield assistant.url

@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from golden_gate.demo import baseline_path
+from tests.action_world import World
 from tests.fakes.cache_server import CacheServer, Fault
 from tests.fakes.judge_server import JudgeServer
-from tests.test_action import World, candidate  # noqa: F401 - the fixture is used by name
 
 
 @pytest.fixture

@@ -144,6 +144,14 @@ def skip(scope: Scope) -> int:
     return EXIT_PASSED
 
 
+def workspace_relative(path: Path, settings: ActionSettings) -> str:
+    """A path later steps can use: relative to the workspace, which they see elsewhere."""
+    try:
+        return str(path.relative_to(settings.workspace))
+    except ValueError:
+        return str(path)
+
+
 def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
     gate, report = outcome.gate, outcome.report
     comparison = gate.comparison
@@ -157,8 +165,8 @@ def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
         "regressions": str(comparison.b) if comparison else "0",
         "improvements": str(comparison.c) if comparison else "0",
         "items": str(gate.n),
-        "report-path": str(settings.run.report_path),
-        "comment-file": str(settings.comment_file),
+        "report-path": workspace_relative(settings.run.report_path, settings),
+        "comment-file": workspace_relative(settings.comment_file, settings),
         "judge-calls": str(stats.judge_calls if stats else 0),
         "cache-hits": str(stats.cache_hits if stats else 0),
     }
@@ -294,17 +302,15 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
     if run_settings.shard is not None:
         # Shards of one run save side by side: each needs its own immutable key.
         attempt += f"-shard{run_settings.shard.index}of{run_settings.shard.count}"
-    with (
-        persisted_verdicts(
-            run_settings.cache_dir,
-            mode=mode if judge is not None else "off",
-            env=ctx.env,
-            identity=judge.identity() if judge is not None else "",
-            attempt=attempt,
-            cap_bytes=settings.cache_max_mb * 1024 * 1024,
-        ) as persisted,
-        runner.group("Evaluation"),
-    ):
+    with persisted_verdicts(
+        run_settings.cache_dir,
+        mode=mode if judge is not None else "off",
+        env=ctx.env,
+        identity=judge.identity() if judge is not None else "",
+        attempt=attempt,
+        cap_bytes=settings.cache_max_mb * 1024 * 1024,
+    ) as persisted:
+        # No log group around this: compose prints its own groups, and groups cannot nest.
         report = evaluate_only(run_settings, judge=judge, cache=persisted.cache)
     runner.set_outputs(
         {
@@ -347,7 +353,7 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
                 "ran": "true",
                 "verdict": "evaluated" if complete else "incomplete",
                 "items": str(len(report.counted)),
-                "report-path": str(run_settings.report_path),
+                "report-path": workspace_relative(run_settings.report_path, settings),
             }
         )
         return EXIT_PASSED if complete else EXIT_INCOMPLETE

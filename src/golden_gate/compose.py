@@ -27,6 +27,7 @@ from golden_gate.errors import IncompleteError, InputError
 
 WORKSPACE = "/github/workspace"
 LOG_TAIL = 80
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class ComposeSettings(BaseModel):
@@ -223,8 +224,9 @@ class Compose:
 
     def _logs(self) -> None:
         done = self._compose("logs", "--no-color", "--tail", str(LOG_TAIL), check=False)
+        text = ANSI.sub("", done.stdout + done.stderr)  # compose 2.26 erases lines even here
         with runner.group(f"compose logs ({self.settings.project}, last {LOG_TAIL} lines)"):
-            print((done.stdout + done.stderr).rstrip() or "(no logs)")
+            print(text.rstrip() or "(no logs)")
 
     def _url(self, config: dict) -> str:
         port = _container_port(config, self.settings.service)

@@ -391,7 +391,7 @@ class GitHub:
         def fetch() -> GitRef | None:
             ref = self._repo().get_git_ref(f"heads/{name}")
             try:
-                _ = ref.object  # the request
+                ref.complete()  # the request (the object is lazy)
             except GithubException as exc:
                 if exc.status == 404:
                     return None
@@ -500,6 +500,9 @@ class GitHub:
 
     def _own_issues(self, label: str) -> list[Issue]:
         """The open issues with `label` opened by this token's user, newest first (all pages)."""
+        if not label.strip() or "," in label:
+            # GitHub's `labels` filter is a comma-separated list
+            raise InputError(f"the issue label {label!r} must be a non-empty name without commas")
         login = self.own_login()
 
         def scan() -> list[Issue]:
@@ -518,7 +521,7 @@ class GitHub:
         def ensure() -> None:
             repo = self._repo()
             try:
-                _ = repo.get_label(name).name  # the request
+                repo.get_label(name).complete()  # the request (the object is lazy)
                 return
             except GithubException as exc:
                 if exc.status != 404:

@@ -82,6 +82,7 @@ class ActionSettings(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     mode: Mode
+    workspace: Path
     token: str
     paths: list[str]
     force: bool
@@ -252,6 +253,7 @@ def read_action_settings(
     pr_number = inputs.integer("pr-number", None)
     return ActionSettings(
         mode=mode,  # type: ignore[arg-type]
+        workspace=workspace,
         token=inputs.raw("github-token"),
         paths=inputs.lines("paths", DEFAULT_PATHS),
         force=inputs.boolean("force", False),

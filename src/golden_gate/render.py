@@ -89,30 +89,16 @@ def _row(item: ItemResult | None, item_id: str) -> Row:
     )
 
 
-def _tag_rows(report: Report, regressions: set[str]) -> list[TagRow]:
-    # Tags listed once a counted item, again for a pass and again for a regression, then
-    # counted in C: a loop a tag over 100,000 items is what this avoids.
-    items: list[str] = []
-    passes: list[str] = []
-    regressed: list[str] = []
-    for item in report.counted:
-        tags = item.tags or ["(untagged)"]
-        items += tags
-        if item.passed:
-            passes += tags
-        if item.id in regressions:
-            regressed += tags
-    counts = Counter(items)
-    passed, regressed_count = Counter(passes), Counter(regressed)
+def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:
     return [
         TagRow(
             tag=code_span(tag, limit=60),
-            passed=passed[tag],
+            passed=passes[tag],
             items=n,
-            rate=f"{passed[tag] / n:.1%}",
-            regressions=regressed_count[tag],
+            rate=f"{passes[tag] / n:.1%}",
+            regressions=regressed[tag],
         )
-        for tag, n in sorted(counts.items())
+        for tag, n in sorted(items.items())
     ]
 
 
@@ -133,77 +119,98 @@ def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Envir
     return env
 
 
-class _Rows:
-    """Each item's escaped row, made once per render and shared by every attempt and section."""
+class _Context:
+    """The template's context for a number of rows a section.
 
-    def __init__(self, items: dict[str, ItemResult]) -> None:
-        self._items = items
+    What does not depend on that number is computed and escaped once, in one pass over the
+    report, not again at each attempt; an item's row is escaped when a template first lists it.
+    """
+
+    def __init__(
+        self,
+        report: Report,
+        gate: GateResult,
+        *,
+        baseline: Report | None,
+        comment_id: str,
+        extra_notes: list[str],
+    ) -> None:
+        comparison = gate.comparison
+        regressed_ids = comparison.regressions if comparison else []
+        improved_ids = comparison.improvements if comparison else []
+        regressions = set(regressed_ids)
+        self._items: dict[str, ItemResult] = {}
         self._rows: dict[str, Row] = {}
-
-    def __call__(self, item_id: str) -> Row:
-        row = self._rows.get(item_id)
-        if row is None:
-            row = self._rows[item_id] = _row(self._items.get(item_id), item_id)
-        return row
-
-
-def _context(
-    report: Report,
-    gate: GateResult,
-    *,
-    baseline: Report | None,
-    comment_id: str,
-    extra_notes: list[str],
-) -> Callable[[int], dict[str, object]]:
-    """The template's context for a given number of rows a section: everything that does not
-    depend on that number is computed (and escaped) once, not again at each attempt."""
-    rows = _Rows(report.by_id())
-    comparison = gate.comparison
-    regressed_ids = comparison.regressions if comparison else []
-    improved_ids = comparison.improvements if comparison else []
-    failed_ids = sorted(r.id for r in report.counted if not r.passed)
-    sections = {
-        "regressed": regressed_ids,
-        "improved": improved_ids,
-        "failed": failed_ids,
-        "unstable": gate.unstable,
-        "errors": gate.errored,
-    }
-    headline = inline(gate.headline, limit=600)
-    reasons = [inline(r.message, limit=400) for r in gate.reasons]
-    warnings = [inline(w, limit=400) for w in gate.warnings]
-    notes = [inline(n, limit=600) for n in [*gate.notes, *extra_notes]]
-    tags = _tag_rows(report, set(regressed_ids))
-    incomplete_reason = inline(report.incomplete_reason, limit=300)
-
-    def section(ids: list[str], max_rows: int) -> Section:
-        return Section(ids[:max_rows], len(ids), rows)
-
-    def context(max_rows: int) -> dict[str, object]:
-        return {
+        failed_ids: list[str] = []
+        # Every counted item's tags, once, again for a pass and again for a regression: then
+        # counted in C instead of a loop a tag.
+        tagged: list[str] = []
+        passes: list[str] = []
+        regressed: list[str] = []
+        for item in report.results:
+            self._items[item.id] = item
+            if item.errored:
+                continue
+            tags = item.tags or ["(untagged)"]
+            tagged += tags
+            if item.passed:
+                passes += tags
+            else:
+                failed_ids.append(item.id)
+            if item.id in regressions:
+                regressed += tags
+        self.sections = {
+            "regressed": regressed_ids,
+            "improved": improved_ids,
+            "failed": sorted(failed_ids),
+            "unstable": gate.unstable,
+            "errors": gate.errored,
+        }
+        self._tags = _tag_rows(Counter(tagged), Counter(passes), Counter(regressed))
+        self._fixed = {
             "marker": marker(comment_id),
             "comment_id": marker_id(comment_id),
             "gate": gate,
             "verdict": gate.verdict,
-            "headline": headline,
-            "reasons": list(reasons),
-            "warnings": list(warnings),
-            "notes": list(notes),
+            "headline": inline(gate.headline, limit=600),
             "settings": gate.settings,
             "comparison": comparison,
             "has_baseline": baseline is not None,
             "judge": code_span(report.judge, limit=80),
             "offline_judge": report.judge == "keypoints",
             "tier": report.tier,
-            **{name: section(ids, max_rows) for name, ids in sections.items()},
-            "tags": list(tags),
             "stats": report.stats,
             "complete": report.complete,
-            "incomplete_reason": incomplete_reason,
+            "incomplete_reason": inline(report.incomplete_reason, limit=300),
             "assistant": report.assistant,
         }
+        self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
+        self._warnings = [inline(w, limit=400) for w in gate.warnings]
+        self._notes = [inline(n, limit=600) for n in [*gate.notes, *extra_notes]]
 
-    return context
+    def row(self, item_id: str) -> Row:
+        row = self._rows.get(item_id)
+        if row is None:
+            row = self._rows[item_id] = _row(self._items.get(item_id), item_id)
+        return row
+
+    def key(self, max_rows: int) -> tuple[int, ...]:
+        """Two numbers with the same key give the same context: each section's rows shown."""
+        return tuple(min(max_rows, len(ids)) for ids in self.sections.values())
+
+    def __call__(self, max_rows: int) -> dict[str, object]:
+        return {
+            **self._fixed,
+            # Fresh lists each time: a template can never see what an earlier attempt did.
+            "reasons": list(self._reasons),
+            "warnings": list(self._warnings),
+            "notes": list(self._notes),
+            "tags": list(self._tags),
+            **{
+                name: Section(ids[:max_rows], len(ids), self.row)
+                for name, ids in self.sections.items()
+            },
+        }
 
 
 def render(
@@ -224,19 +231,25 @@ def render(
         tmpl = env.get_template(name)
     except jinja2.TemplateError as exc:
         raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
-    context = _context(
+    context = _Context(
         report,
         gate,
         baseline=baseline,
         comment_id=comment_id,
         extra_notes=extra_notes or [],
     )
+    rendered: dict[tuple[int, ...], str] = {}
 
     def attempt(max_rows: int) -> str:
+        # A number past every section's length renders what the longest did: render it once.
+        key = context.key(max_rows)
+        if key in rendered:
+            return rendered[key]
         try:
-            return tmpl.render(**context(max_rows))
+            text = rendered[key] = tmpl.render(**context(max_rows))
         except jinja2.TemplateError as exc:
             raise InputError(f"{user_template or name}: the template failed ({exc})") from None
+        return text
 
     most = max(len(report.results), 1)
     body = attempt(most)

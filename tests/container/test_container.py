@@ -42,7 +42,7 @@ import pytest
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
 from golden_gate.inputs import env_name
-from tests.test_action import ACTION, PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
+from tests.action_world import ACTION, PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
 
 pytestmark = pytest.mark.container
 

@@ -212,7 +212,7 @@ class Commit:
     parents: list[str]
     message: str
     created_at: datetime
-    author: str | None = None  # the login that made it (None: someone without an account)
+    author: str | None = None  # the login that made it (None: the repository's owner)
 
 
 @dataclass
@@ -642,6 +642,8 @@ class GitHubServer:
         with self.lock:
             repo = self.repos[full_name]
             base = base or repo.default_branch
+            if user is not None and user not in self.users:
+                self.add_user(user)
             if f"heads/{head}" not in repo.refs:
                 self.commit(full_name, head, {}, message="start", start=base)
             base_commit = repo.resolve(base)
@@ -1223,10 +1225,8 @@ class GitHubServer:
             "object": {"type": "commit", "sha": sha, "url": f"{api}/git/commits/{sha}"},
         }
 
-    def git_user_json(self, login: str | None, moment: datetime) -> dict[str, Any]:
+    def git_user_json(self, login: str, moment: datetime) -> dict[str, Any]:
         """An author or committer as git records it (nullable-git-user)."""
-        if login is None:
-            return {"name": "A Person", "email": "person@example.com", "date": timestamp(moment)}
         user = self.users[login]
         return {
             "name": user.name or login,
@@ -1238,8 +1238,11 @@ class GitHubServer:
         """commit: what the list of commits holds."""
         api = f"{self.api_url}/repos/{repo.full_name}"
         html = f"{self.html_url}/{repo.full_name}"
-        who = self.git_user_json(commit.author, commit.created_at)
-        account = self.user_json(commit.author) if commit.author else None
+        # GitHub sends `author: null` for an email that is no account's, which the description
+        # (nullable oneOf) does not allow: every fake commit has an account
+        login = commit.author or repo.owner
+        who = self.git_user_json(login, commit.created_at)
+        account = self.user_json(login)
         return {
             "url": f"{api}/commits/{commit.sha}",
             "sha": commit.sha,

@@ -1,0 +1,149 @@
+"""The Action's world in tests: a repository on the fake GitHub, a checked-out workspace, and
+the entrypoint run as the runner runs it (a subprocess with `INPUT_*` variables, hyphens kept,
+every default from action.yml, real webhook payloads at GITHUB_EVENT_PATH, the file commands)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from golden_gate.demo import baseline_path
+from golden_gate.example_assistant import golden_path
+from golden_gate.inputs import env_name
+
+ROOT = Path(__file__).resolve().parents[1]
+PAYLOADS = Path(__file__).with_name("payloads")
+REPO = "acme/docs-assistant"
+WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
+READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    outputs, lines = {}, iter(text.splitlines())
+    for line in lines:
+        if "<<" in line and "=" not in line.split("<<")[0]:
+            name, delimiter = line.split("<<", 1)
+            value = []
+            for part in lines:
+                if part == delimiter:
+                    break
+                value.append(part)
+            outputs[name] = "\n".join(value)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+    return outputs
+
+
+class World:
+    """A repository on the fake GitHub, a checked-out workspace and the runner's files."""
+
+    def __init__(self, github, tmp: Path) -> None:
+        self.github = github
+        self.tmp = tmp
+        self.workspace = tmp / "workspace"
+        (self.workspace / "evals").mkdir(parents=True)
+        shutil.copy(golden_path(), self.workspace / "evals" / "golden.jsonl")
+        github.add_actions_token(WRITE_TOKEN)
+        github.add_actions_token(READ_TOKEN, read_only=True)
+        github.add_repo(
+            REPO,
+            files={
+                "evals/golden.jsonl": golden_path().read_text(),
+                "evals/baseline.json": baseline_path().read_text(),
+            },
+        )
+        self.runs = 0
+
+    def pull(self, files: list[str], *, fork: bool = False):
+        self.github.add_user("contributor")
+        head = f"change-{len(self.github.repo(REPO).pulls) + 1}"
+        self.github.commit(REPO, head, {f"{head}.txt": head}, start="main")
+        return self.github.add_pull(
+            REPO, files=files, head=head, user="contributor" if fork else None
+        )
+
+    def event(self, kind: str, pull=None, *, fork: bool = False) -> Path:
+        payload = json.loads((PAYLOADS / f"{kind}.json").read_text())
+        payload["repository"]["full_name"] = REPO
+        payload["repository"]["name"] = REPO.split("/")[1]
+        if pull is not None and kind.startswith("pull_request"):
+            pr = payload["pull_request"]
+            payload["number"] = pr["number"] = pull.number
+            pr["base"]["ref"], pr["base"]["sha"] = pull.base_ref, pull.base_sha
+            pr["head"]["ref"], pr["head"]["sha"] = pull.head_ref, pull.head_sha
+            pr["base"]["repo"]["full_name"] = REPO
+            pr["head"]["repo"]["full_name"] = "contributor/docs-assistant" if fork else REPO
+            pr["head"]["repo"]["fork"] = fork
+        if pull is not None and kind.startswith("workflow_run"):
+            payload["workflow_run"]["head_sha"] = pull.head_sha
+            payload["workflow_run"]["pull_requests"] = []  # as GitHub sends it for forks
+        path = self.tmp / f"event-{kind}-{time.monotonic_ns()}.json"
+        path.write_text(json.dumps(payload))
+        return path
+
+    def run(
+        self,
+        event_name: str,
+        event_path: Path,
+        token: str = WRITE_TOKEN,
+        extra_env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+        **inputs: str,
+    ):
+        self.runs += 1
+        files = self.tmp / f"run{self.runs}"
+        files.mkdir()
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.tmp),
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_API_URL": self.github.api_url,
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_SHA": "0" * 40,
+            "GITHUB_RUN_ID": str(1000 + self.runs),
+            "GITHUB_OUTPUT": str(files / "output"),
+            "GITHUB_STEP_SUMMARY": str(files / "summary"),
+            "GITHUB_STATE": str(files / "state"),
+            "RUNNER_TEMP": str(files),
+            "INPUT_GITHUB-TOKEN": token,
+            "INPUT_GOLDEN": "evals/golden.jsonl",
+            "INPUT_BASELINE": "evals/baseline.json",
+            "INPUT_FLOOR": "0.7",
+            "INPUT_COMMENT-ID": "docs",
+            **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},
+            **(extra_env or {}),
+        }
+        # The runner passes every input, with action.yml's default where the workflow set none.
+        defaults = {
+            env_name(name): str(spec.get("default", ""))
+            for name, spec in ACTION["inputs"].items()
+            if "${{" not in str(spec.get("default", ""))
+        }
+        env = {**defaults, **env}
+        for name in ("output", "summary", "state"):
+            (files / name).touch()
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, *args, str(ROOT / "entrypoint.py")],
+            env=env,
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        done.elapsed = time.perf_counter() - started
+        done.outputs = parse_outputs((files / "output").read_text())
+        done.summary = (files / "summary").read_text()
+        return done
