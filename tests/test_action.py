@@ -255,3 +255,66 @@ def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate)
     (comment,) = world.github.comments(REPO, pull.number)
     assert "judge calibrated: κ = 0.69" in comment.body
     assert gated.returncode == 1
+
+
+def test_drift_opens_one_issue_updates_it_and_a_pass_closes_it(world, candidate, good_assistant):
+    shutil.copy(baseline_path(), world.workspace / "evals" / "baseline.json")
+    event = world.event("workflow_dispatch")
+    # The baseline was rewritten once more on main: the issue shows its history.
+    world.github.commit(REPO, "main", {"evals/baseline.json": baseline_path().read_text() + "\n"})
+    first = world.run("schedule", event, mode="drift", assistant_url=candidate)
+    assert first.returncode == 1, first.stdout + first.stderr
+    (issue,) = world.github.issues(REPO, label="golden-gate-drift")
+    assert issue.state == "open" and "golden-gate: quality drift on main (8/14)" in issue.title
+    assert "### Regressed items (6)" in issue.body
+    assert "The baseline across its rewrites" in issue.body and issue.body.count("| <code>") >= 8
+    assert first.outputs["issue-url"].endswith(f"/issues/{issue.number}")
+
+    second = world.run("schedule", event, mode="drift", assistant_url=candidate)
+    assert second.returncode == 1
+    assert len(world.github.issues(REPO, label="golden-gate-drift")) == 1  # updated, no duplicate
+    assert second.outputs["issue-url"] == first.outputs["issue-url"]
+
+    fixed = world.run("schedule", event, mode="drift", assistant_url=good_assistant)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    (closed,) = world.github.issues(REPO, label="golden-gate-drift")
+    assert closed.state == "closed"
+    assert "drift issue closed" in fixed.stdout
+
+
+def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candidate):
+    event = world.event("workflow_dispatch")
+    done = world.run(
+        "workflow_dispatch",
+        event,
+        mode="baseline",
+        assistant_url=candidate,
+        subset_tags="",
+        open_pr="true",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "promoted" and done.outputs["flipped"] == "7"
+    pulls = [
+        p for p in world.github.repo(REPO).pulls.values() if p.head_ref == "golden-gate/baseline"
+    ]
+    (pull,) = pulls
+    assert "### Now failing (accepted regressions) (7)" in pull.body
+    for item_id in ("backups-restore", "upgrade-rollback", "trouble-sealed-503"):
+        assert f"<code>{item_id}</code>" in pull.body
+    files = world.github.branch_files(REPO, "golden-gate/baseline")
+    assert json.loads(files["evals/baseline.json"])["results"][0]["id"] == "install-ports"
+    assert done.outputs["pr-url"].endswith(f"/pull/{pull.number}")
+
+    again = world.run(
+        "workflow_dispatch",
+        event,
+        mode="baseline",
+        assistant_url=candidate,
+        subset_tags="",
+        open_pr="true",
+    )
+    assert again.returncode == 0
+    pulls = [
+        p for p in world.github.repo(REPO).pulls.values() if p.head_ref == "golden-gate/baseline"
+    ]
+    assert len(pulls) == 1

@@ -26,6 +26,7 @@ from golden_gate.inputs import ActionSettings, read_action_settings
 from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files
 
 if TYPE_CHECKING:
+    from golden_gate.pipeline import Outcome
     from golden_gate.report import Report
 
 # The environment variable each judge provider reads its key from.
@@ -244,14 +245,14 @@ def find_baseline_for(
     return deterministic_view(found.report) if deterministic else found.report
 
 
-def finish(
+def report_outcome(
     settings: ActionSettings,
     ctx: Context,
     report: Report,
     baseline: Report | None,
     notes: list[str],
-) -> int:
-    """Gate, then write comment file, summary and outputs, then post; the exit code last."""
+) -> Outcome:
+    """Gate, then write the comment file, the summary and the outputs: before anything else."""
     from golden_gate.pipeline import gate_and_render
 
     run_settings = settings.run.model_copy(update={"summary_path": None})
@@ -261,13 +262,14 @@ def finish(
     runner.set_outputs(outputs_for(outcome, settings))
     print(f"golden-gate: {outcome.gate.headline}")
     print(f"golden-gate: report: {run_settings.report_path}")
+    return outcome
 
-    if ctx.pr_number is not None:
-        post(settings, ctx, outcome.comment)
 
+def exit_for(outcome: Outcome, settings: ActionSettings) -> int:
+    """The step's exit code, with an annotation; fail-on-regression false makes it a warning."""
     if outcome.verdict == "incomplete":
         runner.error(
-            f"the evaluation could not be completed: {report.incomplete_reason}",
+            f"the evaluation could not be completed: {outcome.report.incomplete_reason}",
             title="golden-gate incomplete",
         )
         return outcome.exit_code
@@ -281,6 +283,19 @@ def finish(
             return EXIT_FAILED
         runner.warning(message + " (fail-on-regression is false)", title="golden-gate failed")
     return EXIT_PASSED
+
+
+def finish(
+    settings: ActionSettings,
+    ctx: Context,
+    report: Report,
+    baseline: Report | None,
+    notes: list[str],
+) -> int:
+    outcome = report_outcome(settings, ctx, report, baseline, notes)
+    if ctx.pr_number is not None:
+        post(settings, ctx, outcome.comment)
+    return exit_for(outcome, settings)
 
 
 def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
@@ -423,6 +438,123 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
     return code
 
 
+def run_url(ctx: Context) -> str | None:
+    server = ctx.env.get("GITHUB_SERVER_URL", "https://github.com")
+    run_id = ctx.env.get("GITHUB_RUN_ID")
+    return f"{server}/{ctx.repository}/actions/runs/{run_id}" if run_id and ctx.repository else None
+
+
+def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
+    """Evaluate, write the new baseline, and with open-pr propose it as a reviewed change."""
+    from golden_gate.baseline import find_baseline
+    from golden_gate.files import write_atomic
+    from golden_gate.github import GitHubError
+    from golden_gate.promote import flips, pull_request_body
+    from golden_gate.report import report_json
+
+    if not settings.baseline:
+        raise InputError("input 'baseline' is required for mode baseline: where the baseline goes")
+    github = github_client(settings, ctx)
+    if settings.open_pr and github is None:
+        raise InputError("input 'github-token' is required for mode baseline with open-pr")
+    base = settings.baseline_ref or (github.default_branch() if github is not None else None)
+    with runner.group("Current baseline"):
+        current = find_baseline(settings.baseline, ref=base, github=github, workspace=ctx.workspace)
+        print(f"golden-gate: current baseline: {current.source}")
+    report = evaluate_with_cache(settings, ctx)
+    if not report.complete:
+        runner.error(
+            f"the evaluation could not be completed, so it is not promoted: "
+            f"{report.incomplete_reason}",
+            title="golden-gate baseline",
+        )
+        runner.set_outputs({"verdict": "incomplete", "ran": "true"})
+        return EXIT_INCOMPLETE
+    text = report_json(report)
+    write_atomic(ctx.workspace / settings.baseline, text)
+    change = flips(report, current.report)
+    body = pull_request_body(report, current.report, path=settings.baseline, run_url=run_url(ctx))
+    runner.write_summary(body)
+    outputs = {
+        "ran": "true",
+        "verdict": "promoted",
+        "items": str(len(report.counted)),
+        "flipped": str(change.count),
+        "report-path": workspace_relative(settings.run.report_path, settings),
+    }
+    print(f"golden-gate: new baseline written to {settings.baseline}; {change.count} flipped")
+    if settings.open_pr and github is not None and base is not None:
+        counted = report.counted
+        rate = f"{sum(r.passed for r in counted)}/{len(counted)}"
+        try:
+            result = github.propose_file_change(
+                path=settings.baseline,
+                content=text,
+                branch=settings.baseline_branch,
+                base=base,
+                title=f"golden-gate: update the baseline ({rate}, {change.count} flipped)",
+                body=body,
+                commit_message=f"golden-gate: update the baseline ({rate})",
+            )
+        except GitHubError as exc:
+            runner.error(f"could not open the baseline pull request ({exc})", title="golden-gate")
+            runner.set_outputs(outputs)
+            return EXIT_INCOMPLETE
+        if result is None:
+            print("golden-gate: the baseline is unchanged; no pull request")
+        else:
+            outputs["pr-url"] = result.url
+            print(f"golden-gate: baseline pull request {result.action}: {result.url}")
+    runner.set_outputs(outputs)
+    return EXIT_PASSED
+
+
+def drift_mode(settings: ActionSettings, ctx: Context) -> int:
+    """A scheduled run: gate against the committed baseline; one issue while it fails."""
+    from golden_gate.drift import baseline_history, issue_body, issue_title
+    from golden_gate.github import GitHubError
+
+    notes: list[str] = []
+    baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+    report = evaluate_with_cache(settings, ctx)
+    outcome = report_outcome(settings, ctx, report, baseline, notes)
+    github = github_client(settings, ctx)
+    if github is None:
+        runner.warning("no token: drift issues cannot be opened or closed", title="golden-gate")
+        return exit_for(outcome, settings)
+    try:
+        branch = settings.baseline_ref or github.default_branch()
+        if outcome.verdict == "failed":
+            history = []
+            if settings.baseline:
+                history = baseline_history(github, settings.baseline, ref=branch)
+            body = issue_body(
+                report,
+                outcome.gate,
+                baseline=baseline,
+                baseline_path=settings.baseline or None,
+                history=history,
+                run_url=run_url(ctx),
+            )
+            issue = github.open_or_update_issue(
+                label=settings.drift_label, title=issue_title(outcome.gate, branch), body=body
+            )
+            runner.set_outputs({"issue-url": issue.url})
+            print(f"golden-gate: drift issue {issue.action}: {issue.url}")
+        elif outcome.verdict == "passed":
+            closed = github.close_issue(
+                settings.drift_label,
+                f"golden-gate passes again: {outcome.gate.headline}"
+                + (f" ({run_url(ctx)})" if run_url(ctx) else ""),
+            )
+            if closed is not None:
+                runner.set_outputs({"issue-url": closed.url})
+                print(f"golden-gate: drift issue closed: {closed.url}")
+    except GitHubError as exc:
+        runner.warning(f"could not update the drift issue ({exc})", title="golden-gate")
+    return exit_for(outcome, settings)
+
+
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.merge import merge_reports
     from golden_gate.report import load_report, save_report
@@ -466,6 +598,10 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
             return merge_mode(settings, ctx)
         if settings.mode == "calibrate":
             return calibrate_mode(settings, ctx)
+        if settings.mode == "baseline":
+            return baseline_mode(settings, ctx)
+        if settings.mode == "drift":
+            return drift_mode(settings, ctx)
         if settings.mode == "post-comment":
             from golden_gate.post_comment import post_comment_mode
 

@@ -316,6 +316,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         args,
         gate=_gate_settings(args),
         baseline=args.baseline,
+        baseline_label=str(args.baseline) if args.baseline else None,
         comment_path=args.comment_out,
         summary_path=args.summary_out,
         comment_id=args.comment_id,

@@ -21,8 +21,9 @@ from golden_gate.scope import DEFAULT_PATHS
 from golden_gate.settings import Settings
 
 T = TypeVar("T")
-Mode = Literal["gate", "merge", "post-comment", "calibrate"]
-MODES = ("gate", "merge", "post-comment", "calibrate")
+Mode = Literal["gate", "merge", "post-comment", "calibrate", "baseline", "drift"]
+MODES = ("gate", "merge", "post-comment", "calibrate", "baseline", "drift")
+EVALUATING = ("gate", "baseline", "drift")
 TRUE = {"true", "True", "TRUE"}
 FALSE = {"false", "False", "FALSE"}
 
@@ -100,6 +101,9 @@ class ActionSettings(BaseModel):
     labels: Path | None
     min_kappa: float
     calibration_path: Path
+    open_pr: bool
+    baseline_branch: str
+    drift_label: str
     run: Settings
 
 
@@ -181,7 +185,7 @@ def read_action_settings(
     calibration = inputs.raw("calibration")
     if mode == "calibrate" and not inputs.raw("labels"):
         raise InputError("input 'labels' is required for mode calibrate: the human labels")
-    if mode == "gate" and not url and not compose_file:
+    if mode in EVALUATING and not url and not compose_file:
         raise InputError(
             "input 'assistant-url' or 'compose-file' is required: where the assistant runs, "
             "or how to start it"
@@ -196,7 +200,7 @@ def read_action_settings(
             # Empty selects every item; action.yml's default ("smoke") arrives from the runner.
             tags=inputs.csv("subset-tags"),
             target=None
-            if mode != "gate"
+            if mode not in EVALUATING
             else TargetSettings(
                 url=url,
                 path=inputs.raw("assistant-path", "/ask"),
@@ -214,7 +218,7 @@ def read_action_settings(
                 concurrency=inputs.integer("judge-concurrency", 8),
             ),
             compose=None
-            if mode != "gate" or not compose_file
+            if mode not in EVALUATING or not compose_file
             else ComposeSettings(
                 file=workspace / compose_file,
                 project=inputs.raw(
@@ -244,6 +248,7 @@ def read_action_settings(
             shard=shard,
             comment_path=comment_file,
             comment_id=inputs.raw("comment-id", "default"),
+            baseline_label=inputs.raw("baseline") or None,
             comment_template=workspace / template if template else None,
             calibration=workspace / calibration if calibration and mode != "post-comment" else None,
             progress=True,
@@ -269,6 +274,9 @@ def read_action_settings(
         cache_max_mb=cache_max_mb,
         labels=workspace / inputs.raw("labels") if inputs.raw("labels") else None,
         min_kappa=inputs.number("min-kappa", 0.6),
+        open_pr=inputs.boolean("open-pr", False),
+        baseline_branch=inputs.raw("baseline-branch", "golden-gate/baseline"),
+        drift_label=inputs.raw("drift-label", "golden-gate-drift"),
         calibration_path=workspace / inputs.raw("calibration-path", "golden-gate/calibration.json"),
         shard_reports=inputs.lines("shard-reports", ["golden-gate/report-shard-*-of-*.json"]),
         run=run,

@@ -157,7 +157,12 @@ def gate_and_render(
         notes = []
     if settings.calibration is not None:
         notes.append(calibration_note(settings.calibration, report))
-    render_args = {"baseline": baseline, "comment_id": settings.comment_id, "extra_notes": notes}
+    render_args = {
+        "baseline": baseline,
+        "comment_id": settings.comment_id,
+        "extra_notes": notes,
+        "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
+    }
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)
     if settings.summary_path is not None:

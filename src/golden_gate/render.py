@@ -134,6 +134,8 @@ class _Context:
         baseline: Report | None,
         comment_id: str,
         extra_notes: list[str],
+        baseline_path: str | None = None,
+        extra: dict[str, object] | None = None,
     ) -> None:
         comparison = gate.comparison
         regressed_ids = comparison.regressions if comparison else []
@@ -183,6 +185,8 @@ class _Context:
             "complete": report.complete,
             "incomplete_reason": inline(report.incomplete_reason, limit=300),
             "assistant": report.assistant,
+            "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
+            **(extra or {}),  # a template's own context, escaped by the caller
         }
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
         self._warnings = [inline(w, limit=400) for w in gate.warnings]
@@ -223,6 +227,8 @@ def render(
     user_template: Path | None = None,
     limit: int = COMMENT_LIMIT,
     extra_notes: list[str] | None = None,
+    baseline_path: str | None = None,
+    extra: dict[str, object] | None = None,
 ) -> str:
     """Render within `limit` characters, listing fewer rows (never cutting a table) if needed."""
     env = _environment(templates_dir(), user_template)
@@ -237,6 +243,8 @@ def render(
         baseline=baseline,
         comment_id=comment_id,
         extra_notes=extra_notes or [],
+        baseline_path=baseline_path,
+        extra=extra,
     )
     rendered: dict[tuple[int, ...], str] = {}
 

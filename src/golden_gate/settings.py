@@ -27,6 +27,7 @@ class Settings(BaseModel):
     gate: GateSettings = Field(default_factory=GateSettings)
     cache_dir: Path | None = Path(".judge-cache")
     baseline: Path | None = None
+    baseline_label: str | None = None  # how the comment names the baseline (a repo path)
     report_path: Path = Path("report.json")
     comment_path: Path | None = None
     summary_path: Path | None = None
