@@ -303,9 +303,10 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
     from golden_gate.actions_cache import mode_from_env
     from golden_gate.cache_persistence import persisted_verdicts
     from golden_gate.judge import make_judge
-    from golden_gate.pipeline import evaluate_only
+    from golden_gate.pipeline import evaluate_only, load_items
 
     run_settings = settings.run
+    load_items(run_settings)  # a bad golden set is exit 2 before any download or container
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(
