@@ -1,23 +1,31 @@
 """Scale of the pure core: a 100,000-item report through load, gate, render and save.
 
-Run by bench/run.py in a subprocess of its own (so its peak memory is its own); alone:
+Two steps, each a process of its own, so the second one's peak memory is its own:
 
-    .venv/bin/python bench/core_scale.py [--items 100000] [--regressions 2000]
+    .venv/bin/python bench/core_scale.py write DIR [--items 100000] [--regressions 2000]
+    .venv/bin/python bench/core_scale.py measure DIR     # one JSON object on stdout
 
-The reports are realistic in shape: one run an item (three for a failure: the two re-runs),
-answers of about 300 characters, the three deterministic checks, a judge verdict with a
-comment of about 150 characters, token usage and latencies.
+`write` makes a baseline and a candidate report, realistic in shape: one run an item (three
+for a failure: the two re-runs), answers of about 300 characters, three deterministic checks,
+a judge verdict with a comment of about 150 characters, token usage and latencies; 10 % of the
+baseline fails, the candidate has `--regressions` items that regressed, a quarter as many
+improved, 0.1 % errored and 0.2 % unstable (passing two runs of three) items.
+
+`measure` loads both, saves the candidate, then times `evaluate_gate`, `render_comment` and
+`render_summary` with the baseline and without it, the peak resident memory they add (VmHWM,
+reset before them) and, in a second pass, the peak of what they allocate (tracemalloc).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
 import resource
 import sys
-import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -138,7 +146,7 @@ def run_result(rng: random.Random, i: int, passed: bool, *, rerun: bool = False)
 
 
 def item(rng: random.Random, i: int, outcome: str) -> dict:
-    """`outcome`: pass, fail, unstable (1 of 3 runs passed... then 2 of 3) or error."""
+    """`outcome`: pass, fail, unstable (2 of 3 runs passed) or error."""
     question = f"Question {i}: " + text(rng, 70).capitalize().rstrip(".") + "?"
     base = {
         "id": f"item-{i:06d}",
@@ -153,8 +161,8 @@ def item(rng: random.Random, i: int, outcome: str) -> dict:
         runs = [run_result(rng, i, True)]
     elif outcome == "fail":
         runs = [run_result(rng, i, False, rerun=r > 0) for r in range(3)]
-    else:  # unstable: failed, then the re-runs disagreed
-        runs = [run_result(rng, i, r == 1, rerun=r > 0) for r in range(3)]
+    else:  # unstable: failed once, then passed both re-runs
+        runs = [run_result(rng, i, r > 0, rerun=r > 0) for r in range(3)]
     passes = sum(r["status"] == "pass" for r in runs)
     return {**base, "passes": passes, "runs": len(runs), "errors": 0, "run_results": runs}
 
@@ -164,10 +172,11 @@ def make_reports(n: int, regressions: int, seed: int = 7) -> tuple[dict, dict]:
     rng = random.Random(seed)
     base_fail = set(rng.sample(range(n), n // 10))  # a 90 % baseline
     ids = [i for i in range(n) if i not in base_fail]
-    regressed = set(rng.sample(ids, regressions))
+    picked = rng.sample(ids, regressions + n // 1000 + n // 500)
+    regressed = set(picked[:regressions])
+    errored = set(picked[regressions : regressions + n // 1000])
+    unstable = set(picked[regressions + n // 1000 :])
     improved = set(rng.sample(sorted(base_fail), regressions // 4))
-    errored = set(rng.sample(ids, n // 1000))
-    unstable = set(rng.sample(ids, n // 500))
     base_items, cand_items = [], []
     for i in range(n):
         base_items.append(item(rng, i, "fail" if i in base_fail else "pass"))
@@ -224,56 +233,68 @@ def timed(fn, *args, **kwargs):
     return value, time.perf_counter() - started
 
 
+def write(directory: Path, items: int, regressions: int) -> None:
+    baseline, candidate = make_reports(items, regressions)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "baseline.json").write_text(json.dumps(baseline, indent=1))
+    (directory / "report.json").write_text(json.dumps(candidate, indent=1))
+
+
+def core(candidate, baseline) -> dict[str, float]:
+    """Gate and both renders, timed; the renders' lengths for a sanity check."""
+    out: dict[str, float] = {}
+    gate, out["gate_s"] = timed(evaluate_gate, candidate, baseline)
+    comment, out["comment_s"] = timed(render_comment, candidate, gate, baseline=baseline)
+    summary, out["summary_s"] = timed(render_summary, candidate, gate, baseline=baseline)
+    out["core_s"] = out["gate_s"] + out["comment_s"] + out["summary_s"]
+    out["comment_chars"] = len(comment)
+    out["summary_chars"] = len(summary)
+    out["comment_rows"] = comment.count("\n| <code>")
+    return out
+
+
+def measure(directory: Path) -> dict[str, object]:
+    out: dict[str, object] = {"report_mib": (directory / "report.json").stat().st_size / 2**20}
+    out["rss_start_mib"] = rss_mib()
+    baseline, out["load_baseline_s"] = timed(load_report, directory / "baseline.json")
+    candidate, out["load_s"] = timed(load_report, directory / "report.json")
+    out["items"] = len(candidate.results)
+    out["rss_loaded_mib"] = rss_mib()
+    out["peak_load_mib"] = peak_mib()
+    saved = directory / "saved.json"
+    _, out["save_s"] = timed(save_report, candidate, saved)
+    out["saved_identical"] = saved.read_text() == (report_json(candidate))
+    # The statistics import scipy on first use: a fixed cost, whatever the report's size.
+    _, out["scipy_import_s"] = timed(importlib.import_module, "scipy.stats")
+
+    out["peak_reset"] = reset_peak()
+    before = rss_mib()
+    with_baseline = core(candidate, baseline)
+    out["core_rss_added_mib"] = peak_mib() - before
+    gate = evaluate_gate(candidate, baseline)
+    out["verdict"] = gate.verdict
+    out["regressions"] = gate.comparison.b if gate.comparison else 0
+    out["with_baseline"] = with_baseline
+    out["without_baseline"] = core(candidate, None)
+    tracemalloc.start()
+    core(candidate, baseline)
+    out["core_traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    out["maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("step", choices=["write", "measure"])
+    parser.add_argument("directory", type=Path)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--regressions", type=int, default=2_000)
-    parser.add_argument("--json", action="store_true", help="one JSON line, for bench/run.py")
     args = parser.parse_args()
-    out: dict[str, object] = {"items": args.items}
-    with tempfile.TemporaryDirectory(prefix="golden-gate-core-") as tmp:
-        base_path, cand_path, saved_path = (
-            Path(tmp) / "baseline.json",
-            Path(tmp) / "report.json",
-            Path(tmp) / "saved.json",
-        )
-        baseline_doc, candidate_doc = make_reports(args.items, args.regressions)
-        base_path.write_text(json.dumps(baseline_doc, indent=1))
-        cand_path.write_text(json.dumps(candidate_doc, indent=1))
-        out["report_mib"] = cand_path.stat().st_size / 2**20
-        del baseline_doc, candidate_doc
-        import gc
-
-        gc.collect()
-        out["rss_before_load_mib"] = rss_mib()
-
-        baseline, out["load_baseline_s"] = timed(load_report, base_path)
-        candidate, out["load_s"] = timed(load_report, cand_path)
-        out["peak_after_load_mib"] = peak_mib()
-        out["rss_loaded_mib"] = rss_mib()
-        _, out["save_s"] = timed(save_report, candidate, saved_path)
-        out["peak_after_save_mib"] = peak_mib()
-        reset_peak()
-        out["rss_before_core_mib"] = rss_mib()
-
-        started = time.perf_counter()
-        gate = evaluate_gate(candidate, baseline)
-        out["gate_s"] = time.perf_counter() - started
-        comment, out["comment_s"] = timed(render_comment, candidate, gate, baseline=baseline)
-        summary, out["summary_s"] = timed(render_summary, candidate, gate, baseline=baseline)
-        out["core_s"] = time.perf_counter() - started
-        out["peak_core_mib"] = peak_mib()
-        out["comment_chars"] = len(comment)
-        out["summary_chars"] = len(summary)
-        out["verdict"] = gate.verdict
-        out["regressions"] = gate.comparison.b if gate.comparison else 0
-        out["report_json_equal"] = report_json(candidate) == saved_path.read_text()
-    out["peak_total_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if args.json:
-        print(json.dumps(out))
+    if args.step == "write":
+        write(args.directory, args.items, args.regressions)
     else:
-        for key, value in out.items():
-            print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
+        print(json.dumps(measure(args.directory)))
 
 
 if __name__ == "__main__":

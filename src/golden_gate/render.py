@@ -186,8 +186,8 @@ class _Context:
             "incomplete_reason": inline(report.incomplete_reason, limit=300),
             "assistant": report.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
-            **(extra or {}),  # a template's own context, escaped by the caller
         }
+        self._extra = dict(extra or {})  # a template's own context, escaped by the caller
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
         self._warnings = [inline(w, limit=400) for w in gate.warnings]
         self._notes = [inline(n, limit=600) for n in [*gate.notes, *extra_notes]]
@@ -214,6 +214,7 @@ class _Context:
                 name: Section(ids[:max_rows], len(ids), self.row)
                 for name, ids in self.sections.items()
             },
+            **self._extra,
         }
 
 

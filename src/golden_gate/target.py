@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from golden_gate.errors import InputError
 from golden_gate.golden import GoldenItem
+from golden_gate.transport import ShardedTransport
 
 log = logging.getLogger(__name__)
 
@@ -120,12 +121,13 @@ class AssistantClient:
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._owns_client = client is None
-        # The pool must not be smaller than the concurrency, or requests would queue in the pool
-        # and burn their timeout there. An injected client is the caller's responsibility.
-        limits = httpx.Limits(
-            max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency
+        # The pools must hold the concurrency, or requests would queue in a pool and burn their
+        # timeout there; kept small each (see transport.py). An injected client is the caller's.
+        self._client = (
+            client
+            if client is not None
+            else httpx.AsyncClient(transport=ShardedTransport(settings.concurrency))
         )
-        self._client = client if client is not None else httpx.AsyncClient(limits=limits)
 
     async def __aenter__(self) -> Self:
         return self
