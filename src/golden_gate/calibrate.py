@@ -39,6 +39,7 @@ from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputE
 from golden_gate.escape import code_span, cut, inline
 from golden_gate.files import read_text, write_atomic
 from golden_gate.golden import GoldenItem, fingerprint, load_golden
+from golden_gate.jsonl import Problems, records
 from golden_gate.judge import Judge, JudgeError, JudgeSettings, make_judge
 from golden_gate.report import Verdict
 
@@ -239,20 +240,6 @@ class Label(BaseModel):
         return self.label == "pass"
 
 
-def _describe(error: ValidationError) -> str:
-    parts = []
-    for problem in error.errors():
-        where = ".".join(str(p) for p in problem["loc"])
-        if problem["type"] == "missing":
-            parts.append(f"missing field '{where}'")
-        elif where == "label" and problem["type"] == "literal_error":
-            got = json.dumps(problem["input"], ensure_ascii=False)
-            parts.append(f'field \'label\' must be "pass" or "fail", got {cut(got, 40)}')
-        else:
-            parts.append(f"field '{where}': {problem['msg']}")
-    return "; ".join(parts)
-
-
 def parse_labels(
     lines: Iterable[str], *, source: str, golden_items: Sequence[GoldenItem]
 ) -> list[Label]:
@@ -264,33 +251,9 @@ def parse_labels(
     """
     items = {item.id: item for item in golden_items}
     labels: list[Label] = []
-    problems: list[str] = []
-    first_line: dict[str, int] = {}
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
-            continue
-        where = f"{source}:{number}"
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: invalid JSON ({exc.msg}, column {exc.colno})")
-            continue
-        if not isinstance(data, dict):
-            problems.append(f"{where}: expected a JSON object, got {type(data).__name__}")
-            continue
-        try:
-            label = Label.model_validate(data)
-        except ValidationError as exc:
-            problems.append(f"{where}: {_describe(exc)}")
-            continue
+    problems = Problems()
+    for where, _, label in records(lines, source=source, model=Label, problems=problems):
         item = items.get(label.id)
-        if label.id in first_line:
-            problems.append(
-                f"{where}: duplicate id '{label.id}' (first on line {first_line[label.id]})"
-            )
-            continue
-        first_line[label.id] = number
         if item is None:
             close = difflib.get_close_matches(label.id, list(items), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
@@ -303,10 +266,7 @@ def parse_labels(
             )
             continue
         labels.append(label)
-    if problems:
-        shown = problems[:20]
-        more = f" (and {len(problems) - 20} more problems)" if len(problems) > 20 else ""
-        raise InputError("; ".join(shown) + more)
+    problems.raise_if_any()
     if not labels:
         raise InputError(f"{source}: the labels file is empty (no labels)")
     kinds = {label.label for label in labels}

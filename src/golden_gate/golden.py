@@ -7,10 +7,11 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from golden_gate.errors import InputError
 from golden_gate.files import read_text
+from golden_gate.jsonl import Problems, records
 
 
 class GoldenItem(BaseModel):
@@ -40,55 +41,13 @@ class GoldenItem(BaseModel):
         return "\n".join(f"- {point}" for point in self.reference_key_points)
 
 
-def _describe(error: ValidationError) -> str:
-    parts = []
-    for problem in error.errors():
-        where = ".".join(str(p) for p in problem["loc"])
-        message = problem["msg"]
-        if message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
-        if problem["type"] == "missing":
-            parts.append(f"missing field '{where}'")
-        elif where:
-            parts.append(f"field '{where}': {message}")
-        else:
-            parts.append(message)
-    return "; ".join(parts)
-
-
 def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
     """Parse JSONL text; raise one InputError naming every bad line as `source:line: problem`."""
-    items: list[GoldenItem] = []
-    problems: list[str] = []
-    first_line: dict[str, int] = {}
-    for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text:
-            continue
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{source}:{number}: invalid JSON ({exc.msg}, column {exc.colno})")
-            continue
-        if not isinstance(data, dict):
-            problems.append(f"{source}:{number}: expected a JSON object, got {type(data).__name__}")
-            continue
-        try:
-            item = GoldenItem.model_validate(data)
-        except ValidationError as exc:
-            problems.append(f"{source}:{number}: {_describe(exc)}")
-            continue
-        if item.id in first_line:
-            problems.append(
-                f"{source}:{number}: duplicate id '{item.id}' (first on line {first_line[item.id]})"
-            )
-            continue
-        first_line[item.id] = number
-        items.append(item)
-    if problems:
-        shown = problems[:20]
-        more = f" (and {len(problems) - 20} more problems)" if len(problems) > 20 else ""
-        raise InputError("; ".join(shown) + more)
+    problems = Problems()
+    items = [
+        item for _, _, item in records(lines, source=source, model=GoldenItem, problems=problems)
+    ]
+    problems.raise_if_any()
     if not items:
         raise InputError(f"{source}: the golden set is empty (no items)")
     return items
