@@ -306,7 +306,7 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
     from golden_gate.pipeline import evaluate_only, load_items
 
     run_settings = settings.run
-    load_items(run_settings)  # a bad golden set is exit 2 before any download or container
+    items = load_items(run_settings)  # bad golden set: exit 2 before any download or container
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(
@@ -327,7 +327,7 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
         cap_bytes=settings.cache_max_mb * 1024 * 1024,
     ) as persisted:
         # No log group around this: compose prints its own groups, and groups cannot nest.
-        report = evaluate_only(run_settings, judge=judge, cache=persisted.cache)
+        report = evaluate_only(run_settings, items=items, judge=judge, cache=persisted.cache)
     runner.set_outputs(
         {
             "cache-misses": str(report.stats.cache_misses if report.stats else 0),
@@ -399,13 +399,13 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
         raise InputError(
             f"no key for the judge '{run_settings.judge.model}': calibration needs the judge"
         )
-    identity = make_judge(run_settings.judge).identity()  # validates the prompt, costs nothing
+    judge = make_judge(run_settings.judge)  # validates the prompt before anything is restored
     with (
         persisted_verdicts(
             run_settings.cache_dir,
             mode=mode_from_env(ctx.env, settings.cache_mode),
             env=ctx.env,
-            identity=identity,
+            identity=judge.identity(),
             attempt=ctx.env.get("GITHUB_RUN_ATTEMPT", "1") + "-calibrate",
             cap_bytes=settings.cache_max_mb * 1024 * 1024,
         ) as persisted,
@@ -419,6 +419,7 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
             min_kappa=settings.min_kappa,
             output=settings.calibration_path,
             cache=persisted.cache,
+            judge=judge,
         )
     runner.write_summary(render_calibration(report))
     line = calibration_line(report)
@@ -485,17 +486,16 @@ def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
     }
     print(f"golden-gate: new baseline written to {settings.baseline}; {change.count} flipped")
     if settings.open_pr and github is not None and base is not None:
-        counted = report.counted
-        rate = f"{sum(r.passed for r in counted)}/{len(counted)}"
+        rate = report.pass_rate_text()
         try:
             result = github.propose_file_change(
                 path=settings.baseline,
                 content=text,
                 branch=settings.baseline_branch,
                 base=base,
-                title=f"golden-gate: update the baseline ({rate}, {change.count} flipped)",
+                title=f"golden-gate: update the baseline to {rate}, {change.count} flipped",
                 body=body,
-                commit_message=f"golden-gate: update the baseline ({rate})",
+                commit_message=f"golden-gate: update the baseline to {rate}",
             )
         except GitHubError as exc:
             runner.error(f"could not open the baseline pull request ({exc})", title="golden-gate")
@@ -558,7 +558,7 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
 
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.merge import merge_reports
-    from golden_gate.report import load_report, save_report
+    from golden_gate.report import DETERMINISTIC, load_report, save_report
 
     scope = in_scope(settings, ctx)
     if not scope.run:
@@ -574,7 +574,7 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
         save_report(merged, settings.run.report_path)
     notes: list[str] = []
     baseline = find_baseline_for(
-        settings, ctx, deterministic=merged.tier == "deterministic", notes=notes
+        settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
     )
     return finish(settings, ctx, merged, baseline, notes)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate.report import Report, RunResult, parse_report
+from golden_gate.report import DETERMINISTIC, Report, RunResult, parse_report
 
 if TYPE_CHECKING:
     from golden_gate.github import GitHub
@@ -96,5 +96,5 @@ def deterministic_view(report: Report) -> Report:
             )
         )
     return report.model_copy(
-        update={"results": results, "tier": "deterministic", "judge": "deterministic"}
+        update={"results": results, "tier": DETERMINISTIC, "judge": DETERMINISTIC}
     )

@@ -563,16 +563,18 @@ def run_calibration(
     min_kappa: float = DEFAULT_MIN_KAPPA,
     output: str | Path | None = None,
     cache: VerdictCache | None = None,
+    judge: Judge | None = None,
 ) -> CalibrationReport:
     """The `calibrate` command: load and check everything, judge, save `output`, return.
 
     Inputs are checked before the judge is built, so bad input costs nothing. `cache` is the
-    Action's cache carried between runs; by default one on `cache_dir`.
+    Action's cache carried between runs; by default one on `cache_dir`. `judge`: one the caller
+    already built from `judge_settings`, else one is built here.
     """
     _check_min_kappa(min_kappa)
     golden_items = load_golden(golden_path)
     labels = load_labels(labels_path, golden_items)
-    judge = make_judge(judge_settings)
+    judge = judge if judge is not None else make_judge(judge_settings)
     cache = cache if cache is not None else VerdictCache(cache_dir)
 
     async def go() -> CalibrationReport:

@@ -7,9 +7,9 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from golden_gate import __version__
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError, InputError
@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the commands import what they need when they run
     from golden_gate.judge import JudgeSettings
     from golden_gate.settings import Settings
 
+M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -50,19 +51,25 @@ def _add_gate_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _validated(kind: type[M], /, **fields: Any) -> M:
+    """A settings model from flags; a bad flag is one sentence naming it (exit 2)."""
+    try:
+        return kind(**fields)
+    except ValidationError as exc:
+        raise InputError(_validation_sentence(exc)) from None
+
+
 def _gate_settings(args: argparse.Namespace) -> GateSettings:
     from golden_gate.gate import GateSettings
 
-    try:
-        return GateSettings(
-            floor=args.floor,
-            alpha=args.alpha,
-            min_drop=args.min_drop,
-            confidence=args.confidence,
-            require_comparable=args.require_comparable,
-        )
-    except ValidationError as exc:
-        raise InputError(_validation_sentence(exc)) from None
+    return _validated(
+        GateSettings,
+        floor=args.floor,
+        alpha=args.alpha,
+        min_drop=args.min_drop,
+        confidence=args.confidence,
+        require_comparable=args.require_comparable,
+    )
 
 
 def _add_eval_args(parser: argparse.ArgumentParser) -> None:
@@ -129,17 +136,15 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
 def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
     from golden_gate.judge import JudgeSettings
 
-    try:
-        return JudgeSettings(
-            model=args.judge_model,
-            prompt_file=args.judge_prompt,
-            base_url=args.judge_base_url,
-            temperature=args.judge_temperature,
-            timeout_s=args.judge_timeout,
-            concurrency=args.judge_concurrency,
-        )
-    except ValidationError as exc:
-        raise InputError(_validation_sentence(exc)) from None
+    return _validated(
+        JudgeSettings,
+        model=args.judge_model,
+        prompt_file=args.judge_prompt,
+        base_url=args.judge_base_url,
+        temperature=args.judge_temperature,
+        timeout_s=args.judge_timeout,
+        concurrency=args.judge_concurrency,
+    )
 
 
 def _headers(pairs: Sequence[str]) -> dict[str, str]:

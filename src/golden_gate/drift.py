@@ -31,14 +31,6 @@ class Rewrite(BaseModel):
     pass_rate: str
 
 
-def _rate(report: Report) -> str:
-    counted = report.counted
-    if not counted:
-        return "n/a"
-    passed = sum(r.passed for r in counted)
-    return f"{passed}/{len(counted)} ({passed / len(counted):.1%})"
-
-
 def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) -> list[Rewrite]:
     """The baseline's versions, newest first; a version that is not a report says so."""
     from golden_gate.errors import InputError
@@ -47,7 +39,7 @@ def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) ->
     for version in github.file_history(path, ref=ref, limit=limit):
         text = github.read_file(path, version.sha)
         try:
-            rate = _rate(parse_report(text, source=path)) if text is not None else "deleted"
+            rate = parse_report(text, source=path).pass_rate_text() if text else "deleted"
         except InputError:
             rate = "not a report"
         rows.append(

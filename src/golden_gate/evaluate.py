@@ -19,6 +19,7 @@ from golden_gate.golden import GoldenItem, item_hash
 from golden_gate.judge import Judge, JudgeError
 from golden_gate.progress import Progress
 from golden_gate.report import (
+    DETERMINISTIC,
     AssistantInfo,
     DatasetInfo,
     ItemResult,
@@ -29,8 +30,6 @@ from golden_gate.report import (
     new_report,
 )
 from golden_gate.target import AssistantClient
-
-DETERMINISTIC_JUDGE = "deterministic"
 
 
 class EvalSettings(BaseModel):
@@ -224,9 +223,9 @@ async def evaluate(
     stats = evaluation.stats
     stats.elapsed_s = round(time.monotonic() - started, 3)
     report = new_report(
-        judge=judge.name if judge is not None else DETERMINISTIC_JUDGE,
+        judge=judge.name if judge is not None else DETERMINISTIC,
         judge_prompt_hash=judge.prompt_hash if judge is not None else None,
-        tier="full" if judge is not None else "deterministic",
+        tier="full" if judge is not None else DETERMINISTIC,
         results=list(results),
         dataset=dataset,
         assistant=assistant,

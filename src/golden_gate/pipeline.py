@@ -94,16 +94,22 @@ async def _evaluate(
 
 
 def evaluate_only(
-    settings: Settings, *, judge: Judge | None = None, cache: VerdictCache | None = None
+    settings: Settings,
+    *,
+    items: list[golden.GoldenItem] | None = None,
+    judge: Judge | None = None,
+    cache: VerdictCache | None = None,
 ) -> Report:
     """Validate everything that costs nothing, start the assistant if asked, evaluate, save.
 
-    `judge` and `cache` are built from the settings unless the caller (the Action, which
-    carries the cache between runs) passes its own.
+    `items`, `judge` and `cache` are made from the settings unless the caller (the Action,
+    which checks them before restoring the cache and carries the cache between runs) passes
+    its own.
     """
     if settings.target is None or (not settings.target.url and settings.compose is None):
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
-    items = load_items(settings)
+    if items is None:
+        items = load_items(settings)
     if judge is None and not settings.deterministic_only:
         judge = make_judge(settings.judge)
     cache = cache if cache is not None else VerdictCache(settings.cache_dir)

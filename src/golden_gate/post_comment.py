@@ -36,7 +36,7 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.github import GitHubError
     from golden_gate.pipeline import gate_and_render
     from golden_gate.render import marker
-    from golden_gate.report import load_report
+    from golden_gate.report import DETERMINISTIC, load_report
 
     meta = _metadata(settings)
     pr_number = settings.pr_number or meta.get("pr_number")
@@ -75,7 +75,7 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
         workspace=ctx.workspace,
     )
     baseline = found.report
-    if baseline is not None and report.tier == "deterministic":
+    if baseline is not None and report.tier == DETERMINISTIC:
         baseline = deterministic_view(baseline)
     notes = [str(n) for n in meta.get("notes") or [] if isinstance(n, str)]
     if baseline is None and settings.baseline:

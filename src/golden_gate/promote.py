@@ -42,14 +42,6 @@ def flips(new: Report, old: Report | None) -> Flips:
     )
 
 
-def _rate(report: Report | None) -> str:
-    if report is None or not report.counted:
-        return "n/a"
-    counted = report.counted
-    passed = sum(r.passed for r in counted)
-    return f"{passed}/{len(counted)} ({passed / len(counted):.1%})"
-
-
 def pull_request_body(new: Report, old: Report | None, *, path: str, run_url: str | None) -> str:
     """The promotion pull request's description, within GitHub's size limit."""
     import jinja2
@@ -70,8 +62,8 @@ def pull_request_body(new: Report, old: Report | None, *, path: str, run_url: st
         return template.render(
             path=code_span(path, limit=200),
             run_url=inline(run_url, limit=300) if run_url else None,
-            old_rate=_rate(old),
-            new_rate=_rate(new),
+            old_rate=old.pass_rate_text() if old is not None else "n/a",
+            new_rate=new.pass_rate_text(),
             judge=code_span(new.judge, limit=80),
             flips=change,
             rows={

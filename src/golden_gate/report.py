@@ -21,6 +21,7 @@ from golden_gate.files import read_text, write_atomic
 
 REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
+DETERMINISTIC = "deterministic"  # the tier (and the judge's name) when no judge ran
 
 
 class CheckOutcome(BaseModel):
@@ -195,6 +196,14 @@ class Report(BaseModel):
     def counted(self) -> list[ItemResult]:
         """Items with at least one verdict: the ones the gate counts."""
         return [r for r in self.results if not r.errored]
+
+    def pass_rate_text(self) -> str:
+        """`k/n (p%)` over the counted items, `n/a` when none was counted."""
+        counted = self.counted
+        if not counted:
+            return "n/a"
+        passed = sum(r.passed for r in counted)
+        return f"{passed}/{len(counted)} ({passed / len(counted):.1%})"
 
     def by_id(self) -> dict[str, ItemResult]:
         return {r.id: r for r in self.results}
