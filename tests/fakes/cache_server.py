@@ -34,13 +34,14 @@ import hmac
 import json
 import re
 import secrets
-import sys
 import threading
 import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Literal
+
+from tests.fakes.background import BackgroundServer
 
 SERVICE = "/twirp/github.actions.results.api.v1.CacheService/"
 METHODS = ("GetCacheEntryDownloadURL", "CreateCacheEntry", "FinalizeCacheEntryUpload")
@@ -136,11 +137,12 @@ class Entry:
     blocks: dict[str, bytes] = field(default_factory=dict)
 
 
-class CacheServer:
+class CacheServer(BackgroundServer):
     """The server, run in a background thread; use as a context manager."""
 
     def __init__(self, *, token: str | None = None, camel_case_replies: bool = False) -> None:
         """`camel_case_replies`: answer in lowerCamel JSON names (also valid proto3 JSON)."""
+        super().__init__()
         self.token = token or f"fake-runtime-token-{secrets.token_hex(8)}"
         self.camel_case_replies = camel_case_replies
         self.requests: list[Request] = []
@@ -148,9 +150,6 @@ class CacheServer:
         self._faults: list[Fault] = []
         self._secret = secrets.token_bytes(16)
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- scripting and inspection ---------------------------------------------------------
 
@@ -191,40 +190,12 @@ class CacheServer:
     def results_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/"
 
+    thread_name = "cache-server"
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
+
     # -- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> Self:
-        server = self
-
-        class Handler(_Handler):
-            owner = server
-
-        self._stopping.clear()
-        self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll
-            name="cache-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # cuts short any delay in progress
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- state (server threads) -------------------------------------------------------------
 
@@ -321,15 +292,6 @@ def _camel(name: str) -> str:
 
 def _twirp_error(code: str, msg: str) -> tuple[int, dict[str, Any]]:
     return _TWIRP_STATUS[code], {"code": code, "msg": msg}
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out and hung up is part of the tests, not a server bug.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Literal
+
+from tests.fakes.background import BackgroundServer
 
 Kind = Literal["verdict", "status", "slow", "malformed_json", "no_score", "plain_text", "content"]
 
@@ -152,7 +153,7 @@ def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
     return verdict
 
 
-class JudgeServer:
+class JudgeServer(BackgroundServer):
     """The server, run in a background thread; use as a context manager."""
 
     def __init__(
@@ -164,6 +165,7 @@ class JudgeServer:
         port: int = 0,
     ) -> None:
         """`host`/`port`: where to listen (port 0: any free one)."""
+        super().__init__()
         self.host = host
         self.listen_port = port
         # GET paths answered with the JSON the function returns (e.g. "/_fake/stats" for a
@@ -179,9 +181,6 @@ class JudgeServer:
         self.max_in_flight = 0
         self._script: deque[Behaviour] = deque()
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._completions = 0
 
     # -- scripting and inspection ---------------------------------------------------------
@@ -214,38 +213,13 @@ class JudgeServer:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> Self:
-        server = self
+    thread_name = "judge-server"
 
-        class Handler(_Handler):
-            owner = server
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _Handler
 
-        self._stopping.clear()
-        self._httpd = _QuietServer((self.host, self.listen_port), Handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll
-            name="judge-server",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # cuts short any delay in progress
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def address(self) -> tuple[str, int]:
+        return (self.host, self.listen_port)
 
     # -- request handling (server threads) --------------------------------------------------
 
@@ -295,15 +269,6 @@ class JudgeServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out and hung up is part of the tests, not a server bug.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

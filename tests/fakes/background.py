@@ -1,0 +1,64 @@
+"""A fake server's lifecycle: a ThreadingHTTPServer on a background thread, started and stopped
+cleanly, its handlers reaching their owner through `owner`."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+
+class QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and hung up is part of the tests, not a server bug.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class BackgroundServer:
+    """Subclasses give `handler_class` (with an `owner` attribute) and may override `address`."""
+
+    thread_name = "fake-server"
+
+    def __init__(self) -> None:
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def address(self) -> tuple[str, int]:
+        return ("127.0.0.1", 0)
+
+    def start(self) -> Self:
+        handler = type("Handler", (self.handler_class(),), {"owner": self})
+        self._stopping.clear()
+        self._httpd = QuietServer(self.address(), handler)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll
+            name=self.thread_name,
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # cuts short any delay in progress
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
