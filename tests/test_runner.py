@@ -27,3 +27,11 @@ def test_summary_is_capped(tmp_path):
     runner.write_summary("é" * (runner.SUMMARY_LIMIT), {"GITHUB_STEP_SUMMARY": str(summary)})
     assert len(summary.read_bytes()) <= runner.SUMMARY_LIMIT
     assert summary.read_text().endswith("see report.json)_\n")
+
+
+def test_untrusted_text_cannot_issue_commands(capsys):
+    runner.print_untrusted("prompts/a.txt\n::add-mask::x\n::error::forged")
+    out = capsys.readouterr().out.splitlines()
+    token = out[0].removeprefix("::stop-commands::")
+    assert len(token) == 32 and out[-1] == f"::{token}::"
+    assert out[1:-1] == ["prompts/a.txt", "::add-mask::x", "::error::forged"]

@@ -223,8 +223,9 @@ def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
     with runner.group("Scope"):
         scope = find_scope(settings, ctx)
         print(f"golden-gate: {'running' if scope.run else 'skipping'}: {scope.reason}")
-        for name in scope.matched[:20]:
-            print(f"  matched: {name}")
+        if scope.matched:
+            # File names come from the pull request: a name may hold a newline and a command.
+            runner.print_untrusted("\n".join(f"  matched: {n}" for n in scope.matched[:20]))
     return scope
 
 

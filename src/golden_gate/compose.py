@@ -226,7 +226,7 @@ class Compose:
         done = self._compose("logs", "--no-color", "--tail", str(LOG_TAIL), check=False)
         text = ANSI.sub("", done.stdout + done.stderr)  # compose 2.26 erases lines even here
         with runner.group(f"compose logs ({self.settings.project}, last {LOG_TAIL} lines)"):
-            print(text.rstrip() or "(no logs)")
+            runner.print_untrusted(text.rstrip() or "(no logs)")
 
     def _url(self, config: dict) -> str:
         port = _container_port(config, self.settings.service)

@@ -55,6 +55,18 @@ def mask(value: str) -> None:
             print(f"::add-mask::{escape_data(part)}", flush=True)
 
 
+def print_untrusted(text: str) -> None:
+    """Print text others control (service logs, file names) so no line of it is a command.
+
+    Between `::stop-commands::TOKEN` and `::TOKEN::` the runner runs no workflow command; the
+    token is random, so the text cannot end the pause itself.
+    """
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", flush=True)
+    print(text, flush=True)
+    print(f"::{token}::", flush=True)
+
+
 @contextlib.contextmanager
 def group(title: str) -> Iterator[None]:
     print(f"::group::{escape_data(title)}", flush=True)
