@@ -88,7 +88,34 @@ def test_subset(tmp_path):
 
 
 def test_help_on_every_command():
-    for command in ("gate", "report", "subset", "eval", "run", "merge", "demo"):
+    for command in ("gate", "report", "subset", "eval", "run", "merge", "demo", "plan"):
         done = golden_gate(command, "--help")
         assert done.returncode == 0
         assert "usage: golden-gate " + command in done.stdout
+
+
+def test_plan_says_what_the_floor_demands_and_what_drop_can_be_caught(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps({"id": f"i{n}", "question": f"q{n}?", "tags": ["smoke"]}) + "\n"
+            for n in range(200)
+        )
+    )
+    done = golden_gate("plan", golden, "--tags", "smoke", "--runs", "3")
+    assert done.returncode == 0, done.stderr
+    assert "200 items × 3 run(s)" in done.stdout
+    assert "at least 172 of 200" in done.stdout  # Wilson(172, 200) = 0.8008 ≥ 0.80
+    assert "catch a drop of" in done.stdout and "80% of the time" in done.stdout
+    # With the baseline's variability: a steadier baseline means smaller detectable drops.
+    steady = tmp_path / "steady.json"
+    steady.write_text(report_json(report(dict.fromkeys(ids(200), True))))
+    with_base = golden_gate("plan", "--items", "200", "--baseline", steady)
+    assert "from the baseline's 100.0% pass rate" in with_base.stdout
+
+
+def test_plan_fails_when_the_floor_is_out_of_reach():
+    done = golden_gate("plan", "--items", "12")
+    assert done.returncode == 1
+    assert "out of reach: even 12 of 12 items passing" in done.stdout
+    assert golden_gate("plan").returncode == 2  # neither a golden set nor --items

@@ -94,7 +94,7 @@ def test_run_against_a_dead_assistant_exits_3_and_keeps_the_report(tmp_path):
     assert done.returncode == 3, done.stdout + done.stderr
     assert "the evaluation could not be completed" in done.stderr
     report = load_report(tmp_path / "r.json")
-    assert not report.complete and all(r.errored for r in report.results)
+    assert not report.complete and all(r.unanswered == r.runs == 1 for r in report.results)
 
 
 def test_bad_golden_line_exits_2(tmp_path):

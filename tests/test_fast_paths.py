@@ -126,15 +126,16 @@ def test_gate_matches_a_lookup_per_question(cand_items, base_items):
     base = {r.id: r for r in baseline.results if not r.errored}
     shared = cand.keys() & base.keys()
     result = compare(candidate, baseline, GateSettings())
-    assert result.regressions == sorted(i for i in shared if base[i].passed and not cand[i].passed)
-    assert result.improvements == sorted(i for i in shared if cand[i].passed and not base[i].passed)
+    # Per-item scores: a regression is a lower pass fraction, an improvement a higher one.
+    assert result.regressions == sorted(i for i in shared if cand[i].score < base[i].score)
+    assert result.improvements == sorted(i for i in shared if cand[i].score > base[i].score)
     assert result.only_in_candidate == sorted(cand.keys() - base.keys())
     assert result.only_in_baseline == sorted(base.keys() - cand.keys())
     gate = evaluate_gate(candidate, baseline)
     counted = [r for r in candidate.results if not r.errored]
     assert gate.n == len(counted)
     assert gate.k == sum(r.passed for r in counted)
-    assert gate.errored == sorted(r.id for r in candidate.results if r.errored)
+    assert gate.errored == sorted(r.id for r in candidate.results if r.has_errors)
     assert gate.unstable == sorted(r.id for r in counted if r.unstable)
     base_by_id = baseline.by_id()
     changed = sum(

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,7 +132,15 @@ def test_minimal_baseline_without_our_fields_loads_and_compares():
     gate = evaluate_gate(candidate, minimal, GateSettings(floor=0.01))
     assert gate.comparison.regressions == ["a"]
     assert gate.comparison.improvements == ["b"]
-    assert gate.warnings == []
+    # Three runs an item against one: the minimal shape says so through `runs`.
+    assert gate.warnings == ["the yardstick moved: the baseline has 3 run(s) per item, this run 1"]
+    one_run = parse_report(
+        '{"judge": "openai:gpt-4.1-mini", "results": ['
+        '{"id": "a", "tags": ["smoke"], "passes": 1, "runs": 1},'
+        '{"id": "b", "tags": ["smoke"], "passes": 0, "runs": 1}]}',
+        source="baseline.json",
+    )
+    assert evaluate_gate(candidate, one_run, GateSettings(floor=0.01)).warnings == []
 
 
 outcome_lists = st.lists(st.booleans(), min_size=1, max_size=300)
@@ -161,3 +170,135 @@ def test_one_more_failure_never_raises_p(base_list, cand_list, data):
     before = evaluate_gate(report(cand), report(base)).comparison.p_value
     after = evaluate_gate(report(worse), report(base)).comparison.p_value
     assert after <= before + 1e-12
+
+
+# -- per-item scores, clusters, run settings, power (step 9) -----------------------------------
+
+from golden_gate.report import RunSettings  # noqa: E402
+from golden_gate.stats import sign_test_p  # noqa: E402
+
+
+def scored(scores: dict[str, tuple[int, int]], *, clusters=None, **kw) -> Report:
+    """A report of items with (passes, runs) each, optionally with clusters."""
+    clusters = clusters or {}
+    return Report(
+        judge="openai:gpt-4.1-mini",
+        results=[
+            ItemResult(id=i, passes=p, runs=r, cluster=clusters.get(i))
+            for i, (p, r) in scores.items()
+        ],
+        **kw,
+    )
+
+
+def test_several_runs_use_every_run_not_the_majority():
+    names = ids(200)
+    baseline = scored(dict.fromkeys(names, (3, 3)))
+    # Forty items lose one run in three: no item's majority changes, the score does.
+    worse = set(names[::5])
+    candidate = scored({i: (2, 3) if i in worse else (3, 3) for i in names})
+    gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.5))
+    assert gate.k == 200  # every item still passes by majority
+    assert gate.comparison.regressions == sorted(worse)
+    assert gate.comparison.net_drop == pytest.approx(40 / 3 / 200)
+    assert gate.comparison.method == "sign test"  # all differences equal: exactly the sign test
+    assert gate.comparison.p_value == sign_test_p(40, 0)
+    assert [r.code for r in gate.reasons] == ["significant-regression"]
+    assert gate.pass_rate == pytest.approx(1 - 40 / 3 / 200)
+    assert gate.pass_rate_text == "93.3% of runs over 200 items"
+
+
+def test_mixed_differences_use_the_exact_sign_flip_test():
+    names = ids(60)
+    baseline = scored(dict.fromkeys(names, (3, 3)))
+    candidate = scored(
+        {i: ((0, 3) if n < 4 else (2, 3) if n < 10 else (3, 3)) for n, i in enumerate(names)}
+    )
+    comparison = evaluate_gate(candidate, baseline, GateSettings(floor=0.1)).comparison
+    assert comparison.method == "exact sign-flip"
+    assert comparison.p_value == 0.5**10  # every non-zero difference is negative
+    assert comparison.b == 10 and comparison.units == 10
+
+
+def test_clusters_flip_together_so_related_items_are_not_independent_evidence():
+    names = ids(40)
+    baseline = report(dict.fromkeys(names, True))
+    lost = names[:8]
+    candidate = report({i: i not in lost for i in names})
+    independent = evaluate_gate(candidate, baseline, GateSettings(floor=0.1)).comparison
+    assert independent.p_value == 0.5**8 and independent.clusters is None
+    # The same eight items are two clusters of four questions about one page each.
+    clusters = {i: ("page-a" if n < 4 else "page-b") for n, i in enumerate(lost)}
+    clustered_base = baseline.model_copy(
+        update={
+            "results": [
+                r.model_copy(update={"cluster": clusters.get(r.id)}) for r in baseline.results
+            ]
+        }
+    )
+    clustered = evaluate_gate(candidate, clustered_base, GateSettings(floor=0.1)).comparison
+    assert clustered.units == 2 and clustered.clusters == 2
+    assert clustered.p_value == 0.25  # two independent units, both negative
+    assert not clustered.significant and clustered.underpowered
+
+
+def test_no_shared_items_does_not_claim_no_significant_regression():
+    gate = evaluate_gate(report({"a": True}), report({"b": True}), GateSettings(floor=0.01))
+    assert gate.passed
+    assert "no significant regression" not in gate.headline
+    assert "no items shared with the baseline" in gate.headline
+
+
+def test_what_n_can_prove_rounds_down():
+    outcomes = {i: n < 23 for n, i in enumerate(ids(24))}
+    gate = evaluate_gate(report(outcomes), None)
+    assert gate.lower_bound < 0.80 and not gate.passed  # 0.798
+    assert "fewer than 79%" in gate.notes[0]
+
+
+def test_an_unreachable_floor_is_said():
+    gate = evaluate_gate(report(dict.fromkeys(ids(10), True)), None)
+    assert any("out of reach" in n and "10 of 10" in n for n in gate.notes)
+    assert not any(
+        "out of reach" in n for n in evaluate_gate(report(dict.fromkeys(ids(30), True)), None).notes
+    )
+
+
+def test_significant_but_small_drop_is_said_not_silent():
+    names = ids(1000)
+    baseline = report(dict.fromkeys(names, True))
+    candidate = report({i: n >= 20 for n, i in enumerate(names)})  # b = 20, c = 0: 2.0 %
+    gate = evaluate_gate(candidate, baseline)
+    assert gate.passed and gate.comparison.p_value < 0.05
+    assert any("the drop is real" in n and "not above min-drop" in n for n in gate.notes)
+
+
+def test_every_comment_says_what_drop_the_gate_could_catch():
+    names = ids(200)
+    base = report({i: n % 10 != 0 for n, i in enumerate(names)})
+    gate = evaluate_gate(base, base)
+    assert gate.power is not None and gate.power.detectable_drop is not None
+    assert any(n.startswith("power: 200 items catch a drop of") for n in gate.notes)
+
+
+def test_run_settings_that_differ_move_the_yardstick():
+    names = ids(50)
+    one = scored(dict.fromkeys(names, (1, 1)), run_settings=RunSettings(runs=1))
+    three = scored(dict.fromkeys(names, (3, 3)), run_settings=RunSettings(runs=3))
+    warnings = evaluate_gate(three, one).warnings
+    assert any("runs per item differ (baseline 1, this run 3)" in w for w in warnings)
+    hot = scored(
+        dict.fromkeys(names, (1, 1)), run_settings=RunSettings(runs=1, judge_temperature=0.7)
+    )
+    cold = one.model_copy(update={"run_settings": RunSettings(runs=1, judge_temperature=0.0)})
+    assert any("judge temperature differ" in w for w in evaluate_gate(hot, cold).warnings)
+    strict = evaluate_gate(three, one, GateSettings(require_comparable=True))
+    assert "not-comparable" in [r.code for r in strict.reasons]
+    # Inferred from the results when a report does not record its settings.
+    bare = scored(dict.fromkeys(names, (1, 1)))
+    assert any(
+        "has 1 run(s) per item, this run 3" in w for w in evaluate_gate(three, bare).warnings
+    )
+    # A baseline made by 0.1, which counted re-runs of failures: said, so it is made again.
+    old = bare.model_copy(update={"format": "golden-gate/1", "tool_version": "0.1.0"})
+    assert any("golden-gate 0.1.0" in w for w in evaluate_gate(one, old).warnings)

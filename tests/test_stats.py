@@ -114,3 +114,113 @@ def test_one_more_regression_never_raises_p(b, c):
     assert sign_test_p(b + 1, c) <= sign_test_p(b, c) + 1e-12
     if c > 0:
         assert sign_test_p(b + 1, c - 1) <= sign_test_p(b, c) + 1e-12
+
+
+# -- the paired sign-flip test on per-item score differences ----------------------------------
+
+from fractions import Fraction  # noqa: E402
+from itertools import product  # noqa: E402
+
+from scipy.stats import binomtest  # noqa: E402
+
+from golden_gate import stats  # noqa: E402
+from golden_gate.stats import paired_sign_flip_test  # noqa: E402
+
+
+def brute_force_p(differences):
+    """Every one of the 2^m sign assignments, counted: the definition of the exact test."""
+    nonzero = [d for d in differences if d]
+    observed = sum(nonzero)
+    hits = sum(
+        1
+        for signs in product((1, -1), repeat=len(nonzero))
+        if sum(s * abs(d) for s, d in zip(signs, nonzero, strict=True)) <= observed
+    )
+    return hits / 2 ** len(nonzero)
+
+
+def test_sign_test_equals_scipy_binomtest():
+    for b in range(0, 60):
+        for c in range(0, 60):
+            if b + c == 0:
+                continue
+            expected = binomtest(b, b + c, 0.5, alternative="greater").pvalue if b else 1.0
+            assert sign_test_p(b, c) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=80))
+def test_one_run_per_item_is_exactly_the_sign_test(pairs):
+    differences = [Fraction(c - b) for b, c in pairs]
+    regressions = sum(1 for b, c in pairs if b > c)
+    improvements = sum(1 for b, c in pairs if c > b)
+    test = paired_sign_flip_test(differences)
+    assert test.p_value == sign_test_p(regressions, improvements)
+    assert test.method == "sign test" and test.units == regressions + improvements
+
+
+runs_scores = st.tuples(st.integers(1, 4), st.integers(1, 4)).flatmap(
+    lambda rr: st.tuples(
+        st.integers(0, rr[0]), st.just(rr[0]), st.integers(0, rr[1]), st.just(rr[1])
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(runs_scores, min_size=1, max_size=12))
+def test_several_runs_match_brute_force_enumeration(items):
+    differences = [Fraction(pc, rc) - Fraction(pb, rb) for pc, rc, pb, rb in items]
+    assert paired_sign_flip_test(differences).p_value == pytest.approx(
+        brute_force_p(differences), abs=1e-12
+    )
+
+
+def test_monte_carlo_fallback_agrees_with_the_exact_distribution(monkeypatch):
+    rng = __import__("random").Random(7)
+    differences = [Fraction(rng.randint(-3, 3), 3) for _ in range(400)]
+    differences += [Fraction(-1, 3)] * 12  # a drop, so p is in an interesting range
+    exact = paired_sign_flip_test(differences)
+    assert exact.method == "exact sign-flip" and exact.error is None
+    monkeypatch.setattr(stats, "EXACT_SUPPORT_LIMIT", 10)
+    estimate = paired_sign_flip_test(differences)
+    assert estimate.method == "Monte-Carlo sign-flip"
+    assert abs(estimate.p_value - exact.p_value) < 4 * estimate.error + 1e-4
+    assert paired_sign_flip_test(differences).p_value == estimate.p_value  # seeded
+
+
+def test_fractional_wilson_is_the_design_formula():
+    for n in (5, 20, 200, 1000):
+        for k in (0.0, n / 3, n * 0.87, n - 0.5, float(n)):
+            assert wilson_lower_bound(k, n) == pytest.approx(design_formula_real(k, n), abs=5e-5)
+
+
+def design_formula_real(k: float, n: int, z: float = 1.96) -> float:
+    p = k / n
+    low = (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (
+        1 + z * z / n
+    )
+    return max(low, 0.0)
+
+
+def test_floor_percent_never_rounds_up():
+    assert stats.floor_percent(0.798) == "79%"
+    assert stats.floor_percent(0.7639) == "76%"
+    assert stats.floor_percent(0.80) == "80%"
+    assert stats.floor_percent(0.0) == "0%"
+
+
+def test_power_grows_with_items_and_runs():
+    def drop(n, variance):
+        return stats.power_of(n=n, variance=variance, alpha=0.05, min_drop=0.02).detectable_drop
+
+    assert drop(200, 0.12) > drop(1000, 0.12) > drop(10_000, 0.12) >= 0.02
+    assert drop(200, 0.12) > drop(200, 0.04)  # three runs a side: a third of the variance
+    needed = stats.power_of(n=200, variance=0.12, alpha=0.05, min_drop=0.02).items_for_drop
+    assert needed is not None
+    at = stats.rejection_probability(0.05, n=needed, variance=0.12, alpha=0.05, min_drop=0.02)
+    below = stats.rejection_probability(
+        0.05, n=needed - 1, variance=0.12, alpha=0.05, min_drop=0.02
+    )
+    assert at >= 0.8 > below
+    # A min-drop above the target: no number of items catches it.
+    assert stats.power_of(n=200, variance=0.1, alpha=0.05, min_drop=0.06).items_for_drop is None

@@ -1,3 +1,3 @@
 """golden-gate: a statistical quality gate for LLM-backed services."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

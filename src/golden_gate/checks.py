@@ -6,6 +6,8 @@ can act on.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Sequence
 
@@ -43,6 +45,12 @@ class CheckSettings(BaseModel):
                     f"forbidden-patterns: '{pattern}' is not a regex ({exc})"
                 ) from None
         return patterns
+
+
+def checks_hash(settings: CheckSettings) -> str:
+    """What the deterministic checks demand, hashed: a change moves the yardstick."""
+    text = json.dumps(settings.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _normalise_ref(text: str) -> str:

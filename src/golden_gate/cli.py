@@ -41,8 +41,10 @@ def _validation_sentence(exc: ValidationError, flags: dict[str, str] | None = No
 def _add_gate_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("gate")
     group.add_argument("--floor", type=float, default=0.80, help="minimum Wilson lower bound")
-    group.add_argument("--alpha", type=float, default=0.05, help="sign test significance level")
-    group.add_argument("--min-drop", type=float, default=0.03, help="minimum net drop to fail")
+    group.add_argument("--alpha", type=float, default=0.05, help="paired test significance level")
+    group.add_argument(
+        "--min-drop", type=float, default=0.02, help="minimum mean drop in per-item score to fail"
+    )
     group.add_argument("--confidence", type=float, default=0.95, help="Wilson interval level")
     group.add_argument(
         "--require-comparable",
@@ -104,8 +106,13 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     ev = parser.add_argument_group("evaluation")
     ev.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
     ev.add_argument("--shard", default=None, metavar="I/N", help="evaluate shard I of N only")
-    ev.add_argument("--runs", type=int, default=1, help="runs per item (majority decides)")
-    ev.add_argument("--rerun-failures", type=int, default=2, help="extra runs for a failure")
+    ev.add_argument("--runs", type=int, default=1, help="runs per item (every run counts)")
+    ev.add_argument(
+        "--rerun-failures",
+        type=int,
+        default=0,
+        help="diagnostic re-runs of a failed item: shown, never counted",
+    )
     ev.add_argument("--max-error-rate", type=float, default=0.10, help="above: incomplete")
     ev.add_argument("--max-judge-calls", type=int, default=None, help="judge budget cap")
     ev.add_argument("-o", "--report", type=Path, default=Path("report.json"), help="report path")
@@ -225,15 +232,15 @@ def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
     print(f"golden-gate: {gate.headline}")
     if gate.n:
         print(
-            f"  pass rate {gate.k}/{gate.n} ({gate.pass_rate:.1%}), "
+            f"  pass rate {gate.pass_rate_text} ({gate.pass_rate:.1%}), "
             f"Wilson lower bound {gate.lower_bound:.4f} (floor {gate.settings.floor:.2f})"
         )
     comparison = gate.comparison
     if comparison is not None:
         print(
             f"  vs baseline: {comparison.b} regressed, {comparison.c} improved on "
-            f"{comparison.shared} shared items, p = {comparison.p_value:.4g}, "
-            f"net drop {comparison.net_drop:.1%}"
+            f"{comparison.shared} shared items, p = {comparison.p_value:.4g} "
+            f"({comparison.method}), net drop {comparison.net_drop:.1%}"
         )
         for item_id in comparison.regressions:
             print(f"  regressed: {item_id}")
@@ -375,6 +382,25 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return calibration_exit_code(report)
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from golden_gate.plan import plan_text
+
+    settings = _gate_settings(args)
+    if (args.golden is None) == (args.items is None):
+        raise InputError("plan: give a golden set or --items N, not both")
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    text, reachable = plan_text(
+        golden=args.golden,
+        tags=tags,
+        items=args.items,
+        runs=args.runs,
+        baseline=args.baseline,
+        settings=settings,
+    )
+    print(text, end="")
+    return EXIT_PASSED if reachable else EXIT_FAILED
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from golden_gate.demo import run_demo
 
@@ -483,6 +509,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     _add_gate_args(p)
     p.set_defaults(handler=cmd_merge)
+
+    p = sub.add_parser(
+        "plan",
+        help="before running: what the floor demands and what drop the gate could catch",
+        description=(
+            "For n items (a golden set and tags, or --items) and --runs, with the baseline's "
+            "observed per-item variability: the fewest passes that clear the floor, the drop "
+            "the paired test catches 80%% of the time, and the items needed to catch a "
+            "5-point drop. Exit 1 when the floor is out of reach at this n."
+        ),
+    )
+    p.add_argument("golden", type=Path, nargs="?", default=None, help="golden set (JSONL)")
+    p.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
+    p.add_argument("--items", type=int, default=None, help="plan for this many items instead")
+    p.add_argument("--runs", type=int, default=1, help="runs per item")
+    p.add_argument("--baseline", type=Path, default=None, help="baseline report (variability)")
+    _add_gate_args(p)
+    p.set_defaults(handler=cmd_plan)
 
     p = sub.add_parser(
         "demo",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from golden_gate.cache import VerdictCache
-from golden_gate.checks import CheckSettings, needs_judge, run_checks
+from golden_gate.checks import CheckSettings, checks_hash, needs_judge, run_checks
 from golden_gate.escape import cut
 from golden_gate.golden import GoldenItem, item_hash
 from golden_gate.judge import Judge, JudgeError
@@ -25,6 +25,7 @@ from golden_gate.report import (
     ItemResult,
     Report,
     RunResult,
+    RunSettings,
     RunStats,
     Verdict,
     new_report,
@@ -34,7 +35,9 @@ from golden_gate.target import AssistantClient
 
 class EvalSettings(BaseModel):
     runs: int = Field(default=1, ge=1)
-    rerun_failures: int = Field(default=2, ge=0)
+    # Diagnostic re-runs of a failed item: shown (consistent or flaky), never counted, because
+    # re-running only failures biases the pass rate up and hides spread drops (DESIGN §4).
+    rerun_failures: int = Field(default=0, ge=0)
     max_error_rate: float = Field(default=0.10, ge=0, le=1)
     max_judge_calls: int | None = Field(default=None, ge=0)
     judge_concurrency: int = Field(default=8, ge=1)
@@ -128,7 +131,12 @@ class Evaluation:
             "latency_ms": round(answer.latency_ms, 1),
         }
         if answer.error is not None or answer.text is None:
-            return RunResult(status="error", error=answer.error or "no answer", **base)
+            return RunResult(
+                status="error",
+                error_side="assistant",
+                error=answer.error or "no answer",
+                **base,
+            )
         sources = answer.sources or []
         checks = run_checks(item, answer.text, sources, self.checks)
         result = {
@@ -144,13 +152,13 @@ class Evaluation:
         try:
             verdict = await self.verdict(item, answer.text)
         except JudgeError as exc:
-            return RunResult(status="error", error=f"judge: {exc}", **result)
+            return RunResult(status="error", error_side="judge", error=f"judge: {exc}", **result)
         return RunResult(status="pass" if verdict.passed else "fail", verdict=verdict, **result)
 
     async def run_item(self, item: GoldenItem) -> ItemResult:
         runs = list(await asyncio.gather(*(self.run_once(item) for _ in range(self.settings.runs))))
-        if _failed(runs):
-            # Re-run a failure a fixed number of times and count every run: never until green.
+        if self.settings.rerun_failures and _failed(runs):
+            # Diagnostic only: shows whether a failure repeats; never counted, never until green.
             for _ in range(self.settings.rerun_failures):
                 runs.append(await self.run_once(item, rerun=True))
         result = _aggregate(item, runs)
@@ -162,23 +170,37 @@ class Evaluation:
         return result
 
 
+def _counts(run: RunResult) -> bool:
+    """A counted run: a verdict, or an answer the assistant could not give (a failure)."""
+    return not run.rerun and (run.status != "error" or run.error_side == "assistant")
+
+
 def _failed(runs: Sequence[RunResult]) -> bool:
-    passes = sum(r.status == "pass" for r in runs)
-    counted = sum(r.status != "error" for r in runs)
-    return counted > 0 and passes * 2 <= counted
+    return any(r.status != "pass" for r in runs if _counts(r))
 
 
 def _aggregate(item: GoldenItem, runs: list[RunResult]) -> ItemResult:
+    counted = [r for r in runs if _counts(r)]
     return ItemResult(
         id=item.id,
         tags=list(item.tags),
-        passes=sum(r.status == "pass" for r in runs),
-        runs=sum(r.status != "error" for r in runs),
-        errors=sum(r.status == "error" for r in runs),
+        passes=sum(r.status == "pass" for r in counted),
+        runs=len(counted),
+        errors=sum(
+            r.status == "error" and r.error_side != "assistant" and not r.rerun for r in runs
+        ),
+        unanswered=sum(r.status == "error" for r in counted),
+        cluster=item.cluster,
         question=item.question,
         item_hash=item_hash(item),
         run_results=runs,
     )
+
+
+def _sides(results: Sequence[ItemResult]) -> str:
+    unanswered = sum(r.unanswered for r in results)
+    judge = sum(r.errors for r in results)
+    return f"{unanswered} unanswered by the assistant, {judge} not judged"
 
 
 async def evaluate(
@@ -229,10 +251,16 @@ async def evaluate(
         results=list(results),
         dataset=dataset,
         assistant=assistant,
+        run_settings=RunSettings(
+            runs=settings.runs,
+            rerun_failures=settings.rerun_failures,
+            judge_temperature=judge.temperature if judge is not None else None,
+            checks_hash=checks_hash(evaluation.checks),
+        ),
         stats=stats,
     )
     total_runs = sum(r.runs + r.errors for r in results)
-    error_runs = sum(r.errors for r in results)
+    error_runs = sum(r.errors + r.unanswered for r in results)
     if interrupted:
         report.complete = False
         report.incomplete_reason = (
@@ -242,7 +270,8 @@ async def evaluate(
         report.complete = False
         report.incomplete_reason = (
             f"{error_runs} of {total_runs} runs ended in an error "
-            f"({error_runs / total_runs:.0%}, above max-error-rate {settings.max_error_rate:.0%})"
+            f"({_sides(results)}; {error_runs / total_runs:.0%}, above max-error-rate "
+            f"{settings.max_error_rate:.0%})"
             + ("; the judge budget ran out" if stats.budget_exhausted else "")
         )
     elif stats.budget_exhausted:

@@ -1,16 +1,28 @@
-"""The gate: an absolute floor on the Wilson lower bound and a paired sign test against a baseline.
+"""The gate: a floor on the Wilson lower bound and a paired sign-flip test against a baseline.
 
-Pure: takes reports, returns a GateResult; no I/O (DESIGN §4).
+Per item, score = passed runs / counted runs. The floor is on the mean score; the regression
+test is an exact paired sign-flip test on score differences (with one run per item, exactly the
+sign test). Pure: takes reports, returns a GateResult; no I/O (DESIGN §4).
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from golden_gate.report import Report
-from golden_gate.stats import min_discordant_for_significance, sign_test_p, wilson_lower_bound
+from golden_gate.stats import (
+    MONTE_CARLO_DRAWS,
+    floor_percent,
+    min_discordant_for_significance,
+    paired_sign_flip_test,
+    power_of,
+    wilson_lower_bound,
+)
 
 ReasonCode = Literal["no-results", "below-floor", "significant-regression", "not-comparable"]
 
@@ -18,7 +30,7 @@ ReasonCode = Literal["no-results", "below-floor", "significant-regression", "not
 class GateSettings(BaseModel):
     floor: float = 0.80
     alpha: float = 0.05
-    min_drop: float = 0.03
+    min_drop: float = 0.02
     confidence: float = 0.95
     require_comparable: bool = False
 
@@ -44,12 +56,21 @@ class Reason(BaseModel):
 
 
 class Comparison(BaseModel):
-    """The paired comparison on items present (and counted) in both reports."""
+    """The paired comparison on items present (and counted) in both reports.
+
+    Per item d = s_cand − s_base, s = passed runs / counted runs; regressions are items with
+    d < 0, improvements d > 0 (with one run each: baseline pass and candidate fail, and the
+    reverse). `net_drop` is the mean of −d over shared items.
+    """
 
     shared: int
     regressions: list[str] = Field(default_factory=list)
     improvements: list[str] = Field(default_factory=list)
     p_value: float = 1.0
+    p_value_error: float | None = None  # Monte-Carlo standard error, when p was estimated
+    method: str = "sign test"
+    units: int = 0  # non-zero differences the test used (clusters when clustered)
+    clusters: int | None = None  # clusters among the shared items, when any item has one
     net_drop: float = 0.0
     significant: bool = False
     underpowered: bool = False
@@ -65,18 +86,58 @@ class Comparison(BaseModel):
         return len(self.improvements)
 
 
+class PowerNote(BaseModel):
+    """What this gate could have caught: a drop in mean per-item score, with 80 % probability."""
+
+    detectable_drop: float | None
+    items_for_drop: int | None
+    target_drop: float = 0.05
+    power: float = 0.80
+    runs: int = 1
+    basis: str = ""
+
+    def sentence(self, n: int) -> str:
+        runs = f" × {self.runs} runs" if self.runs > 1 else ""
+        if self.detectable_drop is None or self.detectable_drop >= 1:
+            caught = f"{n} items{runs} cannot reliably catch any drop"
+        else:
+            caught = (
+                f"{n} items{runs} catch a drop of {_points(self.detectable_drop)} points "
+                f"{self.power:.0%} of the time"
+            )
+        if self.items_for_drop is None:
+            needed = f"no number of items catches a {_points(self.target_drop)}-point drop"
+        elif self.items_for_drop <= n:
+            needed = f"a {_points(self.target_drop)}-point drop is within reach"
+        else:
+            needed = (
+                f"catching a {_points(self.target_drop)}-point drop needs about "
+                f"{self.items_for_drop} items"
+            )
+        return f"power: {caught}; {needed} ({self.basis})."
+
+
+def _points(drop: float) -> str:
+    """A drop in percentage points, rounded up: a detectable drop is never understated."""
+    value = math.ceil(drop * 1000 - 1e-9) / 10
+    return f"{value:g}"
+
+
 class GateResult(BaseModel):
     verdict: Literal["passed", "failed"]
     reasons: list[Reason] = Field(default_factory=list)
     settings: GateSettings
     n: int
-    k: int
-    pass_rate: float | None = None
+    k: int  # items passing a strict majority of their counted runs
+    score_sum: float | None = None  # sum of per-item pass fractions (= k with one run each)
+    pass_rate: float | None = None  # mean per-item pass fraction: what the floor is about
     lower_bound: float | None = None
     comparison: Comparison | None = None
+    power: PowerNote | None = None
     warnings: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
-    errored: list[str] = Field(default_factory=list)
+    errored: list[str] = Field(default_factory=list)  # items with an error run, either side
+    unanswered: int = 0  # runs the assistant could not answer: counted as failures
     unstable: list[str] = Field(default_factory=list)
 
     @property
@@ -84,13 +145,26 @@ class GateResult(BaseModel):
         return self.verdict == "passed"
 
     @property
+    def pass_rate_text(self) -> str:
+        if self.pass_rate is None:
+            return "n/a"
+        if self.score_sum is not None and abs(self.score_sum - self.k) > 1e-9:
+            return f"{self.pass_rate:.1%} of runs over {self.n} items"
+        return f"{self.k}/{self.n}"
+
+    @property
     def headline(self) -> str:
         """The verdict and why, in one line."""
         if self.passed:
+            if self.comparison is None:
+                tested = ""
+            elif self.comparison.shared == 0:
+                tested = ", no items shared with the baseline (no regression test)"
+            else:
+                tested = ", no significant regression"
             return "passed: " + (
-                f"pass rate {self.k}/{self.n}, lower bound {self.lower_bound:.3f} "
-                f"≥ floor {self.settings.floor:.2f}"
-                + ("" if self.comparison is None else ", no significant regression")
+                f"pass rate {self.pass_rate_text}, lower bound {self.lower_bound:.3f} "
+                f"≥ floor {self.settings.floor:.2f}" + tested
             )
         return "failed: " + "; ".join(r.message for r in self.reasons)
 
@@ -104,21 +178,43 @@ class _Tally:
 
     def __init__(self, report: Report) -> None:
         self.hashes: list[tuple[str, str | None]] = []  # every item, in order
-        self.passed: dict[str, bool] = {}  # counted items: id -> passed (the last one wins)
+        self.counted: dict[str, tuple[int, int]] = {}  # id -> (passes, runs)
+        self.clusters: dict[str, str] = {}
         self.errored: list[str] = []
         self.unstable: list[str] = []
+        self.runs: Counter[int] = Counter()
+        self.variances: list[float] = []  # unbiased per-run variance of items with 2+ runs
         self.n = 0
         self.k = 0
+        self.score_sum = 0.0
+        self.unanswered = 0
         for r in report.results:
             self.hashes.append((r.id, r.item_hash))
-            if r.errored:
+            if r.cluster is not None:
+                self.clusters[r.id] = r.cluster
+            if r.runs == 0 or r.errors or r.unanswered:
                 self.errored.append(r.id)
+                self.unanswered += r.unanswered
+            if r.runs == 0:
                 continue
-            passed = self.passed[r.id] = r.passed
+            passes, runs = r.passes, r.runs
+            self.counted[r.id] = (passes, runs)
             self.n += 1
-            self.k += passed
-            if r.unstable:
+            self.k += passes * 2 > runs
+            self.score_sum += passes / runs
+            self.runs[runs] += 1
+            if 0 < passes < runs:
                 self.unstable.append(r.id)
+            if runs > 1:
+                self.variances.append(passes * (runs - passes) / (runs * (runs - 1)))
+
+    @property
+    def typical_runs(self) -> int:
+        return self.runs.most_common(1)[0][0] if self.runs else 1
+
+    @property
+    def score(self) -> float:
+        return self.score_sum / self.n if self.n else 0.0
 
 
 def _comparability_warnings(
@@ -164,36 +260,192 @@ def _comparability_warnings(
             f"the yardstick moved: this run used the {candidate.tier} tier, "
             f"the baseline the {baseline.tier} tier"
         )
+    warnings.extend(_run_settings_warnings(candidate, baseline, cand_tally, base_tally))
+    return warnings
+
+
+_SETTING_NAMES = {
+    "runs": "runs per item",
+    "reruns_counted": "counting re-runs of failures",
+    "unanswered_counts_as_failure": "counting unanswered runs as failures",
+    "judge_temperature": "judge temperature",
+    "checks_hash": "deterministic checks (refusal phrases, forbidden patterns)",
+}
+
+
+def _run_settings_warnings(
+    candidate: Report, baseline: Report, cand_tally: _Tally, base_tally: _Tally
+) -> list[str]:
+    """Settings that change what a pass means, recorded by both or inferred from the results."""
+    cand, base = candidate.run_settings, baseline.run_settings
+    if cand is not None and base is not None:
+        return [
+            f"the yardstick moved: {label} differ (baseline {getattr(base, name)}, "
+            f"this run {getattr(cand, name)})"
+            for name, label in _SETTING_NAMES.items()
+            if getattr(base, name) is not None
+            and getattr(cand, name) is not None
+            and getattr(base, name) != getattr(cand, name)
+        ]
+    warnings = []
+    if base is None and baseline.format is not None and baseline.tool_version is not None:
+        warnings.append(
+            f"the yardstick moved: the baseline was made by golden-gate {baseline.tool_version}, "
+            "which counted re-runs of failures and left unanswered runs out; make it again"
+        )
+    if cand_tally.runs and base_tally.runs and cand_tally.typical_runs != base_tally.typical_runs:
+        warnings.append(
+            f"the yardstick moved: the baseline has {base_tally.typical_runs} run(s) per item, "
+            f"this run {cand_tally.typical_runs}"
+        )
     return warnings
 
 
 def compare(candidate: Report, baseline: Report, settings: GateSettings) -> Comparison:
-    """Pair items counted in both reports; regressions are baseline passes the candidate fails."""
-    return _compare(_Tally(candidate), _Tally(baseline), settings)
+    """Pair items counted in both reports: the paired sign-flip test on per-item scores."""
+    return _compare(_Tally(candidate), _Tally(baseline), settings)[0]
 
 
-def _compare(cand_tally: _Tally, base_tally: _Tally, settings: GateSettings) -> Comparison:
-    cand, base = cand_tally.passed, base_tally.passed
-    shared = cand.keys() & base.keys()
-    cand_passed = {i for i, passed in cand.items() if passed}
-    base_passed = {i for i, passed in base.items() if passed}
-    # Set algebra instead of a lookup a pair: regressions are shared baseline passes the
-    # candidate did not pass, improvements the reverse.
-    regressions = sorted((base_passed & shared) - cand_passed)
-    improvements = sorted((cand_passed & shared) - base_passed)
-    b, c = len(regressions), len(improvements)
-    p_value = sign_test_p(b, c)
-    net_drop = (b - c) / len(shared) if shared else 0.0
-    return Comparison(
+def _compare(
+    cand_tally: _Tally, base_tally: _Tally, settings: GateSettings
+) -> tuple[Comparison, float]:
+    """The comparison, and the variance of the differences (per item, clusters summed)."""
+    cand, base = cand_tally.counted, base_tally.counted
+    shared = sorted(cand.keys() & base.keys())
+    fractions: dict[tuple[int, int, int, int], Fraction] = {}  # few distinct (pc, rc, pb, rb)
+    totals: dict[str, Fraction] = {}
+    regressions: list[str] = []
+    improvements: list[str] = []
+    # The base branch's clusters rule (a pull request could split a cluster to look stronger).
+    clusters = {**cand_tally.clusters, **base_tally.clusters}
+    for item_id in shared:
+        key = (*cand[item_id], *base[item_id])
+        d = fractions.get(key)
+        if d is None:
+            d = fractions[key] = Fraction(key[0], key[1]) - Fraction(key[2], key[3])
+        if d == 0:
+            continue
+        (regressions if d < 0 else improvements).append(item_id)
+        unit = clusters.get(item_id)
+        unit = item_id if unit is None else "\0cluster:" + unit
+        totals[unit] = totals.get(unit, Fraction(0)) + d
+    test = paired_sign_flip_test(list(totals.values()))
+    total = sum(totals.values(), Fraction(0))
+    net_drop = float(-total / len(shared)) if shared else 0.0
+    # The noise the test works against: the spread of the differences around their mean, so a
+    # real drop does not count as noise in the power statement.
+    spread = (
+        max(0.0, float(sum(t * t for t in totals.values()) / len(shared)) - net_drop**2)
+        if shared
+        else 0.0
+    )
+    shared_clusters = {clusters[i] for i in shared if i in clusters}
+    comparison = Comparison(
         shared=len(shared),
         regressions=regressions,
         improvements=improvements,
-        p_value=p_value,
+        p_value=test.p_value,
+        p_value_error=test.error,
+        method=test.method,
+        units=test.units,
+        clusters=len(shared_clusters) if shared_clusters else None,
         net_drop=net_drop,
-        significant=p_value < settings.alpha and net_drop > settings.min_drop,
-        underpowered=b + c < min_discordant_for_significance(settings.alpha),
+        significant=test.p_value < settings.alpha and net_drop > settings.min_drop,
+        underpowered=test.min_possible_p >= settings.alpha,
         only_in_candidate=sorted(cand.keys() - base.keys()),
         only_in_baseline=sorted(base.keys() - cand.keys()),
+    )
+    return comparison, spread
+
+
+def _power(
+    tally: _Tally, base_tally: _Tally | None, spread: float | None, settings: GateSettings
+) -> PowerNote:
+    """How big a drop this gate catches 80 % of the time, from the observed spread."""
+    runs = tally.typical_runs
+    base_runs = base_tally.typical_runs if base_tally is not None else runs
+    if spread is not None:
+        variance = spread
+        basis = "from the spread of this run's differences with the baseline"
+    elif tally.variances:
+        # Within-item variability of this run, paired with a baseline of the same runs.
+        mean_v = sum(tally.variances) / len(tally.variances)
+        variance = mean_v * (1 / runs + 1 / base_runs)
+        basis = "from this run's per-item variability"
+    else:
+        p = tally.score
+        variance = p * (1 - p) * (1 / runs + 1 / base_runs)
+        basis = "assuming every item is as variable as the average"
+    note = plan_power(n=tally.n, runs=min(runs, base_runs), variance=variance, settings=settings)
+    return note.model_copy(update={"runs": runs, "basis": basis})
+
+
+def plan_power(*, n: int, runs: int, variance: float, settings: GateSettings) -> PowerNote:
+    """The normal approximation, floored by the fewest changed items the test can act on."""
+    power = power_of(n=n, variance=variance, alpha=settings.alpha, min_drop=settings.min_drop)
+    detectable = power.detectable_drop
+    smallest = min_discordant_for_significance(settings.alpha) / (n * runs) if n else 1.0
+    if detectable is not None:
+        detectable = max(detectable, smallest)
+    needed = power.items_for_drop
+    if needed is not None:
+        fewest = math.ceil(min_discordant_for_significance(settings.alpha) / (0.05 * runs))
+        needed = max(needed, fewest)
+    return PowerNote(detectable_drop=detectable, items_for_drop=needed, runs=runs)
+
+
+def planned_power(
+    *, n: int, runs: int, baseline: Report | None, settings: GateSettings
+) -> PowerNote:
+    """Before anything runs: the power of n items × runs, from the baseline's variability."""
+    tally = _Tally(baseline) if baseline is not None else None
+    base_runs = tally.typical_runs if tally is not None and tally.n else runs
+    if tally is not None and tally.variances:
+        per_run = sum(tally.variances) / len(tally.variances)
+        basis = f"from the baseline's per-item variability over {len(tally.variances)} items"
+    elif tally is not None and tally.n:
+        p = tally.score
+        per_run = p * (1 - p)
+        basis = (
+            f"from the baseline's {p:.1%} pass rate, assuming every item is as variable as "
+            "the average (one run per item shows no more)"
+        )
+    else:
+        per_run = 0.9 * 0.1
+        basis = "no baseline: assuming a 90% pass rate, every item as variable as the average"
+    note = plan_power(
+        n=n,
+        runs=min(runs, base_runs),
+        variance=per_run * (1 / runs + 1 / base_runs),
+        settings=settings,
+    )
+    return note.model_copy(update={"runs": runs, "basis": basis})
+
+
+def fewest_passes_for_floor(n: int, settings: GateSettings) -> int | None:
+    """The fewest passing items (of n, one run each) whose lower bound clears the floor."""
+    if not floor_reachable(n, settings):
+        return None
+    low, high = 0, n
+    while low < high:
+        mid = (low + high) // 2
+        if wilson_lower_bound(mid, n, confidence=settings.confidence) >= settings.floor:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def floor_reachable(n: int, settings: GateSettings) -> bool:
+    """Whether n items could clear the floor at all (every one of them passing)."""
+    return n > 0 and wilson_lower_bound(n, n, confidence=settings.confidence) >= settings.floor
+
+
+def unreachable_floor_message(n: int, settings: GateSettings) -> str:
+    best = wilson_lower_bound(n, n, confidence=settings.confidence) if n else 0.0
+    return (
+        f"the floor {settings.floor:.2f} is out of reach: even {n} of {n} items passing gives a "
+        f"lower bound of {best:.3f}; use more items or a lower floor"
     )
 
 
@@ -224,32 +476,42 @@ def evaluate_gate(
     reasons: list[Reason] = []
     warnings: list[str] = []
     notes: list[str] = []
-    lower = wilson_lower_bound(k, n, confidence=settings.confidence)
+    pass_rate = tally.score
+    lower = wilson_lower_bound(tally.score_sum, n, confidence=settings.confidence)
     if lower < settings.floor:
         reasons.append(
             Reason(
                 code="below-floor",
                 message=f"below the floor: lower bound {lower:.3f} < {settings.floor:.2f} "
-                f"({k}/{n} passed)",
+                f"({_rate_text(tally)} passed)",
             )
         )
+    if not floor_reachable(n, settings):
+        notes.append(unreachable_floor_message(n, settings) + ".")
     notes.append(
         f"{n} items can only show the assistant is unlikely to pass fewer than "
-        f"{lower:.0%} of such questions ({settings.confidence:.0%} confidence); "
+        f"{floor_percent(lower)} of such questions ({settings.confidence:.0%} confidence); "
         "a green check is not proof of quality."
     )
+    if tally.unanswered:
+        notes.append(
+            f"{tally.unanswered} run(s) the assistant could not answer count as failed runs."
+        )
 
     comparison = None
+    base_tally = None
+    spread = None
     if baseline is None:
         notes.append("no baseline: only the floor applies.")
     else:
-        tallies = (tally, _Tally(baseline))
+        base_tally = _Tally(baseline)
+        tallies = (tally, base_tally)
         warnings.extend(_comparability_warnings(candidate, baseline, tallies))
         if warnings and settings.require_comparable:
             reasons.append(
                 Reason(code="not-comparable", message="not comparable with the baseline")
             )
-        comparison = _compare(*tallies, settings)
+        comparison, spread = _compare(*tallies, settings)
         if comparison.significant:
             reasons.append(
                 Reason(
@@ -259,26 +521,48 @@ def evaluate_gate(
                     f"{settings.alpha:g}, net drop {comparison.net_drop:.1%}",
                 )
             )
+        elif comparison.p_value < settings.alpha:
+            notes.append(
+                f"the drop is real (p = {comparison.p_value:.4f} < {settings.alpha:g}) but small: "
+                f"net drop {comparison.net_drop:.1%} is not above min-drop "
+                f"{settings.min_drop:.1%}, so the gate passes."
+            )
         if comparison.shared == 0:
+            spread = None
             notes.append("no items are shared with the baseline: the regression test did not run.")
         elif comparison.underpowered:
             notes.append(
-                f"only {comparison.b + comparison.c} item(s) changed outcome; fewer than "
-                f"{min_discordant_for_significance(settings.alpha)} can never reach "
-                f"significance at alpha {settings.alpha:g}, so 'no regression' is not evidence "
-                "of none."
+                f"only {comparison.units} item(s) or cluster(s) changed outcome; with so few the "
+                f"test can never reach significance at alpha {settings.alpha:g}, so 'no "
+                "regression' is not evidence of none."
             )
+        if comparison.method == "Monte-Carlo sign-flip" and comparison.p_value_error:
+            notes.append(
+                f"p was estimated by {MONTE_CARLO_DRAWS:,} seeded random sign flips "
+                f"(standard error {comparison.p_value_error:.4f})."
+            )
+    power = _power(tally, base_tally, spread, settings)
+    notes.append(power.sentence(n))
     return GateResult(
         verdict="failed" if reasons else "passed",
         reasons=reasons,
         settings=settings,
         n=n,
         k=k,
-        pass_rate=k / n,
+        score_sum=tally.score_sum,
+        pass_rate=pass_rate,
         lower_bound=lower,
         comparison=comparison,
+        power=power,
         warnings=warnings,
         notes=notes,
         errored=errored,
+        unanswered=tally.unanswered,
         unstable=unstable,
     )
+
+
+def _rate_text(tally: _Tally) -> str:
+    if abs(tally.score_sum - tally.k) > 1e-9:
+        return f"{tally.score:.1%} of runs"
+    return f"{tally.k}/{tally.n}"

@@ -27,6 +27,9 @@ class GoldenItem(BaseModel):
     must_refuse: bool = False
     min_chars: int | None = Field(default=None, ge=0)
     max_chars: int | None = Field(default=None, ge=1)
+    # Related questions (e.g. several about one page): the regression test flips their signs
+    # together, so they are not counted as independent evidence.
+    cluster: str | None = Field(default=None, min_length=1)
 
     @field_validator("question")
     @classmethod

@@ -232,7 +232,7 @@ def read_action_settings(
             checks=CheckSettings(),
             evaluation=EvalSettings(
                 runs=inputs.integer("runs", 1),
-                rerun_failures=inputs.integer("rerun-failures", 2),
+                rerun_failures=inputs.integer("rerun-failures", 0),
                 max_error_rate=inputs.number("max-error-rate", 0.10),
                 max_judge_calls=inputs.integer("max-judge-calls", None),
                 judge_concurrency=inputs.integer("judge-concurrency", 8),
@@ -240,7 +240,7 @@ def read_action_settings(
             gate=GateSettings(
                 floor=inputs.number("floor", 0.80),
                 alpha=inputs.number("alpha", 0.05),
-                min_drop=inputs.number("min-drop", 0.03),
+                min_drop=inputs.number("min-drop", 0.02),
                 require_comparable=inputs.boolean("require-comparable", False),
             ),
             cache_dir=workspace / cache_dir if cache_mode.strip().lower() != "off" else None,

@@ -72,6 +72,7 @@ class Judge(ABC):
 
     name: str
     prompt_hash: str | None
+    temperature: float | None = None  # sampling temperature, for models that have one
 
     @abstractmethod
     def identity(self) -> str:
@@ -280,6 +281,7 @@ class LLMJudge(Judge):
     def __init__(self, settings: JudgeSettings) -> None:
         _disable_tracing()
         self.settings = settings
+        self.temperature = settings.temperature
         self.name = settings.model
         if settings.prompt_file is not None:
             self.prompt = load_prompt(settings.prompt_file)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -16,7 +17,12 @@ from golden_gate import golden
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluate import evaluate
-from golden_gate.gate import GateResult, evaluate_gate
+from golden_gate.gate import (
+    GateResult,
+    evaluate_gate,
+    floor_reachable,
+    unreachable_floor_message,
+)
 from golden_gate.judge import Judge, make_judge
 from golden_gate.progress import Progress
 from golden_gate.render import render_comment, render_summary
@@ -110,6 +116,12 @@ def evaluate_only(
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
     if items is None:
         items = load_items(settings)
+    if not floor_reachable(len(items), settings.gate):
+        # Said before any money is spent: this gate fails whatever the answers are.
+        print(
+            f"golden-gate: warning: {unreachable_floor_message(len(items), settings.gate)}",
+            file=sys.stderr,
+        )
     if judge is None and not settings.deterministic_only:
         judge = make_judge(settings.judge)
     cache = cache if cache is not None else VerdictCache(settings.cache_dir)

@@ -85,8 +85,18 @@ def _row(item: ItemResult | None, item_id: str) -> Row:
         question=inline(item.question, limit=160),
         answer=inline(item.answer, limit=240),
         why=inline(item.why, limit=200),
-        runs=f"{item.passes}/{item.runs}" + (f" ({item.errors} errors)" if item.errors else ""),
+        runs=_runs_text(item),
     )
+
+
+def _runs_text(item: ItemResult) -> str:
+    """Passed of counted runs, then what did not count or could not be answered."""
+    text = f"{item.passes}/{item.runs}"
+    if item.unanswered:
+        text += f" ({item.unanswered} unanswered)"
+    if item.errors:
+        text += f" ({item.errors} not judged)"
+    return text
 
 
 def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:

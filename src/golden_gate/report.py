@@ -21,6 +21,9 @@ from golden_gate.files import read_text, write_atomic
 
 REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
+# Which side an error run failed on: an answer the assistant could not give is a failed run;
+# a judge that could not judge is no verdict about the assistant and is counted apart.
+ErrorSide = Literal["assistant", "judge"]
 DETERMINISTIC = "deterministic"  # the tier (and the judge's name) when no judge ran
 
 
@@ -58,7 +61,8 @@ class RunResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     status: RunStatus
-    rerun: bool = False
+    error_side: ErrorSide | None = None
+    rerun: bool = False  # a diagnostic re-run of a failure: shown, never counted
     answer: str | None = None
     sources: list[str] | None = None
     checks: list[CheckOutcome] = Field(default_factory=list)
@@ -75,7 +79,8 @@ class RunResult(BaseModel):
     def why(self) -> str:
         """Why this run did not pass, in one line."""
         if self.status == "error":
-            return f"error: {self.error or 'unknown'}"
+            side = "assistant" if self.error_side == "assistant" else "error"
+            return f"{side}: {self.error or 'unknown'}"
         check = self.failed_check
         if check is not None:
             return f"check {check.name}: {check.reason}"
@@ -85,7 +90,12 @@ class RunResult(BaseModel):
 
 
 class ItemResult(BaseModel):
-    """An item's outcome: `passes` of `runs` counted runs (error runs are counted apart)."""
+    """An item's outcome: `passes` of `runs` counted runs.
+
+    Counted runs are the first `runs` asked: passes, failures and answers the assistant could
+    not give (`unanswered`, failures too). Runs the judge could not judge are `errors`, apart;
+    diagnostic re-runs of failures are in `run_results` only.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -94,6 +104,8 @@ class ItemResult(BaseModel):
     passes: int = Field(ge=0)
     runs: int = Field(ge=0)
     errors: int = Field(default=0, ge=0)
+    unanswered: int = Field(default=0, ge=0)
+    cluster: str | None = None
     question: str | None = None
     item_hash: str | None = None
     run_results: list[RunResult] = Field(default_factory=list)
@@ -110,9 +122,19 @@ class ItemResult(BaseModel):
         return self.passes * 2 > self.runs
 
     @property
+    def score(self) -> float:
+        """The fraction of counted runs that passed (0 for an item without counted runs)."""
+        return self.passes / self.runs if self.runs else 0.0
+
+    @property
     def errored(self) -> bool:
         """No run produced a verdict: the item cannot be counted."""
         return self.runs == 0
+
+    @property
+    def has_errors(self) -> bool:
+        """Some run ended in an error, on either side."""
+        return self.runs == 0 or self.errors > 0 or self.unanswered > 0
 
     @property
     def unstable(self) -> bool:
@@ -153,6 +175,19 @@ class AssistantInfo(BaseModel):
     index_snapshot: str | None = None
 
 
+class RunSettings(BaseModel):
+    """Every setting that changes what a pass means; a baseline made otherwise is not comparable."""
+
+    model_config = ConfigDict(extra="allow")
+
+    runs: int = 1
+    rerun_failures: int = 0
+    reruns_counted: bool = False  # golden-gate < 0.2 counted re-runs of failures (biased up)
+    unanswered_counts_as_failure: bool = True
+    judge_temperature: float | None = None
+    checks_hash: str | None = None
+
+
 class RunStats(BaseModel):
     judge_calls: int = 0
     cache_hits: int = 0
@@ -179,6 +214,7 @@ class Report(BaseModel):
     judge_prompt_hash: str | None = None
     dataset: DatasetInfo | None = None
     assistant: AssistantInfo | None = None
+    run_settings: RunSettings | None = None
     stats: RunStats | None = None
     complete: bool = True
     incomplete_reason: str | None = None
@@ -198,12 +234,18 @@ class Report(BaseModel):
         return [r for r in self.results if not r.errored]
 
     def pass_rate_text(self) -> str:
-        """`k/n (p%)` over the counted items, `n/a` when none was counted."""
+        """The pass rate the gate uses, `n/a` when no item was counted.
+
+        `k/n (p%)` with one run per item; with several, the mean of per-item pass fractions.
+        """
         counted = self.counted
         if not counted:
             return "n/a"
-        passed = sum(r.passed for r in counted)
-        return f"{passed}/{len(counted)} ({passed / len(counted):.1%})"
+        if all(r.runs == 1 for r in counted):
+            passed = sum(r.passes for r in counted)
+            return f"{passed}/{len(counted)} ({passed / len(counted):.1%})"
+        rate = sum(r.score for r in counted) / len(counted)
+        return f"{rate:.1%} of runs over {len(counted)} items"
 
     def by_id(self) -> dict[str, ItemResult]:
         return {r.id: r for r in self.results}

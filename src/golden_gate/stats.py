@@ -1,20 +1,47 @@
-"""The statistics of the gate: pure functions, no I/O (DESIGN §4)."""
+"""The statistics of the gate: pure functions, no I/O (DESIGN §4).
+
+Only `scipy.special` and numpy are used, imported when needed: `scipy.stats` costs about a
+second to import and a skipped run or a small gate should not pay it.
+"""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from statistics import NormalDist
+
+# Above this many units of support the exact sign-flip distribution is replaced by a seeded
+# Monte-Carlo estimate (about 40 MB of float64 and well under a second of FFTs at the cap).
+EXACT_SUPPORT_LIMIT = 5_000_000
+MONTE_CARLO_DRAWS = 200_000
+MONTE_CARLO_SEED = 20240917
 
 
-def wilson_lower_bound(k: int, n: int, *, confidence: float = 0.95) -> float:
-    """Lower end of the Wilson score interval for k successes in n trials."""
+def z_value(confidence: float) -> float:
+    """The two-sided normal quantile for a confidence level (1.959964 for 95 %)."""
+    return NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+
+
+def wilson_lower_bound(k: float, n: int, *, confidence: float = 0.95) -> float:
+    """Lower end of the Wilson score interval for k successes in n trials.
+
+    `k` may be fractional: with several runs per item it is the sum of per-item pass
+    fractions. A variable in [0, 1] with mean p has variance at most p(1 − p), so the bound on
+    per-item scores is conservative (`bench/soundness.py` measures its coverage).
+    """
     if n <= 0:
         raise ValueError("the Wilson bound needs at least one item")
     if not 0 <= k <= n:
         raise ValueError(f"k={k} is outside 0..{n}")
-    from scipy.stats import binomtest  # lazily: a skipped run never pays for scipy
-
-    low = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson").low
-    return max(0.0, float(low))
+    z = z_value(confidence)
+    p = k / n
+    z2n = z * z / n
+    centre = p + z2n / 2
+    spread = z * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
+    return max(0.0, (centre - spread) / (1 + z2n))
 
 
 def sign_test_p(b: int, c: int) -> float:
@@ -24,11 +51,11 @@ def sign_test_p(b: int, c: int) -> float:
     """
     if b < 0 or c < 0:
         raise ValueError("discordant counts cannot be negative")
-    if b + c == 0:
+    if b == 0:
         return 1.0
-    from scipy.stats import binomtest
+    from scipy.special import bdtrc  # P(X > k): the upper binomial tail
 
-    return float(binomtest(b, b + c, 0.5, alternative="greater").pvalue)
+    return float(min(1.0, bdtrc(b - 1, b + c, 0.5)))
 
 
 def min_discordant_for_significance(alpha: float) -> int:
@@ -44,3 +71,166 @@ def min_discordant_for_significance(alpha: float) -> int:
     while m > 1 and 0.5 ** (m - 1) < alpha:
         m -= 1
     return m
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The one-sided paired sign-flip test on per-item (or per-cluster) score differences."""
+
+    p_value: float
+    method: str  # "sign test", "exact sign-flip" or "Monte-Carlo sign-flip"
+    units: int  # the differences that are not zero: items, or clusters when clustered
+    error: float | None = None  # the Monte-Carlo standard error of p, when estimated
+
+    @property
+    def min_possible_p(self) -> float:
+        """The smallest p-value the test could give with this many non-zero differences."""
+        return 0.5**self.units
+
+
+def paired_sign_flip_test(differences: Sequence[Fraction]) -> PairedTest:
+    """H0: each difference is as likely negative as positive; H1: the candidate is worse.
+
+    T = sum of the differences; p = P(T* <= T) with T* the sum under independent random signs
+    (exact, so no normal approximation). Differences of ±1 (one run per item) give exactly the
+    sign test; otherwise the exact distribution is built from the distinct magnitudes, and a
+    support too wide for that falls back to a seeded Monte-Carlo estimate with its error.
+    """
+    nonzero = [d for d in differences if d != 0]
+    if not nonzero:
+        return PairedTest(p_value=1.0, method="sign test", units=0)
+    scale = math.lcm(*(d.denominator for d in nonzero))
+    weights = [abs(int(d * scale)) for d in nonzero]
+    negatives_weight = sum(w for d, w in zip(nonzero, weights, strict=True) if d < 0)
+    if all(w == weights[0] for w in weights):
+        b = sum(1 for d in nonzero if d < 0)
+        return PairedTest(
+            p_value=sign_test_p(b, len(nonzero) - b), method="sign test", units=len(nonzero)
+        )
+    counts = Counter(weights)
+    total = sum(weights)
+    # T* <= T  ⟺  the weight given a minus sign is at least the observed negative weight.
+    # By symmetry of the signs that is P(S >= negatives_weight), S = weight with a plus sign.
+    if total <= EXACT_SUPPORT_LIMIT:
+        pmf = _weighted_binomial_pmf(counts, total)
+        p = float(min(1.0, max(0.0, pmf[negatives_weight:].sum())))
+        return PairedTest(p_value=p, method="exact sign-flip", units=len(nonzero))
+    p, error = _monte_carlo_tail(counts, negatives_weight)
+    return PairedTest(p_value=p, method="Monte-Carlo sign-flip", units=len(nonzero), error=error)
+
+
+def _weighted_binomial_pmf(counts: Counter[int], total: int):  # -> numpy array
+    """The distribution of S = sum over distinct weights w of w · Binomial(m_w, 1/2)."""
+    import numpy as np
+    from scipy.special import comb
+
+    pmf = np.ones(1)
+    for weight, m in sorted(counts.items()):
+        binomial = comb(m, np.arange(m + 1), exact=False) / 2.0**m
+        scaled = np.zeros(weight * m + 1)
+        scaled[::weight] = binomial
+        pmf = _convolve(pmf, scaled)
+    assert len(pmf) == total + 1
+    return np.clip(pmf, 0.0, None)
+
+
+def _convolve(a, b):  # numpy arrays
+    import numpy as np
+
+    if len(a) * len(b) <= 4_000_000:
+        return np.convolve(a, b)
+    size = len(a) + len(b) - 1
+    fft_size = 1 << (size - 1).bit_length()
+    out = np.fft.irfft(np.fft.rfft(a, fft_size) * np.fft.rfft(b, fft_size), fft_size)[:size]
+    return out
+
+
+def _monte_carlo_tail(counts: Counter[int], threshold: int) -> tuple[float, float]:
+    import numpy as np
+
+    rng = np.random.default_rng(MONTE_CARLO_SEED)
+    s = np.zeros(MONTE_CARLO_DRAWS, dtype=np.int64)
+    for weight, m in counts.items():
+        s += weight * rng.binomial(m, 0.5, size=MONTE_CARLO_DRAWS)
+    hits = int((s >= threshold).sum())
+    # (hits + 1) / (draws + 1): a valid p-value for a Monte-Carlo test, never exactly zero.
+    p = (hits + 1) / (MONTE_CARLO_DRAWS + 1)
+    return p, math.sqrt(p * (1 - p) / MONTE_CARLO_DRAWS)
+
+
+@dataclass(frozen=True)
+class Power:
+    """What drop a gate of this size could have caught, by a normal approximation."""
+
+    detectable_drop: float | None  # the drop caught with `power` probability; None: none
+    items_for_drop: int | None  # items needed to catch `target_drop`; None: no n suffices
+    target_drop: float
+    power: float
+
+
+def rejection_probability(
+    drop: float, *, n: int, variance: float, alpha: float, min_drop: float
+) -> float:
+    """P(the paired test fails the gate) when the mean per-item score falls by `drop`.
+
+    `variance` is the per-item variance of d_i = s_cand − s_base for an unchanged system. The
+    gate fails when the sign-flip test is significant (≈ mean d below −z_α·sqrt(E[d²]/n)) and the
+    mean drop exceeds `min_drop`; the mean of d is about normal with mean −drop.
+    """
+    if n <= 0:
+        return 0.0
+    sd = math.sqrt(max(variance, 1e-12) / n)
+    z_alpha = NormalDist().inv_cdf(1 - alpha)
+    threshold = max(z_alpha * math.sqrt((variance + drop * drop) / n), min_drop)
+    return NormalDist().cdf((drop - threshold) / sd)
+
+
+def power_of(
+    *,
+    n: int,
+    variance: float,
+    alpha: float,
+    min_drop: float,
+    power: float = 0.80,
+    target_drop: float = 0.05,
+    max_items: int = 10_000_000,
+) -> Power:
+    """The drop caught with probability `power` at n items, and the n that catches `target_drop`."""
+
+    def caught(drop: float, items: int) -> bool:
+        return (
+            rejection_probability(drop, n=items, variance=variance, alpha=alpha, min_drop=min_drop)
+            >= power
+        )
+
+    detectable: float | None = None
+    if n > 0 and caught(1.0, n):
+        low, high = 0.0, 1.0
+        for _ in range(50):
+            mid = (low + high) / 2
+            low, high = (low, mid) if caught(mid, n) else (mid, high)
+        detectable = high
+    needed: int | None = None
+    if caught(target_drop, max_items):
+        low_n, high_n = 1, 1
+        while not caught(target_drop, high_n):
+            low_n, high_n = high_n, high_n * 2
+        while low_n < high_n:
+            mid_n = (low_n + high_n) // 2
+            low_n, high_n = (low_n, mid_n) if caught(target_drop, mid_n) else (mid_n + 1, high_n)
+        needed = high_n
+    return Power(
+        detectable_drop=detectable, items_for_drop=needed, target_drop=target_drop, power=power
+    )
+
+
+def per_run_variance(passes: int, runs: int) -> float | None:
+    """Unbiased estimate of p(1 − p) for one item from its runs; None with fewer than two."""
+    if runs < 2:
+        return None
+    return passes * (runs - passes) / (runs * (runs - 1))
+
+
+def floor_percent(value: float) -> str:
+    """A proportion as a whole percentage rounded down: a bound is never overstated."""
+    return f"{math.floor(value * 100 + 1e-9)}%"

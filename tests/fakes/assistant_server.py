@@ -12,6 +12,7 @@ Faults, all plain attributes that may be changed while the server runs:
 - `hold_until`: hold the first requests until this many are in flight together (5 s at most),
   then let everything through: proves a client reaches its concurrency without timing luck;
 - `fail_first` + `fail_status` (+ `retry_after`): the first N requests for each question fail;
+- `failing_questions` (+ `fail_status`): every request for these questions fails;
 - `flap`: requests for a question alternate `fail_status`, 200, `fail_status`, 200, ...;
 - `status` (+ `retry_after`): every POST answers this status (500, 429, 404, ...);
 - `error_body`: the body of those failures instead of `{"error": "fake assistant says N"}`;
@@ -80,6 +81,7 @@ class AssistantServer:
         fail_first: int = 0,
         fail_status: int = 502,
         flap: bool = False,
+        failing_questions: Sequence[str] = (),
         slow_s: float = 10.0,
         huge_bytes: int = 50_000_000,
         huge_content_length: bool = False,
@@ -98,6 +100,7 @@ class AssistantServer:
         self.fail_first = fail_first
         self.fail_status = fail_status
         self.flap = flap
+        self.failing_questions = set(failing_questions)
         self.slow_s = slow_s
         self.huge_bytes = huge_bytes
         self.huge_content_length = huge_content_length
@@ -201,10 +204,12 @@ class AssistantServer:
         """Wait; False when the server is stopping."""
         return seconds <= 0 or not self._stopping.wait(seconds)
 
-    def _failure_status(self, number: int) -> int | None:
+    def _failure_status(self, number: int, question: str | None) -> int | None:
         """The error status for the `number`th request for a question, or None to answer."""
         if self.status is not None:
             return self.status
+        if question in self.failing_questions:
+            return self.fail_status
         if number <= self.fail_first:
             return self.fail_status
         if self.flap and number % 2 == 1:
@@ -309,7 +314,7 @@ class _Handler(BaseHTTPRequestHandler):
         if owner.mode == "close":
             self.close_connection = True  # and nothing sent: the client sees a dropped connection
             return
-        failure = owner._failure_status(number)
+        failure = owner._failure_status(number, question)
         if failure is not None:
             extra = {"Retry-After": owner.retry_after} if owner.retry_after is not None else {}
             if owner.error_body is not None:

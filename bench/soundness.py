@@ -1,0 +1,288 @@
+"""Soundness of the gate by simulation: false alarms and power, through the real gate code.
+
+Each simulated pull request draws a golden set of n items whose per-run probability of a
+correct answer follows a realistic flaky mix (80 % of items right ~97 % of the time, 15 % ~70 %,
+5 % ~20 %), answers every item in the baseline and in the candidate under a run scheme, builds
+the two reports and calls `golden_gate.gate.evaluate_gate` on them. Systems:
+
+- identical: the candidate is the baseline system (every failure is a false alarm);
+- concentrated: 10 % of the items (all from the reliable group) drop by 50 points: −5 points;
+- spread: every item drops by 5 points.
+
+Run schemes: `1 run` and `3 runs` (the rule since 0.2: per-item score = passes / runs, exact
+paired sign-flip test); `majority of 3` (each item reduced to pass/fail by majority, then the
+sign test: what 0.1 did with `--runs 3`); `1 + 2 re-runs` (0.1's default: a failure re-run twice
+and every run counted, then the majority). Beside them a naive point gate: fail when the
+candidate's pass rate is 2 points below the baseline's.
+
+    .venv/bin/python bench/soundness.py [--reps 2000] [--write BENCHMARKS.md]
+
+It prints a Markdown table (and with --write, replaces the section between the soundness
+markers in that file). Monte-Carlo standard errors are printed beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from golden_gate.gate import GateSettings, evaluate_gate
+from golden_gate.report import Report, RunSettings
+
+MIX = ((0.80, 0.97), (0.15, 0.70), (0.05, 0.20))  # (share of items, per-run pass probability)
+MIX_MEAN = sum(share * p for share, p in MIX)
+DROP = 0.05
+NAIVE_DROP = 0.02
+
+
+def draw_items(rng: np.random.Generator, n: int) -> np.ndarray:
+    shares = np.array([s for s, _ in MIX])
+    probs = np.array([p for _, p in MIX])
+    return probs[rng.choice(len(MIX), size=n, p=shares)]
+
+
+def degrade(rng: np.random.Generator, p: np.ndarray, system: str) -> np.ndarray:
+    if system == "identical":
+        return p
+    if system == "spread":
+        return np.clip(p - DROP, 0.0, 1.0)
+    if system == "concentrated":
+        # 10 % of the items, taken from the reliable group, lose 50 points: a 5-point mean drop.
+        reliable = np.flatnonzero(p >= 0.9)
+        k = min(len(reliable), round(len(p) * DROP / 0.5))
+        hit = rng.choice(reliable, size=k, replace=False)
+        q = p.copy()
+        q[hit] -= 0.5
+        return q
+    raise ValueError(system)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    runs: int
+    reruns: int = 0  # 0.1's counted re-runs of failures
+    majority: bool = False  # reduce each item to its majority outcome (0.1's item rule)
+
+
+SCHEMES = {
+    "1 run": Scheme("1 run", 1),
+    "3 runs": Scheme("3 runs", 3),
+    "majority of 3": Scheme("majority of 3", 3, majority=True),
+    "1 + 2 re-runs": Scheme("1 + 2 re-runs", 1, reruns=2, majority=True),
+}
+
+
+def outcomes(
+    rng: np.random.Generator, p: np.ndarray, scheme: Scheme
+) -> tuple[np.ndarray, np.ndarray]:
+    """(passes, runs) per item, as the scheme counts them."""
+    passes = rng.binomial(scheme.runs, p)
+    runs = np.full(len(p), scheme.runs)
+    if scheme.reruns:
+        failed = passes * 2 <= runs
+        extra = rng.binomial(scheme.reruns, p)
+        passes = np.where(failed, passes + extra, passes)
+        runs = np.where(failed, runs + scheme.reruns, runs)
+    if scheme.majority:
+        passes = (passes * 2 > runs).astype(int)
+        runs = np.ones(len(p), dtype=int)
+    return passes, runs
+
+
+@dataclass(slots=True)
+class SimItem:
+    """What the gate reads of an item (duck-typed: pydantic models cost 1 ms an item here)."""
+
+    id: str
+    passes: int
+    runs: int
+    errors: int = 0
+    unanswered: int = 0
+    cluster: str | None = None
+    item_hash: str | None = None
+
+
+@dataclass(slots=True)
+class SimReport:
+    results: list[SimItem]
+    judge: str = "sim"
+    judge_prompt_hash: str | None = None
+    dataset: None = None
+    tier: str = "full"
+    run_settings: RunSettings | None = None
+    format: str | None = None
+    tool_version: str | None = None
+
+
+IDS = [f"q{i:05d}" for i in range(100_000)]
+
+
+def build_report(passes: np.ndarray, runs: np.ndarray, runs_setting: int) -> Report:
+    items = [
+        SimItem(i, k, r)
+        for i, k, r in zip(IDS[: len(passes)], passes.tolist(), runs.tolist(), strict=True)
+    ]
+    return SimReport(items, run_settings=RunSettings(runs=runs_setting))  # type: ignore[return-value]
+
+
+@dataclass
+class Cell:
+    n: int
+    system: str
+    scheme: str
+    reps: int
+    gate_fails: int = 0
+    regression_fails: int = 0
+    naive_fails: int = 0
+    floor_passes: int = 0
+    detectable: list[float] | None = None
+
+    def rate(self, count: int) -> float:
+        return count / self.reps
+
+    def se(self, count: int) -> float:
+        p = self.rate(count)
+        return math.sqrt(max(p * (1 - p), 1 / self.reps) / self.reps)
+
+
+def simulate(
+    n: int,
+    system: str,
+    scheme_name: str,
+    reps: int,
+    *,
+    seed: int,
+    settings: GateSettings,
+    population_mean: float | None = None,
+) -> Cell:
+    scheme = SCHEMES[scheme_name]
+    rng = np.random.default_rng(seed)
+    cell = Cell(n=n, system=system, scheme=scheme_name, reps=reps, detectable=[])
+    for _ in range(reps):
+        p = draw_items(rng, n)
+        if population_mean is not None:
+            # Scaled in the population, not in the draw: the golden set is a sample of questions.
+            p = np.clip(p * population_mean / MIX_MEAN, 0, 1)
+        q = degrade(rng, p, system)
+        base = outcomes(rng, p, scheme)
+        cand = outcomes(rng, q, scheme)
+        gate = evaluate_gate(
+            build_report(*cand, scheme.runs), build_report(*base, scheme.runs), settings
+        )
+        cell.gate_fails += not gate.passed
+        cell.regression_fails += any(r.code == "significant-regression" for r in gate.reasons)
+        cell.floor_passes += gate.lower_bound is not None and gate.lower_bound >= settings.floor
+        base_rate = float((base[0] / base[1]).mean())
+        cand_rate = float((cand[0] / cand[1]).mean())
+        cell.naive_fails += cand_rate < base_rate - NAIVE_DROP
+        if gate.power is not None and gate.power.detectable_drop is not None:
+            cell.detectable.append(gate.power.detectable_drop)
+    return cell
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--sizes", default="30,200,1000")
+    parser.add_argument("--write", type=Path, help="replace the soundness section of this file")
+    args = parser.parse_args(argv)
+    settings = GateSettings()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    started = time.monotonic()
+    lines = [
+        f"Gate defaults: alpha {settings.alpha}, min-drop {settings.min_drop}, floor "
+        f"{settings.floor} (the floor is left out of 'regression test fails'). {args.reps} "
+        f"simulated pull requests a cell; ± is one Monte-Carlo standard error.",
+        "",
+        "| n | scheme | false alarms (identical) | caught: concentrated −5 | caught: spread −5 "
+        "| naive 2-point gate: false alarms / spread caught | predicted 80 %-power drop |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    seed = 1
+    for n in sizes:
+        for scheme in SCHEMES:
+            cells = {}
+            for system in ("identical", "concentrated", "spread"):
+                seed += 1
+                cells[system] = simulate(n, system, scheme, args.reps, seed=seed, settings=settings)
+            same, conc, spread = cells["identical"], cells["concentrated"], cells["spread"]
+
+            def fmt(cell: Cell, count: int) -> str:
+                return f"{cell.rate(count):.1%} ± {cell.se(count):.1%}"
+
+            predicted = np.median(same.detectable) if same.detectable else float("nan")
+            lines.append(
+                f"| {n} | {scheme} | {fmt(same, same.regression_fails)} | "
+                f"{fmt(conc, conc.regression_fails)} | {fmt(spread, spread.regression_fails)} | "
+                f"{same.rate(same.naive_fails):.1%} / {spread.rate(spread.naive_fails):.1%} | "
+                f"{predicted * 100:.1f} points |"
+            )
+            print(lines[-1], flush=True)
+    lines += [
+        "",
+        "The floor on the mean per-item score, for an assistant whose true per-run pass rate is",
+        "exactly the floor (0.80) or 70 %: how often the floor wrongly passes (should be ≤ 2.5 %).",
+        "",
+        "| n | scheme | floor passes at a true 80 % | floor passes at a true 70 % |",
+        "|---|---|---|---|",
+    ]
+    for n in [s for s in sizes if s >= 200]:
+        for scheme in ("1 run", "3 runs", "1 + 2 re-runs"):
+            seed += 1
+            at = simulate(
+                n,
+                "identical",
+                scheme,
+                args.reps,
+                seed=seed,
+                settings=settings,
+                population_mean=0.80,
+            )
+            seed += 1
+            low = simulate(
+                n,
+                "identical",
+                scheme,
+                args.reps,
+                seed=seed,
+                settings=settings,
+                population_mean=0.70,
+            )
+            lines.append(
+                f"| {n} | {scheme} | {at.rate(at.floor_passes):.1%} ± {at.se(at.floor_passes):.1%} "
+                f"| {low.rate(low.floor_passes):.1%} ± {low.se(low.floor_passes):.1%} |"
+            )
+            print(lines[-1], flush=True)
+    lines += [
+        "",
+        f"Measured in one run of `bench/soundness.py --reps {args.reps}` "
+        f"({time.monotonic() - started:.0f} s).",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.write:
+        doc = args.write.read_text(encoding="utf-8")
+        start, end = "<!-- soundness:start -->", "<!-- soundness:end -->"
+        block = f"{start}\n{text}{end}"
+        if start in doc:
+            doc = re.sub(
+                re.escape(start) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S
+            )
+        else:
+            doc += f"\n## 6. Soundness of the gate\n\n{block}\n"
+        args.write.write_text(doc, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

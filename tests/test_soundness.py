@@ -1,0 +1,55 @@
+"""A few cells of `bench/soundness.py`, pinned with tolerances from the Monte-Carlo error.
+
+The simulation runs the real gate (`evaluate_gate`) on simulated pull requests; the full table
+is in BENCHMARKS.md. Seeded, so a cell gives the same count on every run.
+"""
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from golden_gate.gate import GateSettings
+
+_path = Path(__file__).resolve().parents[1] / "bench" / "soundness.py"
+_spec = importlib.util.spec_from_file_location("soundness", _path)
+soundness = importlib.util.module_from_spec(_spec)
+sys.modules["soundness"] = soundness  # dataclasses look their module up there
+_spec.loader.exec_module(soundness)
+
+
+def bound(rate: float, reps: int) -> float:
+    """Three Monte-Carlo standard errors."""
+    return 3 * math.sqrt(rate * (1 - rate) / reps)
+
+
+@pytest.mark.parametrize(("n", "scheme"), [(200, "3 runs"), (200, "1 run"), (30, "3 runs")])
+def test_identical_systems_raise_false_alarms_at_most_alpha(n, scheme):
+    reps = 400
+    cell = soundness.simulate(n, "identical", scheme, reps, seed=11, settings=GateSettings())
+    assert cell.rate(cell.regression_fails) <= 0.05 + bound(0.05, reps)
+
+
+@pytest.mark.parametrize("system", ["concentrated", "spread"])
+def test_three_runs_at_200_items_catch_a_five_point_drop(system):
+    reps = 250
+    cell = soundness.simulate(200, system, "3 runs", reps, seed=12, settings=GateSettings())
+    assert cell.rate(cell.regression_fails) >= 0.85 - bound(0.85, reps)
+
+
+def test_the_default_scheme_at_1000_items_catches_a_spread_drop():
+    reps = 100
+    cell = soundness.simulate(1000, "spread", "1 run", reps, seed=13, settings=GateSettings())
+    assert cell.rate(cell.regression_fails) >= 0.80 - bound(0.80, reps)
+
+
+def test_the_old_rerun_scheme_passed_a_floor_the_new_rule_does_not():
+    reps = 200
+    kwargs = {"seed": 14, "settings": GateSettings(), "population_mean": 0.70}
+    old = soundness.simulate(1000, "identical", "1 + 2 re-runs", reps, **kwargs)
+    new = soundness.simulate(1000, "identical", "1 run", reps, **kwargs)
+    # A 70 %-correct assistant: 0.1's default counted re-runs and passed the 0.80 floor.
+    assert old.rate(old.floor_passes) > 0.5
+    assert new.floor_passes == 0
