@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from golden_gate.errors import InputError
 from golden_gate.escape import code_span, inline, marker_id
 from golden_gate.gate import GateResult
-from golden_gate.report import ItemResult, Report
+from golden_gate.report import ItemResult, Report, RuleChanges
 
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
 SUMMARY_LIMIT = 1_000_000  # the runner rejects step summaries over 1 MiB
@@ -97,6 +97,26 @@ def _runs_text(item: ItemResult) -> str:
     if item.errors:
         text += f" ({item.errors} not judged)"
     return text
+
+
+def _rule_parts(changes: RuleChanges | None, limit: int = 20) -> list[str]:
+    """What a pull request changed in the gate's own rules, one escaped phrase a kind."""
+    if changes is None:
+        return []
+    kinds = [
+        ("items removed", changes.removed),
+        ("untagged", changes.untagged),
+        ("reworded", changes.reworded),
+        ("added", changes.added),
+        ("rule files changed", changes.files),
+    ]
+    parts = []
+    for label, names in kinds:
+        if names:
+            shown = ", ".join(code_span(n, limit=80) for n in names[:limit])
+            more = f" and {len(names) - limit} more" if len(names) > limit else ""
+            parts.append(f"{label}: {shown}{more}")
+    return parts
 
 
 def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:
@@ -196,6 +216,7 @@ class _Context:
             "incomplete_reason": inline(report.incomplete_reason, limit=300),
             "assistant": report.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
+            "rules": _rule_parts(report.rule_changes),
         }
         self._extra = dict(extra or {})  # a template's own context, escaped by the caller
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]

@@ -106,6 +106,7 @@ class ItemResult(BaseModel):
     errors: int = Field(default=0, ge=0)
     unanswered: int = Field(default=0, ge=0)
     cluster: str | None = None
+    origin: Literal["base", "pull-request"] | None = None  # who defined the item (rules.py)
     question: str | None = None
     item_hash: str | None = None
     run_results: list[RunResult] = Field(default_factory=list)
@@ -175,6 +176,20 @@ class AssistantInfo(BaseModel):
     index_snapshot: str | None = None
 
 
+class RuleChanges(BaseModel):
+    """What a pull request changed in the gate's own rules, against the base branch."""
+
+    removed: list[str] = Field(default_factory=list)  # selected at base, gone from the set
+    untagged: list[str] = Field(default_factory=list)  # still there, no longer selected
+    reworded: list[str] = Field(default_factory=list)  # question, key points or sources changed
+    added: list[str] = Field(default_factory=list)  # selected in the pull request only
+    files: list[str] = Field(default_factory=list)  # rule files changed (prompt, workflow, ...)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.removed or self.untagged or self.reworded or self.added or self.files)
+
+
 class RunSettings(BaseModel):
     """Every setting that changes what a pass means; a baseline made otherwise is not comparable."""
 
@@ -215,6 +230,7 @@ class Report(BaseModel):
     dataset: DatasetInfo | None = None
     assistant: AssistantInfo | None = None
     run_settings: RunSettings | None = None
+    rule_changes: RuleChanges | None = None
     stats: RunStats | None = None
     complete: bool = True
     incomplete_reason: str | None = None
