@@ -67,6 +67,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     _agree(reports, "judge", lambda r: r.judge)
     _agree(reports, "judge prompt", lambda r: r.judge_prompt_hash)
     _agree(reports, "tier", lambda r: r.tier)
+    _agree(reports, "run settings", lambda r: r.run_settings)
     owner: dict[str, str] = {}
     results = []
     for source, report in sorted(reports, key=lambda pair: _shard(pair[1], pair[0]).index):
@@ -85,6 +86,8 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         results=results,
         dataset=dataset.model_copy(update={"shard": None, "items": len(results)}),
         assistant=first.assistant,
+        run_settings=first.run_settings,
+        rule_changes=first.rule_changes,
         stats=_sum_stats([r for _, r in reports]),
         complete=not incomplete,
         incomplete_reason="; ".join(incomplete) or None,
