@@ -424,10 +424,10 @@ def _zstandard() -> Any:
 
 
 def _listing(directory: Path) -> list[Path]:
-    """The directory's entries, or none when another process removed it meanwhile."""
+    """The directory's entries; none when another process removed it or it cannot be read."""
     try:
         return sorted(directory.iterdir())
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:
         return []
 
 
