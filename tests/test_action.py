@@ -35,7 +35,9 @@ def test_readme_only_pr_is_skipped_without_the_judge_stack(world):
 def test_prompt_change_runs_comments_and_a_second_push_edits(world, candidate):
     pull = world.pull(["prompts/answer.txt", "README.md"])
     event = world.event("pull_request.opened", pull)
-    done = world.run("pull_request", event, assistant_url=candidate)
+    # A directory that outlives the run, outside the checkout (a self-hosted runner's disk).
+    verdicts = str(world.tmp / "verdicts")
+    done = world.run("pull_request", event, assistant_url=candidate, cache_dir=verdicts)
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.outputs
     assert out["ran"] == "true" and out["verdict"] == "failed"
@@ -58,7 +60,7 @@ def test_prompt_change_runs_comments_and_a_second_push_edits(world, candidate):
     assert (world.workspace / out["comment-file"]).read_text() == comment.body
 
     first_update = comment.updated_at
-    again = world.run("pull_request", event, assistant_url=candidate)
+    again = world.run("pull_request", event, assistant_url=candidate, cache_dir=verdicts)
     assert again.returncode == 1
     (edited,) = world.github.comments(REPO, pull.number)
     assert edited.id == comment.id and edited.updated_at > first_update

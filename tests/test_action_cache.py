@@ -3,11 +3,14 @@ the entrypoint run twice (and more) against the fake cache service and the fake 
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
 
 import pytest
 
 from golden_gate.demo import baseline_path
+from tests import bombs
 from tests.action_world import World
 from tests.fakes.cache_server import CacheServer, Fault
 from tests.fakes.judge_server import JudgeServer
@@ -23,7 +26,7 @@ def services(github_server, tmp_path):
 
 
 def run(world, cache_server, judge, **inputs):
-    shutil.rmtree(world.workspace / ".judge-cache", ignore_errors=True)  # a fresh runner
+    # A fresh runner: the default cache directory is under this run's own RUNNER_TEMP.
     return world.run(
         "workflow_dispatch",
         world.event("workflow_dispatch"),
@@ -110,3 +113,84 @@ def test_unknown_cache_mode_is_bad_input(services, candidate):
     assert done.returncode == 2
     assert "input 'cache' must be one of auto, actions, directory, off, got 's3'" in done.stdout
     assert judge.calls == 0
+
+
+def _git(workspace, *args):
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=workspace,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_verdicts_committed_by_a_pull_request_are_never_read(world, candidate):
+    shutil.copy(baseline_path(), world.workspace / "evals" / "baseline.json")
+    # Honest verdicts first, to learn what a forger would compute from public data.
+    honest = world.tmp / "honest"
+    event = world.event("workflow_dispatch")
+    first = world.run("workflow_dispatch", event, assistant_url=candidate, cache_dir=str(honest))
+    assert first.returncode == 1 and first.outputs["regressions"] == "6", first.stdout
+    judged = int(first.outputs["judge-calls"])
+    assert judged > 0
+    # The pull request commits a "passed" for every one of its wrong answers.
+    planted_outside = world.tmp / "planted-outside"
+    for path in honest.glob("??/*.json"):
+        entry = json.loads(path.read_text())
+        entry["verdict"].update(passed=True, score=True, comment="Looks right.")
+        for root in (world.workspace / ".judge-cache", planted_outside):
+            (root / path.parent.name).mkdir(parents=True, exist_ok=True)
+            (root / path.parent.name / path.name).write_text(json.dumps(entry))
+    _git(world.workspace, "init", "-q")
+    _git(world.workspace, "add", "-A")
+    _git(world.workspace, "commit", "-q", "-m", "forged verdicts")
+
+    by_default = world.run("workflow_dispatch", event, assistant_url=candidate)
+    named = world.run("workflow_dispatch", event, assistant_url=candidate, cache_dir=".judge-cache")
+    for done in (by_default, named):
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert done.outputs["regressions"] == "6"
+    assert by_default.outputs["judge-calls"] == str(judged)  # every answer judged afresh
+    # Refused: no cache at all, so even a re-run of a failed item is judged again.
+    assert int(named.outputs["judge-calls"]) > judged and named.outputs["cache-hits"] == "0"
+    assert "git tracks '.judge-cache/" in named.stdout
+    # Control: the same entries where no pull request can write them are taken as they are,
+    # so only where they are kept the forgery out.
+    control = world.run(
+        "workflow_dispatch", event, assistant_url=candidate, cache_dir=str(planted_outside)
+    )
+    assert control.outputs["judge-calls"] == "0"
+    assert int(control.outputs["regressions"]) < 6
+
+
+def test_an_unwritable_cache_directory_is_one_warning_and_the_same_result(world, candidate):
+    # A real filesystem refusal that holds for root: a path component is a file (ENOTDIR).
+    shutil.copy(baseline_path(), world.workspace / "evals" / "baseline.json")
+    (world.tmp / "a-file").write_text("not a directory")
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        assistant_url=candidate,
+        cache="directory",
+        cache_dir=str(world.tmp / "a-file" / "cache"),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "failed" and done.outputs["regressions"] == "6"
+    assert done.stdout.count("could not write to the judge cache") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_a_decompression_bomb_in_the_cache_service_is_a_cold_run(services, candidate):
+    world, cache, judge = services
+    first = run(world, cache, judge, assistant_url=candidate, cache_max_mb="1")
+    calls = judge.calls
+    (saved,) = cache.finalized()
+    # Newer than the honest save, under the same prefix: 64 MiB of verdict-sized members.
+    cache.put_entry(saved.key + "-bomb", saved.version, bombs.gzip_bomb(64 * 1024 * 1024))
+
+    done = run(world, cache, judge, assistant_url=candidate, cache_max_mb="1")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "the cache archive expands beyond 16777216 bytes" in done.stdout
+    assert judge.calls == 2 * calls  # cold: judged again
+    assert done.outputs["regressions"] == first.outputs["regressions"] == "6"

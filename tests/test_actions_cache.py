@@ -17,6 +17,7 @@ from golden_gate.actions_cache import CacheService, CacheServiceError
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import InputError
 from golden_gate.report import TokenUsage, Verdict
+from tests import bombs
 from tests.fakes.cache_server import CacheServer, Fault
 
 PREFIX = ac.key_prefix("a" * 16)
@@ -67,7 +68,7 @@ def write_verdicts(directory: Path, count: int, *, start: int = 0) -> list[str]:
             latency_ms=500.0 + i,
         )
         cache.put(key, verdict)
-        keys.append(key)
+        keys.append(key.hex)
     return keys
 
 
@@ -601,3 +602,86 @@ def test_an_unknown_mode_is_an_input_error() -> None:
     assert str(caught.value) == (
         "input 'cache' must be one of auto, actions, directory, off, got 's3'"
     )
+
+
+# -- decompression bombs ----------------------------------------------------------------------
+
+SMALL = ac.UnpackLimits(max_bytes=1024 * 1024, max_members=1000)
+
+
+def _zstd_module_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = ac.shutil.which
+    monkeypatch.setattr(ac.shutil, "which", lambda name: None if name == "zstd" else real(name))
+
+
+BOMBS = {
+    "gzip": (GZIP, lambda: bombs.gzip_bomb(16 * 1024 * 1024), None),
+    "zstd binary": (ZSTD, lambda: bombs.zstd_bomb(16 * 1024 * 1024), None),
+    "zstd module": (ZSTD, lambda: bombs.zstd_bomb(16 * 1024 * 1024), _zstd_module_only),
+}
+
+
+@pytest.mark.parametrize(("version", "make", "setup"), BOMBS.values(), ids=BOMBS.keys())
+def test_a_decompression_bomb_is_refused_at_the_cap(
+    tmp_path: Path,
+    server: CacheServer,
+    service: CacheService,
+    monkeypatch: pytest.MonkeyPatch,
+    version: str,
+    make,
+    setup,
+) -> None:
+    if version == ZSTD and not HAS_ZSTD:
+        pytest.skip("no zstd")
+    if setup:
+        setup(monkeypatch)
+    bomb = make()
+    assert len(bomb) < 64 * 1024  # a few KiB that would expand to 16 MiB
+    server.put_entry(PREFIX + "1-1", version, bomb)
+
+    limited = ac.restore(
+        service, directory=tmp_path / "limited", prefix=PREFIX, version=version, limits=SMALL
+    )
+
+    assert limited.restored_key is None
+    assert_safe_warning(limited.warning, server.token)
+    assert "expands beyond 1048576 bytes" in (limited.warning or "")
+    assert not (tmp_path / "limited").exists()
+
+
+def test_an_archive_of_too_many_entries_is_refused(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    server.put_entry(PREFIX + "1-1", GZIP, bombs.many_members(1500))
+    limits = ac.UnpackLimits(max_bytes=16 * 1024 * 1024, max_members=1000)
+
+    result = ac.restore(service, directory=tmp_path, prefix=PREFIX, version=GZIP, limits=limits)
+
+    assert result.warning and "more than 1000 members" in result.warning
+    assert snapshot(tmp_path) == {}
+
+
+def test_a_download_larger_than_the_cap_is_refused(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    server.put_entry(PREFIX + "1-1", GZIP, os.urandom(2 * 1024 * 1024))
+
+    result = ac.restore(service, directory=tmp_path, prefix=PREFIX, version=GZIP, limits=SMALL)
+
+    assert result.warning and "larger than 1048576 bytes" in result.warning
+
+
+def test_a_sparse_member_is_refused(
+    tmp_path: Path, server: CacheServer, service: CacheService
+) -> None:
+    # A sparse member carries little data but unpacks to its full declared size.
+    server.put_entry(PREFIX + "1-1", GZIP, tar_gz((member(GOOD, tarfile.GNUTYPE_SPARSE), b"{}")))
+
+    result = ac.restore(service, directory=tmp_path, prefix=PREFIX, version=GZIP)
+
+    assert result.warning and "special file" in result.warning
+
+
+def test_unpack_limits_follow_the_cache_cap() -> None:
+    assert ac.unpack_limits(50 * 1024 * 1024).max_bytes == 200 * 1024 * 1024
+    assert ac.unpack_limits(1).max_bytes == 16 * 1024 * 1024  # a floor for tiny caps

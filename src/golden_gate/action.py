@@ -326,6 +326,7 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
         identity=judge.identity() if judge is not None else "",
         attempt=attempt,
         cap_bytes=settings.cache_max_mb * 1024 * 1024,
+        workspace=ctx.workspace,
     ) as persisted:
         # No log group around this: compose prints its own groups, and groups cannot nest.
         report = evaluate_only(run_settings, items=items, judge=judge, cache=persisted.cache)
@@ -409,6 +410,7 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
             identity=judge.identity(),
             attempt=ctx.env.get("GITHUB_RUN_ATTEMPT", "1") + "-calibrate",
             cap_bytes=settings.cache_max_mb * 1024 * 1024,
+            workspace=ctx.workspace,
         ) as persisted,
         runner.group("Calibration"),
     ):

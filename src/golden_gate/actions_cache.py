@@ -19,6 +19,7 @@ import contextlib
 import gzip
 import hashlib
 import importlib
+import io
 import os
 import re
 import shutil
@@ -36,6 +37,7 @@ from typing import Any, Self
 
 import httpx
 
+from golden_gate.cache import ensure_dir
 from golden_gate.errors import InputError
 
 MODES = ("auto", "actions", "directory", "off")
@@ -43,8 +45,11 @@ COMPRESSIONS = ("zstd", "gzip")
 KEY_MAX_CHARS = 512
 SINGLE_PUT_MAX_BYTES = 128 * 1024 * 1024  # one Put Blob above this is refused or unreliable
 BLOCK_BYTES = 32 * 1024 * 1024
-# A verdict is a few hundred bytes; anything bigger in an archive was not written by us.
+# A verdict is a few kilobytes; anything bigger in an archive was not written by us.
 ENTRY_MAX_BYTES = 1024 * 1024
+# What a restore unpacks at most (see `unpack_limits`): a small archive may expand without end.
+UNPACKED_MAX_BYTES = 256 * 1024 * 1024
+MEMBERS_MAX = 200_000
 
 _SERVICE_PATH = "twirp/github.actions.results.api.v1.CacheService/"
 _ENTRY = re.compile(r"(?:\./)?([0-9a-f]{2})/([0-9a-f]{64})\.json")
@@ -143,7 +148,8 @@ def cache_version(compression: str | None = None) -> str:
     compression = compression or available_compression()
     if compression not in COMPRESSIONS:
         raise ValueError(f"unknown compression {compression!r}")
-    return hashlib.sha256(f"golden-gate-judge-cache|{compression}|v1".encode()).hexdigest()
+    # v2: entries record their key material (cache.FORMAT); v1 archives are not restored.
+    return hashlib.sha256(f"golden-gate-judge-cache|{compression}|v2".encode()).hexdigest()
 
 
 def mode_from_env(env: Mapping[str, str], requested: str) -> str:
@@ -283,8 +289,8 @@ class CacheService:
             ),
         )
 
-    def download(self, signed_url: str, path: Path) -> int:
-        """Stream the blob to `path`; returns its size."""
+    def download(self, signed_url: str, path: Path, *, max_bytes: int | None = None) -> int:
+        """Stream the blob to `path`; returns its size. Past `max_bytes` it is refused."""
 
         def get() -> httpx.Response:
             written = 0
@@ -294,8 +300,11 @@ class CacheService:
                     return response
                 with path.open("wb") as handle:
                     for chunk in response.iter_bytes(1024 * 1024):
-                        handle.write(chunk)
                         written += len(chunk)
+                        if max_bytes is not None and written > max_bytes:
+                            too_big = f"the cache archive is larger than {max_bytes} bytes"
+                            raise ArchiveError(too_big)
+                        handle.write(chunk)
             if written == 0:
                 raise CacheServiceError("the cache archive download was empty")
             return response
@@ -414,14 +423,22 @@ def _zstandard() -> Any:
         return None
 
 
+def _listing(directory: Path) -> list[Path]:
+    """The directory's entries; none when another process removed it or it cannot be read."""
+    try:
+        return sorted(directory.iterdir())
+    except OSError:
+        return []
+
+
 def _entries(directory: Path) -> Iterator[tuple[str, Path]]:
     """(archive name, path) of each verdict file: temporary files and strangers are left out."""
     if not directory.is_dir():
         return
-    for shard in sorted(directory.iterdir()):
+    for shard in _listing(directory):
         if not (len(shard.name) == 2 and shard.is_dir() and not shard.is_symlink()):
             continue
-        for path in sorted(shard.iterdir()):
+        for path in _listing(shard):
             name = f"{shard.name}/{path.name}"
             match = _ENTRY.fullmatch(name)
             if match and match.group(2).startswith(match.group(1)) and _is_regular(path):
@@ -443,25 +460,27 @@ def pack(directory: Path, archive: Path, compression: str) -> int:
     options: dict[str, Any] = {"compresslevel": 6} if compression == "gzip" else {}
     with tarfile.open(target, mode, format=tarfile.PAX_FORMAT, **options) as tar:
         for name, path in _entries(directory):
-            stat = path.stat()
+            try:
+                data = path.read_bytes()  # whole, so a file pruned meanwhile is left out whole
+                mtime = path.stat().st_mtime
+            except FileNotFoundError:
+                continue
             info = tarfile.TarInfo(name)
-            info.size = stat.st_size
-            info.mtime = int(stat.st_mtime)
+            info.size = len(data)
+            info.mtime = int(mtime)
             info.mode = 0o644
-            with path.open("rb") as handle:
-                tar.addfile(info, handle)
+            tar.addfile(info, io.BytesIO(data))
             count += 1
     if compression == "zstd":
-        _zstd(plain, archive, decompress=False)
+        _zstd_compress(plain, archive)
         plain.unlink()
     return count
 
 
-def _zstd(source: Path, target: Path, *, decompress: bool) -> None:
+def _zstd_compress(source: Path, target: Path) -> None:
     binary = shutil.which("zstd")
     if binary:
-        args = [binary, "-q", "-f", "-o", str(target), str(source)]
-        args[1:1] = ["-d"] if decompress else ["-T0", "-3"]
+        args = [binary, "-q", "-f", "-T0", "-3", "-o", str(target), str(source)]
         done = subprocess.run(args, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             detail = (done.stderr.strip().splitlines() or ["failed"])[-1]
@@ -469,40 +488,93 @@ def _zstd(source: Path, target: Path, *, decompress: bool) -> None:
         return
     module = _zstandard()
     if module is None:
-        raise ArchiveError("the archive is zstd-compressed, but neither zstd nor zstandard is here")
+        raise ArchiveError("neither zstd nor zstandard is here to compress the archive")
     with source.open("rb") as src, target.open("wb") as dst:
-        if decompress:
-            module.ZstdDecompressor().copy_stream(src, dst)
-        else:
-            module.ZstdCompressor(level=3, write_checksum=True, threads=-1).copy_stream(src, dst)
+        module.ZstdCompressor(level=3, write_checksum=True, threads=-1).copy_stream(src, dst)
 
 
-def unpack(archive: Path, directory: Path) -> int:
+@dataclass(frozen=True)
+class UnpackLimits:
+    """What one restore may unpack: a 500 KiB archive can expand to gigabytes (a "bomb")."""
+
+    max_bytes: int = UNPACKED_MAX_BYTES  # the decompressed tar, and the verdicts in it
+    max_members: int = MEMBERS_MAX
+
+
+def unpack_limits(cap_bytes: int) -> UnpackLimits:
+    """Room for what our own save of a directory pruned to `cap_bytes` holds, with slack:
+    kept verdicts may exceed the cap, and tar pads each small file to 1 KiB."""
+    max_bytes = max(4 * cap_bytes, 16 * 1024 * 1024)
+    return UnpackLimits(max_bytes=max_bytes, max_members=max(max_bytes // 1024, 1000))
+
+
+def _copy_capped(read: Callable[[int], bytes], target: Path, max_bytes: int) -> None:
+    written = 0
+    with target.open("wb") as dst:
+        while chunk := read(1024 * 1024):
+            written += len(chunk)
+            if written > max_bytes:
+                raise ArchiveError(f"the cache archive expands beyond {max_bytes} bytes")
+            dst.write(chunk)
+
+
+def _decompress(archive: Path, plain: Path, max_bytes: int) -> None:
+    """Decompress to `plain`, stopping (ArchiveError) once it passes `max_bytes`."""
+    with archive.open("rb") as handle:
+        magic = handle.read(4)
+    if magic.startswith(_GZIP_MAGIC):
+        # All of it first: the CRC is checked before a single verdict is written.
+        with gzip.open(archive, "rb") as src:
+            _copy_capped(src.read, plain, max_bytes)
+        return
+    if not magic.startswith(_ZSTD_MAGIC):
+        raise ArchiveError("the cache archive is neither zstd nor gzip")
+    binary = shutil.which("zstd")
+    if binary:
+        with subprocess.Popen(
+            [binary, "-d", "-q", "-c", str(archive)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as process:
+            assert process.stdout is not None and process.stderr is not None
+            try:
+                _copy_capped(process.stdout.read, plain, max_bytes)
+            except BaseException:
+                process.kill()
+                raise
+            stderr = process.stderr.read().decode("utf-8", "replace")
+        if process.returncode != 0:
+            raise ArchiveError(f"zstd: {(stderr.strip().splitlines() or ['failed'])[-1]}")
+        return
+    module = _zstandard()
+    if module is None:
+        raise ArchiveError("the archive is zstd-compressed, but neither zstd nor zstandard is here")
+    with archive.open("rb") as src:
+        reader = module.ZstdDecompressor().stream_reader(src, read_across_frames=True)
+        _copy_capped(reader.read, plain, max_bytes)
+
+
+def unpack(archive: Path, directory: Path, limits: UnpackLimits | None = None) -> int:
     """Merge the verdicts of `archive` into `directory`; returns how many the archive holds.
 
     Every member is checked before anything is written, and only verdict files in the cache's
     own layout (`<2 hex>/<64 hex>.json`, regular, small) are accepted: absolute paths, `..`,
-    links, devices or strangers make the whole archive refused (`ArchiveError`). This does not
-    lean on tarfile's extraction filters, which not every Python 3.11 patch release has.
+    links, devices, sparse files or strangers make the whole archive refused (`ArchiveError`),
+    as does an archive that expands past `limits` (bytes or members). This does not lean on
+    tarfile's extraction filters, which not every Python 3.11 patch release has.
     An entry already present locally is kept as it is: entries are content-addressed.
     """
+    limits = limits or UnpackLimits()
     corrupt = (gzip.BadGzipFile, EOFError, zlib.error, tarfile.TarError)
+    if archive.stat().st_size > limits.max_bytes:
+        raise ArchiveError(f"the cache archive is larger than {limits.max_bytes} bytes")
     with tempfile.TemporaryDirectory(prefix="golden-gate-unpack-") as work:
         plain = Path(work) / "cache.tar"
-        with archive.open("rb") as handle:
-            magic = handle.read(4)
         try:
-            if magic.startswith(_ZSTD_MAGIC):
-                _zstd(archive, plain, decompress=True)
-            elif magic.startswith(_GZIP_MAGIC):
-                # Decompressing it all first checks the CRC before a single file is written.
-                with gzip.open(archive, "rb") as src, plain.open("wb") as dst:
-                    shutil.copyfileobj(src, dst, 1024 * 1024)
-            else:
-                raise ArchiveError("the cache archive is neither zstd nor gzip")
+            _decompress(archive, plain, limits.max_bytes)
             with tarfile.open(plain, "r:") as tar:
-                members = [(member, _check_member(member)) for member in tar.getmembers()]
-                directory.mkdir(parents=True, exist_ok=True)
+                members = _checked_members(tar, limits)
+                ensure_dir(directory)
                 for member, name in members:
                     if name is not None:
                         _extract(tar, member, directory / name)
@@ -512,12 +584,29 @@ def unpack(archive: Path, directory: Path) -> int:
         return sum(1 for _, name in members if name is not None)
 
 
+def _checked_members(
+    tar: tarfile.TarFile, limits: UnpackLimits
+) -> list[tuple[tarfile.TarInfo, str | None]]:
+    """Every member with its verdict path, checked, counted and sized before any is written."""
+    members: list[tuple[tarfile.TarInfo, str | None]] = []
+    total = 0
+    for member in tar:
+        if len(members) >= limits.max_members:
+            raise ArchiveError(f"the cache archive holds more than {limits.max_members} members")
+        members.append((member, _check_member(member)))
+        total += member.size
+        if total > limits.max_bytes:
+            raise ArchiveError(f"the cache archive expands beyond {limits.max_bytes} bytes")
+    return members
+
+
 def _check_member(member: tarfile.TarInfo) -> str | None:
     """The member's relative path when it is a verdict, None for a shard directory."""
     name = member.name
     if member.isdir() and _SHARD.fullmatch(name):
         return None
-    if not member.isreg():
+    if not member.isreg() or member.issparse():
+        # A sparse member's declared size is not what the archive carries: refused too.
         raise ArchiveError(f"the cache archive holds a link or a special file: {name[:80]!r}")
     if name.startswith(("/", "\\")) or ".." in name.replace("\\", "/").split("/"):
         raise ArchiveError(f"the cache archive holds an unsafe path: {name[:80]!r}")
@@ -534,15 +623,20 @@ def _extract(tar: tarfile.TarFile, member: tarfile.TarInfo, path: Path) -> bool:
     source = tar.extractfile(member)
     if source is None:
         raise ArchiveError(f"cannot read {member.name[:80]!r} from the cache archive")
-    data = source.read()
-    path.parent.mkdir(exist_ok=True)
+    data = source.read(ENTRY_MAX_BYTES + 1)
     # Written in place, not through a temporary file and a rename: restore runs before any
     # reader, a torn file would be a miss that VerdictCache.put replaces atomically, and the
     # rename and the random name cost as much as the write for 10,000 small files.
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return False
+    for attempt in range(5):
+        ensure_dir(path.parent)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            break
+        except FileExistsError:
+            return False
+        except FileNotFoundError:
+            if attempt == 4:  # a pruner keeps removing the shard: give this one up
+                return False
     try:
         os.write(fd, data)
         # Keep the last-use time it had (see prune), so eviction is least recently used.
@@ -564,13 +658,15 @@ def restore(
     directory: Path,
     prefix: str,
     version: str | None = None,
+    limits: UnpackLimits | None = None,
 ) -> RestoreResult:
     """Merge the newest saved verdicts whose key starts with `prefix` into `directory`.
 
-    A miss is no warning; a failure is, with a cold result. Never raises for service,
-    network or archive problems.
+    A miss is no warning; a failure (an archive past `limits` too) is, with a cold result.
+    Never raises for service, network or archive problems.
     """
     version = version or cache_version()
+    limits = limits or UnpackLimits()
     try:
         validate_key(prefix)
         found = service.get_cache_entry_download_url(prefix, [prefix], version)
@@ -578,8 +674,8 @@ def restore(
             return RestoreResult()
         with tempfile.TemporaryDirectory(prefix="golden-gate-restore-") as work:
             archive = Path(work) / "cache.archive"
-            size = service.download(found.signed_download_url, archive)
-            entries = unpack(archive, Path(directory))
+            size = service.download(found.signed_download_url, archive, max_bytes=limits.max_bytes)
+            entries = unpack(archive, Path(directory), limits)
         return RestoreResult(restored_key=found.matched_key or prefix, entries=entries, bytes=size)
     except (CacheServiceError, ArchiveError, ValueError, OSError) as exc:
         return RestoreResult(warning=_warning("restore", exc, service.token))
@@ -662,7 +758,8 @@ def prune(directory: Path, *, keep: set[str], cap_bytes: int) -> int:
     are marked as used now (their mtime), and that time travels in the archive, so across runs
     the verdicts evicted first are the least recently used: answers no longer given age out and
     the archive does not grow without bound. Kept keys are never removed, even if they alone
-    exceed the cap. Returns how many files were removed.
+    exceed the cap. Returns how many files were removed. Never raises for the files: another
+    process may add or remove them meanwhile, and a read-only directory just stays as it is.
     """
     directory = Path(directory)
     now = time.time()
@@ -670,9 +767,10 @@ def prune(directory: Path, *, keep: set[str], cap_bytes: int) -> int:
     total = 0
     for name, path in _entries(directory):
         key = name.split("/", 1)[1].removesuffix(".json")
-        try:
-            if key in keep:
+        if key in keep:
+            with contextlib.suppress(OSError):
                 os.utime(path, (now, now))
+        try:
             stat = path.stat()
         except OSError:
             continue  # removed meanwhile
@@ -683,9 +781,13 @@ def prune(directory: Path, *, keep: set[str], cap_bytes: int) -> int:
     for _, _, size, path in sorted(files):
         if total <= cap_bytes:
             break
-        with contextlib.suppress(FileNotFoundError):
+        try:
             path.unlink()
             removed += 1
+        except FileNotFoundError:
+            pass  # another pruner was first
+        except OSError:
+            break  # read-only, or not ours to remove: leave the rest alone too
         total -= size
         with contextlib.suppress(OSError):
             path.parent.rmdir()  # only succeeds once the shard is empty

@@ -4,6 +4,7 @@
 save a new one after, also when the gate failed, and only when something new was judged.
 `directory`: the user's own `actions/cache` step persists the directory. `off`: no cache at all.
 Nothing here can fail the gate: every cache problem is a warning and the run goes on cold.
+A directory a pull request could have written (see `cache_location`) is not used at all.
 """
 
 from __future__ import annotations
@@ -49,14 +50,34 @@ def persisted_verdicts(
     identity: str,
     attempt: str,
     cap_bytes: int,
+    workspace: Path | None = None,
 ) -> Iterator[PersistedCache]:
-    """A VerdictCache restored before the block and saved after it (mode `actions`)."""
-    from golden_gate.actions_cache import CacheService, prune, restore, save, save_key
+    """A VerdictCache restored before the block and saved after it (mode `actions`).
 
-    if mode == "off" or directory is None:
-        yield PersistedCache(cache=VerdictCache(None), mode="off")
+    With `workspace` (the checkout), a `directory` inside it that git does not vouch for is
+    refused with a warning and the run judges everything afresh.
+    """
+    from golden_gate.actions_cache import (
+        CacheService,
+        prune,
+        restore,
+        save,
+        save_key,
+        unpack_limits,
+    )
+    from golden_gate.cache_location import untrusted_reason
+
+    refused = None
+    if mode != "off" and directory is not None and workspace is not None:
+        refused = untrusted_reason(directory, workspace=workspace)
+    if mode == "off" or directory is None or refused:
+        off = PersistedCache(cache=VerdictCache(None), mode="off")
+        if refused:
+            _warn(off, f"not using {directory}: {refused}; every answer is judged afresh")
+        yield off
         return
     persisted = PersistedCache(cache=VerdictCache(directory), mode=mode)
+    persisted.cache.warn = lambda message: _warn(persisted, message)
     if mode != "actions":
         try:
             yield persisted
@@ -68,7 +89,9 @@ def persisted_verdicts(
     runner.mask(token)
     with CacheService(results_url=env["ACTIONS_RESULTS_URL"], token=token) as service:
         with runner.group("Judge cache: restore"):
-            restored = restore(service, directory=directory, prefix=prefix)
+            restored = restore(
+                service, directory=directory, prefix=prefix, limits=unpack_limits(cap_bytes)
+            )
             persisted.restored_key = restored.restored_key
             print(
                 f"golden-gate: restored {restored.entries} verdicts from {restored.restored_key}"

@@ -27,6 +27,26 @@ def _fail(message: str) -> None:
     print(f"golden-gate: error: {message}", file=sys.stderr)
 
 
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    """The verdict cache directory, unless a pull request could have written its entries."""
+    import os
+
+    from golden_gate.cache_location import untrusted_reason
+
+    if args.no_cache:
+        return None
+    env = os.environ
+    reason = untrusted_reason(
+        args.cache_dir,
+        workspace=Path(env.get("GITHUB_WORKSPACE") or Path.cwd()),
+        require_git=env.get("GITHUB_ACTIONS") == "true",
+    )
+    if reason:
+        print(f"golden-gate: warning: not using {args.cache_dir}: {reason}", file=sys.stderr)
+        return None
+    return args.cache_dir
+
+
 def _validation_sentence(exc: ValidationError, flags: dict[str, str] | None = None) -> str:
     problem = exc.errors()[0]
     field = str(problem["loc"][-1]) if problem["loc"] else "value"
@@ -215,7 +235,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
                 max_judge_calls=args.max_judge_calls,
                 judge_concurrency=args.judge_concurrency,
             ),
-            cache_dir=None if args.no_cache else args.cache_dir,
+            cache_dir=_cache_dir(args),
             report_path=args.report,
             deterministic_only=args.deterministic_only,
             progress=not args.quiet,
@@ -371,7 +391,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         args.labels,
         args.golden,
         _judge_settings(args),
-        cache_dir=None if args.no_cache else args.cache_dir,
+        cache_dir=_cache_dir(args),
         min_kappa=args.min_kappa,
         output=args.output,
     )

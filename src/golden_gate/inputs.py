@@ -14,6 +14,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from golden_gate.cache_location import default_cache_dir
 from golden_gate.errors import InputError
 from golden_gate.golden import Shard
 from golden_gate.merge import shard_report_path
@@ -192,7 +193,8 @@ def read_action_settings(
         )
     judge_prompt = inputs.raw("judge-prompt")
     template = inputs.raw("comment-template")
-    cache_dir = inputs.raw("cache-dir", ".judge-cache")
+    # Outside the checkout by default: a pull request must not be able to supply verdicts.
+    cache_dir = workspace / inputs.raw("cache-dir") if inputs.raw("cache-dir") else None
     comment_file = workspace / inputs.raw("comment-file", "golden-gate/comment.md")
     try:
         run = Settings(
@@ -243,7 +245,9 @@ def read_action_settings(
                 min_drop=inputs.number("min-drop", 0.02),
                 require_comparable=inputs.boolean("require-comparable", False),
             ),
-            cache_dir=workspace / cache_dir if cache_mode.strip().lower() != "off" else None,
+            cache_dir=None
+            if cache_mode.strip().lower() == "off"
+            else cache_dir or default_cache_dir(env),
             report_path=report_path,
             shard=shard,
             comment_path=comment_file,
