@@ -33,7 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from golden_gate import __version__
+from golden_gate import __version__, jsontext
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.escape import code_span, cut, inline
@@ -617,7 +617,7 @@ def save_calibration(report: CalibrationReport, path: str | Path) -> None:
 def parse_calibration(text: str, *, source: str) -> CalibrationReport:
     """Parse `calibration.json`; anything else is an InputError naming `source`."""
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}: not a calibration: invalid JSON at line {exc.lineno} ({exc.msg})"

@@ -27,11 +27,29 @@ def _fail(message: str) -> None:
     print(f"golden-gate: error: {message}", file=sys.stderr)
 
 
-def _validation_sentence(exc: ValidationError, flags: dict[str, str] | None = None) -> str:
-    problem = exc.errors()[0]
-    field = str(problem["loc"][-1]) if problem["loc"] else "value"
-    flag = (flags or {}).get(field, "--" + field.replace("_", "-"))
-    message = problem["msg"].removeprefix("Value error, ")
+# Settings whose flag is not `--` and the field's name.
+FLAGS = {
+    "target.headers": "--header",
+    "target.timeout_s": "--timeout",
+    "judge.model": "--judge-model",
+    "judge.prompt_file": "--judge-prompt",
+    "judge.base_url": "--judge-base-url",
+    "judge.temperature": "--judge-temperature",
+    "judge.timeout_s": "--judge-timeout",
+    "judge.concurrency": "--judge-concurrency",
+    "evaluation.judge_concurrency": "--judge-concurrency",
+    "compose.file": "--compose-file",
+    "compose.project": "--compose-project",
+    "compose.service": "--compose-service",
+    "compose.wait_timeout_s": "--wait-timeout",
+}
+
+
+def _validation_sentence(exc: ValidationError) -> str:
+    from golden_gate.settings import first_problem
+
+    path, message = first_problem(exc)
+    flag = FLAGS.get(path, "--" + path.rpartition(".")[2].replace("_", "-"))
     return f"{flag}: {message}"
 
 

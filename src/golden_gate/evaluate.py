@@ -17,6 +17,7 @@ from golden_gate.checks import CheckSettings, needs_judge, run_checks
 from golden_gate.escape import cut
 from golden_gate.golden import GoldenItem, item_hash
 from golden_gate.judge import Judge, JudgeError
+from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
 from golden_gate.progress import Progress
 from golden_gate.report import (
     DETERMINISTIC,
@@ -33,11 +34,11 @@ from golden_gate.target import AssistantClient
 
 
 class EvalSettings(BaseModel):
-    runs: int = Field(default=1, ge=1)
-    rerun_failures: int = Field(default=2, ge=0)
+    runs: int = Field(default=1, ge=1, le=MAX_RUNS)
+    rerun_failures: int = Field(default=2, ge=0, le=MAX_RERUN_FAILURES)
     max_error_rate: float = Field(default=0.10, ge=0, le=1)
     max_judge_calls: int | None = Field(default=None, ge=0)
-    judge_concurrency: int = Field(default=8, ge=1)
+    judge_concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     answer_excerpt_chars: int = Field(default=2000, ge=0)
 
 
