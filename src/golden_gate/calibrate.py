@@ -37,7 +37,7 @@ from golden_gate import __version__, jsontext
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.escape import code_span, cut, inline
-from golden_gate.files import read_text, write_atomic
+from golden_gate.files import read_text, write_result
 from golden_gate.golden import GoldenItem, fingerprint, load_golden
 from golden_gate.jsonl import Problems, records
 from golden_gate.judge import Judge, JudgeError, JudgeSettings, make_judge
@@ -611,7 +611,7 @@ def calibration_json(report: CalibrationReport) -> str:
 
 
 def save_calibration(report: CalibrationReport, path: str | Path) -> None:
-    write_atomic(path, calibration_json(report))
+    write_result(path, calibration_json(report), what="calibration")
 
 
 def parse_calibration(text: str, *, source: str) -> CalibrationReport:

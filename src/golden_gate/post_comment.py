@@ -59,7 +59,8 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
         pull = github.pull_request(pr_number)
     except GitHubError as exc:
         raise InputError(f"pull request #{pr_number} cannot be read ({exc})") from None
-    run = ctx.event.get("workflow_run") or {}
+    run = ctx.event.get("workflow_run")
+    run = run if isinstance(run, dict) else {}
     expected = run.get("head_sha") or meta.get("head_sha")
     if expected and pull.head_sha != expected:
         raise InputError(

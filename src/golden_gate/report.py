@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from golden_gate import __version__, jsontext
 from golden_gate.errors import InputError
-from golden_gate.files import read_text, write_atomic
+from golden_gate.files import read_text, write_result
 
 REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
@@ -293,4 +293,4 @@ def report_json(report: Report) -> str:
 
 
 def save_report(report: Report, path: str | Path) -> None:
-    write_atomic(path, report_json(report))
+    write_result(path, report_json(report), what="report")
