@@ -90,7 +90,26 @@ class World:
         path.write_text(json.dumps(payload))
         return path
 
-    def run(
+    def run(self, event_name: str, event_path: Path, **kwargs):
+        """Run the entrypoint to its end: its exit code, output, step outputs and summary."""
+        started = time.perf_counter()
+        proc, files = self.start(event_name, event_path, **kwargs)
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        return self.finished(proc, stdout, stderr, files, time.perf_counter() - started)
+
+    @staticmethod
+    def finished(proc, stdout: str, stderr: str, files: Path, elapsed: float = 0.0):
+        done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+        done.elapsed = elapsed
+        done.outputs = parse_outputs((files / "output").read_text())
+        done.summary = (files / "summary").read_text()
+        return done
+
+    def start(
         self,
         event_name: str,
         event_path: Path,
@@ -98,7 +117,8 @@ class World:
         extra_env: dict[str, str] | None = None,
         args: tuple[str, ...] = (),
         **inputs: str,
-    ):
+    ) -> tuple[subprocess.Popen[str], Path]:
+        """Start the entrypoint (to signal it mid-run); `finished` reads what it left."""
         self.runs += 1
         files = self.tmp / f"run{self.runs}"
         files.mkdir()
@@ -134,16 +154,12 @@ class World:
         env = {**defaults, **env}
         for name in ("output", "summary", "state"):
             (files / name).touch()
-        started = time.perf_counter()
-        done = subprocess.run(
+        proc = subprocess.Popen(
             [sys.executable, *args, str(ROOT / "entrypoint.py")],
             env=env,
             cwd=self.workspace,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=120,
         )
-        done.elapsed = time.perf_counter() - started
-        done.outputs = parse_outputs((files / "output").read_text())
-        done.summary = (files / "summary").read_text()
-        return done
+        return proc, files

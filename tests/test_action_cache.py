@@ -194,3 +194,78 @@ def test_a_decompression_bomb_in_the_cache_service_is_a_cold_run(services, candi
     assert "the cache archive expands beyond 16777216 bytes" in done.stdout
     assert judge.calls == 2 * calls  # cold: judged again
     assert done.outputs["regressions"] == first.outputs["regressions"] == "6"
+
+
+def test_sigterm_during_the_cache_save_keeps_the_written_results(services, candidate):
+    """A job cancelled while verdicts upload: report, comment file, summary and outputs are
+    already written, and the step ends with the gate's own exit code, not killed by the signal."""
+    import signal
+    import time
+
+    world, cache, judge = services
+    shutil.rmtree(world.workspace / ".judge-cache", ignore_errors=True)
+    cache.inject(Fault.slow("CreateCacheEntry", 20))  # the save hangs here until signalled
+    proc, files = world.start(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        extra_env={
+            "ACTIONS_RESULTS_URL": cache.results_url,
+            "ACTIONS_RUNTIME_TOKEN": cache.token,
+            "OPENAI_API_KEY": "sk-test-key-for-the-fake-judge",
+        },
+        judge_model="openai:gpt-4.1-mini",
+        judge_base_url=judge.base_url,
+        assistant_url=candidate,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "CreateCacheEntry" not in cache.ops() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "CreateCacheEntry" in cache.ops(), "the run never reached the cache save"
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    done = world.finished(proc, stdout, stderr, files)
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate failed: 6 regressions
+    assert "Traceback" not in done.stderr
+    assert "interrupted after the results were written" in done.stdout
+    assert done.outputs["verdict"] == "failed" and done.outputs["regressions"] == "6"
+    assert "regress" in done.summary.lower()
+    assert (world.workspace / "golden-gate" / "report.json").is_file()
+    assert (world.workspace / "golden-gate" / "comment.md").is_file()
+    assert not cache.finalized()  # the save was cut short, and nothing half-saved remains
+
+
+def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
+    """asyncio's remove_signal_handler resets SIGTERM to "die": after an evaluation, the handler
+    installed before (SIGTERM -> KeyboardInterrupt, so results and teardown still happen) holds."""
+    import signal
+
+    from golden_gate.pipeline import evaluate_report
+    from golden_gate.settings import Settings
+    from golden_gate.target import TargetSettings
+    from tests.fakes.assistant_server import AssistantServer
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "a", "question": "Why?"}\n')
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, handler)
+    try:
+        with AssistantServer(default_answer="Because.") as assistant:
+            settings = Settings(
+                golden=golden,
+                target=TargetSettings(url=assistant.url),
+                cache_dir=None,
+                progress=False,
+            )
+            report = evaluate_report(settings)
+        assert len(report.results) == 1
+        assert signal.getsignal(signal.SIGTERM) is handler
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -1,7 +1,8 @@
 """The GitHub Action: scope, baseline, evaluation, gate, report, summary, outputs, comment.
 
 Order matters: report.json, the comment file, the summary and the outputs are written before
-anything that can fail after them (posting the comment), so no result is ever lost.
+anything that can fail or be cut short after them (saving the judge cache, posting the
+comment), so no result is ever lost. A file that cannot be written does not stop the others.
 """
 
 from __future__ import annotations
@@ -9,11 +10,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from golden_gate import runner
+from golden_gate.context import Context
 from golden_gate.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -22,6 +25,7 @@ from golden_gate.errors import (
     GateError,
     InputError,
 )
+from golden_gate.files import WriteFailures, write_result
 from golden_gate.inputs import ActionSettings, read_action_settings
 from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files
 
@@ -41,47 +45,6 @@ PROVIDER_KEYS = {
     "together": ("TOGETHER_API_KEY",),
 }
 SECRET_ENV = [key for keys in PROVIDER_KEYS.values() for key in keys]
-
-
-class Context:
-    """The run's environment as the runner sets it for a container step."""
-
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self.env = env
-        self.event_name = env.get("GITHUB_EVENT_NAME", "")
-        self.repository = env.get("GITHUB_REPOSITORY", "")
-        self.api_url = env.get("GITHUB_API_URL", "https://api.github.com")
-        self.workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
-        self.event: dict[str, Any] = {}
-        path = env.get("GITHUB_EVENT_PATH")
-        if path and Path(path).is_file():
-            try:
-                self.event = json.loads(Path(path).read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
-                raise InputError(f"{path}: the event payload is not JSON ({exc})") from None
-
-    @property
-    def pull_request(self) -> dict[str, Any] | None:
-        pr = self.event.get("pull_request")
-        return pr if isinstance(pr, dict) else None
-
-    @property
-    def pr_number(self) -> int | None:
-        pr = self.pull_request
-        return int(pr["number"]) if pr and "number" in pr else None
-
-    @property
-    def base_ref(self) -> str | None:
-        pr = self.pull_request
-        return pr.get("base", {}).get("ref") if pr else None
-
-    @property
-    def is_fork(self) -> bool:
-        pr = self.pull_request
-        if not pr:
-            return False
-        head = (pr.get("head") or {}).get("repo") or {}
-        return bool(head.get("fork")) or head.get("full_name") not in (None, self.repository)
 
 
 def judge_key_available(model: str, env: Mapping[str, str]) -> bool:
@@ -183,7 +146,7 @@ def _write_comment_metadata(settings: ActionSettings, ctx: Context, notes: list[
         "notes": notes,
     }
     path = settings.comment_file.with_suffix(".json")
-    path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
+    write_result(path, json.dumps(meta) + "\n", what="comment metadata")
 
 
 def post(settings: ActionSettings, ctx: Context, body: str) -> None:
@@ -252,18 +215,24 @@ def report_outcome(
     report: Report,
     baseline: Report | None,
     notes: list[str],
-) -> Outcome:
-    """Gate, then write the comment file, the summary and the outputs: before anything else."""
+    failures: WriteFailures,
+) -> tuple[Outcome, int]:
+    """Gate, then write the comment file, the summary and the outputs: before anything else.
+
+    Returns the outcome and the step's exit code, also kept in `ctx.results_code`.
+    """
     from golden_gate.pipeline import gate_and_render
 
     run_settings = settings.run.model_copy(update={"summary_path": None})
-    outcome = gate_and_render(report, baseline, run_settings, notes=notes)
-    _write_comment_metadata(settings, ctx, notes)
-    runner.write_summary(outcome.summary)
-    runner.set_outputs(outputs_for(outcome, settings))
+    outcome = gate_and_render(report, baseline, run_settings, notes=notes, failures=failures)
+    failures.attempt(lambda: _write_comment_metadata(settings, ctx, notes))
+    failures.attempt(lambda: runner.write_summary(outcome.summary))
+    failures.attempt(lambda: runner.set_outputs(outputs_for(outcome, settings)))
     print(f"golden-gate: {outcome.gate.headline}")
     print(f"golden-gate: report: {run_settings.report_path}")
-    return outcome
+    code = exit_for(outcome, settings)
+    ctx.results_code = EXIT_INCOMPLETE if failures else code
+    return outcome, code
 
 
 def exit_for(outcome: Outcome, settings: ActionSettings) -> int:
@@ -287,24 +256,25 @@ def exit_for(outcome: Outcome, settings: ActionSettings) -> int:
 
 
 def finish(
-    settings: ActionSettings,
-    ctx: Context,
-    report: Report,
-    baseline: Report | None,
-    notes: list[str],
+    settings: ActionSettings, ctx: Context, outcome: Outcome, code: int, failures: WriteFailures
 ) -> int:
-    outcome = report_outcome(settings, ctx, report, baseline, notes)
+    """After the results are written: post the comment, then name any file that was not."""
     if ctx.pr_number is not None:
         post(settings, ctx, outcome.comment)
-    return exit_for(outcome, settings)
+    failures.raise_if_any()
+    return code
 
 
-def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
-    """Build the judge (validating its prompt first), restore verdicts, evaluate, save them."""
+@contextmanager
+def evaluated(settings: ActionSettings, ctx: Context, failures: WriteFailures) -> Iterator[Report]:
+    """Build the judge (validating its prompt first), restore verdicts, evaluate, save the
+    report and yield it; the verdicts are saved when the block ends, so the caller writes the
+    results first and a cancelled or slow save cannot lose them."""
     from golden_gate.actions_cache import mode_from_env
     from golden_gate.cache_persistence import persisted_verdicts
     from golden_gate.judge import make_judge
-    from golden_gate.pipeline import evaluate_only, load_items
+    from golden_gate.pipeline import evaluate_report, load_items
+    from golden_gate.report import save_report
 
     run_settings = settings.run
     items = load_items(run_settings)  # bad golden set: exit 2 before any download or container
@@ -329,14 +299,14 @@ def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
         workspace=ctx.workspace,
     ) as persisted:
         # No log group around this: compose prints its own groups, and groups cannot nest.
-        report = evaluate_only(run_settings, items=items, judge=judge, cache=persisted.cache)
-    runner.set_outputs(
-        {
+        report = evaluate_report(run_settings, items=items, judge=judge, cache=persisted.cache)
+        failures.attempt(lambda: save_report(report, run_settings.report_path))
+        cache_outputs = {
             "cache-misses": str(report.stats.cache_misses if report.stats else 0),
             "cache-restored-key": persisted.restored_key or "",
         }
-    )
-    return report
+        failures.attempt(lambda: runner.set_outputs(cache_outputs))
+        yield report
 
 
 def gate_mode(settings: ActionSettings, ctx: Context) -> int:
@@ -357,30 +327,44 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
 
     settings = settings.model_copy(update={"run": run_settings})
+    failures = WriteFailures()
     if run_settings.shard is not None:
         # A matrix job: evaluate this shard; the merge job gates and comments once.
-        report = evaluate_with_cache(settings, ctx)
-        complete = report.complete
-        runner.write_summary(
-            f"golden-gate shard {run_settings.shard}: {len(report.results)} items evaluated"
-            + ("" if complete else f"; incomplete: {report.incomplete_reason}")
-            + f". Report: `{run_settings.report_path}`.\n"
-        )
-        runner.set_outputs(
-            {
-                "ran": "true",
-                "verdict": "evaluated" if complete else "incomplete",
-                "items": str(len(report.counted)),
-                "report-path": workspace_relative(run_settings.report_path, settings),
-            }
-        )
-        return EXIT_PASSED if complete else EXIT_INCOMPLETE
+        with evaluated(settings, ctx, failures) as report:
+            code = shard_written(settings, ctx, report, failures)
+        failures.raise_if_any()
+        return code
 
     baseline = find_baseline_for(
         settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
     )
-    report = evaluate_with_cache(settings, ctx)
-    return finish(settings, ctx, report, baseline, notes)
+    with evaluated(settings, ctx, failures) as report:
+        outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
+    return finish(settings, ctx, outcome, code, failures)
+
+
+def shard_written(
+    settings: ActionSettings, ctx: Context, report: Report, failures: WriteFailures
+) -> int:
+    """A shard's summary and outputs; the exit code says only whether it completed."""
+    shard = settings.run.shard
+    complete = report.complete
+    summary = (
+        f"golden-gate shard {shard}: {len(report.results)} items evaluated"
+        + ("" if complete else f"; incomplete: {report.incomplete_reason}")
+        + f". Report: `{settings.run.report_path}`.\n"
+    )
+    failures.attempt(lambda: runner.write_summary(summary))
+    outputs = {
+        "ran": "true",
+        "verdict": "evaluated" if complete else "incomplete",
+        "items": str(len(report.counted)),
+        "report-path": workspace_relative(settings.run.report_path, settings),
+    }
+    failures.attempt(lambda: runner.set_outputs(outputs))
+    code = EXIT_PASSED if complete else EXIT_INCOMPLETE
+    ctx.results_code = EXIT_INCOMPLETE if failures else code
+    return code
 
 
 def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
@@ -402,6 +386,7 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
             f"no key for the judge '{run_settings.judge.model}': calibration needs the judge"
         )
     judge = make_judge(run_settings.judge)  # validates the prompt before anything is restored
+    failures = WriteFailures()
     with (
         persisted_verdicts(
             run_settings.cache_dir,
@@ -424,22 +409,24 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
             cache=persisted.cache,
             judge=judge,
         )
-    runner.write_summary(render_calibration(report))
-    line = calibration_line(report)
-    kappa = report.kappa.value
-    runner.set_outputs(
-        {
+        # Written before the verdicts are saved (when this block ends): see `evaluated`.
+        failures.attempt(lambda: runner.write_summary(render_calibration(report)))
+        line = calibration_line(report)
+        kappa = report.kappa.value
+        outputs = {
             "verdict": report.verdict,
             "kappa": "" if kappa is None else f"{kappa:.4f}",
             "calibration-path": str(settings.calibration_path),
             "judge-calls": str(report.cache_misses),
             "cache-hits": str(report.cache_hits),
         }
-    )
-    print(f"golden-gate: {line}")
-    code = calibration_exit_code(report)
+        failures.attempt(lambda: runner.set_outputs(outputs))
+        print(f"golden-gate: {line}")
+        code = calibration_exit_code(report)
+        ctx.results_code = EXIT_INCOMPLETE if failures else code
     if code:
         runner.error(line, title="golden-gate calibration")
+    failures.raise_if_any()
     return code
 
 
@@ -452,7 +439,6 @@ def run_url(ctx: Context) -> str | None:
 def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
     """Evaluate, write the new baseline, and with open-pr propose it as a reviewed change."""
     from golden_gate.baseline import find_baseline
-    from golden_gate.files import write_atomic
     from golden_gate.github import GitHubError
     from golden_gate.promote import flips, pull_request_body
     from golden_gate.report import report_json
@@ -466,27 +452,35 @@ def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
     with runner.group("Current baseline"):
         current = find_baseline(settings.baseline, ref=base, github=github, workspace=ctx.workspace)
         print(f"golden-gate: current baseline: {current.source}")
-    report = evaluate_with_cache(settings, ctx)
-    if not report.complete:
-        runner.error(
-            f"the evaluation could not be completed, so it is not promoted: "
-            f"{report.incomplete_reason}",
-            title="golden-gate baseline",
+    failures = WriteFailures()
+    with evaluated(settings, ctx, failures) as report:
+        if not report.complete:
+            runner.error(
+                f"the evaluation could not be completed, so it is not promoted: "
+                f"{report.incomplete_reason}",
+                title="golden-gate baseline",
+            )
+            failures.attempt(lambda: runner.set_outputs({"verdict": "incomplete", "ran": "true"}))
+            ctx.results_code = EXIT_INCOMPLETE
+            return EXIT_INCOMPLETE
+        text = report_json(report)
+        target = ctx.workspace / settings.baseline
+        failures.attempt(lambda: write_result(target, text, what="baseline"))
+        change = flips(report, current.report)
+        body = pull_request_body(
+            report, current.report, path=settings.baseline, run_url=run_url(ctx)
         )
-        runner.set_outputs({"verdict": "incomplete", "ran": "true"})
-        return EXIT_INCOMPLETE
-    text = report_json(report)
-    write_atomic(ctx.workspace / settings.baseline, text)
-    change = flips(report, current.report)
-    body = pull_request_body(report, current.report, path=settings.baseline, run_url=run_url(ctx))
-    runner.write_summary(body)
-    outputs = {
-        "ran": "true",
-        "verdict": "promoted",
-        "items": str(len(report.counted)),
-        "flipped": str(change.count),
-        "report-path": workspace_relative(settings.run.report_path, settings),
-    }
+        failures.attempt(lambda: runner.write_summary(body))
+        outputs = {
+            "ran": "true",
+            "verdict": "promoted",
+            "items": str(len(report.counted)),
+            "flipped": str(change.count),
+            "report-path": workspace_relative(settings.run.report_path, settings),
+        }
+        failures.attempt(lambda: runner.set_outputs(outputs))
+        ctx.results_code = EXIT_INCOMPLETE if failures else EXIT_PASSED
+    failures.raise_if_any()  # a baseline not written is not proposed either
     print(f"golden-gate: new baseline written to {settings.baseline}; {change.count} flipped")
     if settings.open_pr and github is not None and base is not None:
         rate = report.pass_rate_text()
@@ -502,14 +496,12 @@ def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
             )
         except GitHubError as exc:
             runner.error(f"could not open the baseline pull request ({exc})", title="golden-gate")
-            runner.set_outputs(outputs)
             return EXIT_INCOMPLETE
         if result is None:
             print("golden-gate: the baseline is unchanged; no pull request")
         else:
-            outputs["pr-url"] = result.url
+            runner.set_outputs({"pr-url": result.url})
             print(f"golden-gate: baseline pull request {result.action}: {result.url}")
-    runner.set_outputs(outputs)
     return EXIT_PASSED
 
 
@@ -520,12 +512,14 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
 
     notes: list[str] = []
     baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
-    report = evaluate_with_cache(settings, ctx)
-    outcome = report_outcome(settings, ctx, report, baseline, notes)
+    failures = WriteFailures()
+    with evaluated(settings, ctx, failures) as report:
+        outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
     github = github_client(settings, ctx)
     if github is None:
         runner.warning("no token: drift issues cannot be opened or closed", title="golden-gate")
-        return exit_for(outcome, settings)
+        failures.raise_if_any()
+        return code
     try:
         branch = settings.baseline_ref or github.default_branch()
         if outcome.verdict == "failed":
@@ -556,7 +550,8 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
                 print(f"golden-gate: drift issue closed: {closed.url}")
     except GitHubError as exc:
         runner.warning(f"could not update the drift issue ({exc})", title="golden-gate")
-    return exit_for(outcome, settings)
+    failures.raise_if_any()
+    return code
 
 
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
@@ -574,12 +569,14 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
         for path in paths:
             print(f"  {path.relative_to(ctx.workspace)}")
         merged = merge_reports([(str(p.relative_to(ctx.workspace)), load_report(p)) for p in paths])
-        save_report(merged, settings.run.report_path)
     notes: list[str] = []
     baseline = find_baseline_for(
         settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
     )
-    return finish(settings, ctx, merged, baseline, notes)
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(merged, settings.run.report_path))
+    outcome, code = report_outcome(settings, ctx, merged, baseline, notes, failures)
+    return finish(settings, ctx, outcome, code, failures)
 
 
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
@@ -594,7 +591,9 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     from golden_gate.cli import interrupt_on_sigterm
 
     interrupt_on_sigterm()
+    ctx: Context | None = None
     try:
+        runner.check_file_commands(env)
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace)
         mask_secrets(settings, env)
@@ -613,14 +612,24 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         return gate_mode(settings, ctx)
     except GateError as exc:
         runner.error(str(exc), title="golden-gate")
-        if exc.exit_code == EXIT_BAD_INPUT:
-            runner.write_summary(f"golden-gate: bad input: {exc}\n")
-        else:
-            runner.write_summary(f"golden-gate could not complete: {exc}\n")
-        verdict = "error" if exc.exit_code == EXIT_BAD_INPUT else "incomplete"
-        runner.set_outputs({"verdict": verdict})
+        bad_input = exc.exit_code == EXIT_BAD_INPUT
+        summary = f"golden-gate: bad input: {exc}\n" if bad_input else None
+        summary = summary or f"golden-gate could not complete: {exc}\n"
+        # Reporting the error must not fail on the same broken file: `best_effort`.
+        runner.best_effort(lambda: runner.write_summary(summary))
+        verdict = "error" if bad_input else "incomplete"
+        runner.best_effort(lambda: runner.set_outputs({"verdict": verdict}))
         return exc.exit_code
     except KeyboardInterrupt:
+        if ctx is not None and ctx.results_code is not None:
+            # The results are written and stand; only what came after (the cache save, the
+            # comment post) was cut short.
+            runner.warning(
+                "interrupted after the results were written; the judge cache or the comment "
+                "may not be saved",
+                title="golden-gate",
+            )
+            return ctx.results_code
         runner.error("interrupted before the evaluation finished", title="golden-gate")
-        runner.set_outputs({"verdict": "incomplete"})
+        runner.best_effort(lambda: runner.set_outputs({"verdict": "incomplete"}))
         return EXIT_INCOMPLETE

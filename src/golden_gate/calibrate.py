@@ -33,11 +33,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from golden_gate import __version__
+from golden_gate import __version__, jsontext
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.escape import code_span, cut, inline
-from golden_gate.files import read_text, write_atomic
+from golden_gate.files import read_text, write_result
 from golden_gate.golden import GoldenItem, fingerprint, load_golden
 from golden_gate.jsonl import Problems, records
 from golden_gate.judge import Judge, JudgeError, JudgeSettings, make_judge
@@ -611,13 +611,13 @@ def calibration_json(report: CalibrationReport) -> str:
 
 
 def save_calibration(report: CalibrationReport, path: str | Path) -> None:
-    write_atomic(path, calibration_json(report))
+    write_result(path, calibration_json(report), what="calibration")
 
 
 def parse_calibration(text: str, *, source: str) -> CalibrationReport:
     """Parse `calibration.json`; anything else is an InputError naming `source`."""
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}: not a calibration: invalid JSON at line {exc.lineno} ({exc.msg})"

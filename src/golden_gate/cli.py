@@ -47,11 +47,29 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
     return args.cache_dir
 
 
-def _validation_sentence(exc: ValidationError, flags: dict[str, str] | None = None) -> str:
-    problem = exc.errors()[0]
-    field = str(problem["loc"][-1]) if problem["loc"] else "value"
-    flag = (flags or {}).get(field, "--" + field.replace("_", "-"))
-    message = problem["msg"].removeprefix("Value error, ")
+# Settings whose flag is not `--` and the field's name.
+FLAGS = {
+    "target.headers": "--header",
+    "target.timeout_s": "--timeout",
+    "judge.model": "--judge-model",
+    "judge.prompt_file": "--judge-prompt",
+    "judge.base_url": "--judge-base-url",
+    "judge.temperature": "--judge-temperature",
+    "judge.timeout_s": "--judge-timeout",
+    "judge.concurrency": "--judge-concurrency",
+    "evaluation.judge_concurrency": "--judge-concurrency",
+    "compose.file": "--compose-file",
+    "compose.project": "--compose-project",
+    "compose.service": "--compose-service",
+    "compose.wait_timeout_s": "--wait-timeout",
+}
+
+
+def _validation_sentence(exc: ValidationError) -> str:
+    from golden_gate.settings import first_problem
+
+    path, message = first_problem(exc)
+    flag = FLAGS.get(path, "--" + path.rpartition(".")[2].replace("_", "-"))
     return f"{flag}: {message}"
 
 
@@ -329,12 +347,17 @@ def cmd_subset(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from golden_gate.pipeline import evaluate_only
+    from golden_gate.files import WriteFailures
+    from golden_gate.pipeline import evaluate_report
+    from golden_gate.report import save_report
 
-    report = evaluate_only(settings_from_args(args))
+    report = evaluate_report(settings_from_args(args))
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(report, args.report))
     counted = report.counted
     passed = sum(r.passed for r in counted)
     print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
     if not report.complete:
         _fail(f"the evaluation could not be completed: {report.incomplete_reason}")
         return EXIT_INCOMPLETE
@@ -342,6 +365,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from golden_gate.files import WriteFailures
     from golden_gate.pipeline import run
 
     settings = settings_from_args(
@@ -355,14 +379,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         comment_template=args.template,
         calibration=args.calibration,
     )
-    outcome = run(settings)
+    failures = WriteFailures()
+    outcome = run(settings, failures)
     _print_gate(outcome.gate, str(settings.report_path))
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
         _fail(f"the evaluation could not be completed: {outcome.report.incomplete_reason}")
     return outcome.exit_code
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    from golden_gate.files import WriteFailures, write_result
     from golden_gate.gate import evaluate_gate
     from golden_gate.merge import merge_reports
     from golden_gate.render import render_comment
@@ -370,14 +397,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     settings = _gate_settings(args)
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
-    save_report(merged, args.output)
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(merged, args.output))
     baseline = load_report(args.baseline) if args.baseline else None
     gate = evaluate_gate(merged, baseline, settings)
     if args.comment_out is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
-        args.comment_out.write_text(comment, encoding="utf-8")
+        failures.attempt(lambda: write_result(args.comment_out, comment, what="comment"))
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
     _print_gate(gate, str(args.output))
+    failures.raise_if_any()
     if not merged.complete:
         _fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
         return EXIT_INCOMPLETE

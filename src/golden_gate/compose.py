@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from golden_gate import runner
 from golden_gate.errors import IncompleteError, InputError
+from golden_gate.limits import MAX_TIMEOUT_S
 
 WORKSPACE = "/github/workspace"
 LOG_TAIL = 80
@@ -34,7 +35,7 @@ class ComposeSettings(BaseModel):
     file: Path
     project: str
     service: str = "assistant"
-    wait_timeout_s: float = Field(default=300.0, gt=0)
+    wait_timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     health_path: str = "/health"
     index_snapshot: str | None = None
 

@@ -22,3 +22,7 @@ class IncompleteError(GateError):
     """The evaluation could not be completed (assistant down, judge unreachable, errors)."""
 
     exit_code = EXIT_INCOMPLETE
+
+
+class OutputError(IncompleteError):
+    """A result (report, comment, summary, outputs) could not be written: not a gate verdict."""

@@ -17,6 +17,7 @@ from golden_gate.checks import CheckSettings, checks_hash, needs_judge, run_chec
 from golden_gate.escape import cut
 from golden_gate.golden import GoldenItem, item_hash
 from golden_gate.judge import Judge, JudgeError
+from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
 from golden_gate.progress import Progress
 from golden_gate.report import (
     DETERMINISTIC,
@@ -34,13 +35,13 @@ from golden_gate.target import AssistantClient
 
 
 class EvalSettings(BaseModel):
-    runs: int = Field(default=1, ge=1)
+    runs: int = Field(default=1, ge=1, le=MAX_RUNS)
     # Diagnostic re-runs of a failed item: shown (consistent or flaky), never counted, because
     # re-running only failures biases the pass rate up and hides spread drops (DESIGN §4).
-    rerun_failures: int = Field(default=0, ge=0)
+    rerun_failures: int = Field(default=0, ge=0, le=MAX_RERUN_FAILURES)
     max_error_rate: float = Field(default=0.10, ge=0, le=1)
     max_judge_calls: int | None = Field(default=None, ge=0)
-    judge_concurrency: int = Field(default=8, ge=1)
+    judge_concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     answer_excerpt_chars: int = Field(default=2000, ge=0)
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from golden_gate.errors import InputError
+from golden_gate.errors import InputError, OutputError
 
 
 def read_text(path: str | Path, *, what: str) -> str:
@@ -34,3 +35,28 @@ def write_atomic(path: str | Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_result(path: str | Path, text: str, *, what: str) -> None:
+    """`write_atomic`, with a failure as one sentence naming the file (exit 3, not 1)."""
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        # mkdir says "File exists" when a parent is a file: say what that means.
+        reason = "a parent is not a directory" if isinstance(exc, FileExistsError) else None
+        reason = reason or exc.strerror or str(exc)
+        raise OutputError(f"{path}: cannot write the {what} ({reason})") from None
+
+
+class WriteFailures(list[str]):
+    """Results that could not be written; the others are still written, then one error."""
+
+    def attempt(self, write: Callable[[], object]) -> None:
+        try:
+            write()
+        except OutputError as exc:
+            self.append(str(exc))
+
+    def raise_if_any(self) -> None:
+        if self:
+            raise OutputError("; ".join(self))

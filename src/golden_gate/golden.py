@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from golden_gate.errors import InputError
-from golden_gate.files import read_text
+from golden_gate.files import read_text, write_result
 from golden_gate.jsonl import Problems, records
 
 
@@ -129,4 +129,4 @@ def write_golden(items: Sequence[GoldenItem], path: str | Path) -> None:
         json.dumps(item.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
         for item in items
     ]
-    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    write_result(path, "".join(line + "\n" for line in lines), what="golden set")

@@ -108,7 +108,12 @@ class ActionSettings(BaseModel):
     run: Settings
 
 
-# The engine's field names, mapped back to the inputs a user sets, for error messages.
+# The engine's settings, mapped back to the inputs a user sets, for error messages: by their
+# place (`section.field`) where a field name is in two sections, else by the field's name.
+PLACE_INPUTS = {
+    "judge.concurrency": "judge-concurrency",
+    "evaluation.judge_concurrency": "judge-concurrency",
+}
 FIELD_INPUTS = {
     "url": "assistant-url",
     "path": "assistant-path",
@@ -143,11 +148,11 @@ def _headers(lines: list[str]) -> dict[str, str]:
 
 
 def _explain(exc: ValidationError) -> str:
-    problem = exc.errors()[0]
-    loc = [str(p) for p in problem["loc"]]
-    field = loc[-1] if loc else "value"
-    name = FIELD_INPUTS.get(field, field.replace("_", "-"))
-    message = problem["msg"].removeprefix("Value error, ")
+    from golden_gate.settings import first_problem
+
+    path, message = first_problem(exc)
+    field = path.rpartition(".")[2]
+    name = PLACE_INPUTS.get(path) or FIELD_INPUTS.get(field, field.replace("_", "-"))
     return f"input '{name}': {message}"
 
 

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from golden_gate import jsontext
 from golden_gate.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -57,7 +58,7 @@ def records(
             continue
         where = f"{source}:{number}"
         try:
-            data = json.loads(text)
+            data = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             problems.append(f"{where}: invalid JSON ({exc.msg}, column {exc.colno})")
             continue

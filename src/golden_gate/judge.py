@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from golden_gate.errors import InputError
+from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.report import TokenUsage, Verdict
 
 if TYPE_CHECKING:
@@ -49,10 +50,10 @@ class JudgeSettings(BaseModel):
     model: str = KEYPOINTS
     prompt_file: Path | None = None
     base_url: str | None = None
-    temperature: float = 0.0
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    concurrency: int = Field(default=8, ge=1)
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
+    timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    max_retries: int = Field(default=6, ge=0, le=MAX_RETRIES)
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     continuous: bool = False
     choices: list[float] | None = None
     use_reasoning: bool = True

@@ -17,6 +17,7 @@ from golden_gate import golden
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluate import evaluate
+from golden_gate.files import WriteFailures, write_result
 from golden_gate.gate import (
     GateResult,
     evaluate_gate,
@@ -26,14 +27,7 @@ from golden_gate.gate import (
 from golden_gate.judge import Judge, make_judge
 from golden_gate.progress import Progress
 from golden_gate.render import render_comment, render_summary
-from golden_gate.report import (
-    AssistantInfo,
-    DatasetInfo,
-    Report,
-    load_report,
-    save_report,
-    write_atomic,
-)
+from golden_gate.report import AssistantInfo, DatasetInfo, Report, load_report, save_report
 from golden_gate.settings import Settings
 from golden_gate.target import AssistantClient
 
@@ -75,7 +69,10 @@ async def _evaluate(
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    # Removing a loop's handler resets the signal to its default (death on SIGTERM), so the
+    # handlers from before are put back after: the rest of the run stays interruptible.
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    for signum in before:
         # A cancelled job stops the evaluation; what finished is still reported (incomplete).
         loop.add_signal_handler(signum, task.cancel)
     progress = Progress(len(items), enabled=settings.progress)
@@ -93,20 +90,22 @@ async def _evaluate(
                 progress=progress,
             )
         finally:
-            for signum in (signal.SIGTERM, signal.SIGINT):
+            for signum, handler in before.items():
                 loop.remove_signal_handler(signum)
+                if handler is not None:
+                    signal.signal(signum, handler)
             if judge is not None:
                 await judge.aclose()  # its HTTP client belongs to this event loop
 
 
-def evaluate_only(
+def evaluate_report(
     settings: Settings,
     *,
     items: list[golden.GoldenItem] | None = None,
     judge: Judge | None = None,
     cache: VerdictCache | None = None,
 ) -> Report:
-    """Validate everything that costs nothing, start the assistant if asked, evaluate, save.
+    """Validate everything that costs nothing, start the assistant if asked, evaluate.
 
     `items`, `judge` and `cache` are made from the settings unless the caller (the Action,
     which checks them before restoring the cache and carries the cache between runs) passes
@@ -151,7 +150,6 @@ def evaluate_only(
             )
             settings = settings.model_copy(update={"target": target})
             report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
-    save_report(report, settings.report_path)
     return report
 
 
@@ -168,8 +166,15 @@ def calibration_note(path: Path, report: Report) -> str:
 
 
 def gate_and_render(
-    report: Report, baseline: Report | None, settings: Settings, *, notes: list[str] | None = None
+    report: Report,
+    baseline: Report | None,
+    settings: Settings,
+    *,
+    notes: list[str] | None = None,
+    failures: WriteFailures | None = None,
 ) -> Outcome:
+    """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
+    collected = failures if failures is not None else WriteFailures()
     gate = evaluate_gate(report, baseline, settings.gate)
     if notes is None:
         notes = []
@@ -183,10 +188,14 @@ def gate_and_render(
     }
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)
-    if settings.summary_path is not None:
-        write_atomic(settings.summary_path, summary)
-    if settings.comment_path is not None:
-        write_atomic(settings.comment_path, comment)
+    for path, text, what in (
+        (settings.summary_path, summary, "summary"),
+        (settings.comment_path, comment, "comment"),
+    ):
+        if path is not None:
+            collected.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    if failures is None:
+        collected.raise_if_any()
     if not report.complete:
         verdict: Verdict = "incomplete"
         code = EXIT_INCOMPLETE
@@ -204,10 +213,18 @@ def gate_and_render(
     )
 
 
-def run(settings: Settings) -> Outcome:
-    """Evaluate, save the report, gate against the baseline, render the comment and summary."""
+def run(settings: Settings, failures: WriteFailures | None = None) -> Outcome:
+    """Evaluate, save the report, gate against the baseline, render the comment and summary.
+
+    With `failures`, a file that cannot be written lands there and the others are still written.
+    """
+    collected = failures if failures is not None else WriteFailures()
     baseline = load_report(settings.baseline) if settings.baseline is not None else None
     if settings.comment_template is not None and not Path(settings.comment_template).is_file():
         raise InputError(f"{settings.comment_template}: comment template not found")
-    report = evaluate_only(settings)
-    return gate_and_render(report, baseline, settings)
+    report = evaluate_report(settings)
+    collected.attempt(lambda: save_report(report, settings.report_path))
+    outcome = gate_and_render(report, baseline, settings, failures=collected)
+    if failures is None:
+        collected.raise_if_any()
+    return outcome

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from golden_gate import runner
+from golden_gate import jsontext, runner
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def _metadata(settings: ActionSettings) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         raise InputError(f"{path}: the comment metadata is not JSON") from None
     return data if isinstance(data, dict) else {}
@@ -59,7 +59,8 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
         pull = github.pull_request(pr_number)
     except GitHubError as exc:
         raise InputError(f"pull request #{pr_number} cannot be read ({exc})") from None
-    run = ctx.event.get("workflow_run") or {}
+    run = ctx.event.get("workflow_run")
+    run = run if isinstance(run, dict) else {}
     expected = run.get("head_sha") or meta.get("head_sha")
     if expected and pull.head_sha != expected:
         raise InputError(

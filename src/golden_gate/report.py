@@ -15,9 +15,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from golden_gate import __version__
+from golden_gate import __version__, jsontext
 from golden_gate.errors import InputError
-from golden_gate.files import read_text, write_atomic
+from golden_gate.files import read_text, write_result
 
 REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
@@ -295,7 +295,9 @@ def parse_report(text: str, *, source: str) -> Report:
 
 def _parse_report(text: str, *, source: str) -> Report:
     try:
-        data = json.loads(text)
+        # Depth is bounded below, on the few unknown fields, not on every item (a large
+        # report's whole walk would cost half its parse).
+        data = jsontext.loads(text, check_depth=False)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{source}: not a report: invalid JSON at line {exc.lineno} ({exc.msg})"
@@ -303,13 +305,40 @@ def _parse_report(text: str, *, source: str) -> Report:
     if not isinstance(data, dict) or "results" not in data:
         raise InputError(f"{source}: not a report: expected an object with 'judge' and 'results'")
     try:
-        return Report.model_validate(data)
+        report = Report.model_validate(data)
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"])
         message = problem["msg"].removeprefix("Value error, ")
         detail = f"{where}: {message}" if where else message
         raise InputError(f"{source}: not a report: {detail}") from None
+    deep = _too_deep_field(report)
+    if deep is not None:
+        raise InputError(
+            f"{source}: not a report: {deep}: nested more than {jsontext.MAX_DEPTH} deep"
+        )
+    return report
+
+
+def _too_deep_field(report: Report) -> str | None:
+    """An unknown field nested too deep to be written again; typed fields are shallow."""
+
+    def deep(where: str, owner: BaseModel) -> str | None:
+        for name, value in (owner.__pydantic_extra__ or {}).items():
+            if jsontext.nested_deeper(value, jsontext.MAX_DEPTH):
+                return where + name
+        return None
+
+    found = deep("", report)
+    for i, item in enumerate(report.results):
+        if found is not None:
+            return found
+        if item.__pydantic_extra__:
+            found = deep(f"results.{i}.", item)
+        for j, run in enumerate(item.run_results):
+            if run.__pydantic_extra__:
+                found = found or deep(f"results.{i}.run_results.{j}.", run)
+    return found
 
 
 def load_report(path: str | Path) -> Report:
@@ -322,4 +351,4 @@ def report_json(report: Report) -> str:
 
 
 def save_report(report: Report, path: str | Path) -> None:
-    write_atomic(path, report_json(report))
+    write_result(path, report_json(report), what="report")

@@ -10,8 +10,10 @@ import contextlib
 import os
 import secrets
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+
+from golden_gate.errors import InputError, OutputError
 
 SUMMARY_LIMIT = 1024 * 1024  # the runner rejects a step summary over 1 MiB
 
@@ -76,13 +78,51 @@ def group(title: str) -> Iterator[None]:
         print("::endgroup::", flush=True)
 
 
+# The runner's file commands, with what each holds (for the sentence when one fails).
+FILE_COMMANDS = {
+    "GITHUB_OUTPUT": "step outputs",
+    "GITHUB_STEP_SUMMARY": "job summary",
+    "GITHUB_STATE": "state for the post step",
+}
+
+
 def _append(variable: str, text: str, env: Mapping[str, str] | None = None) -> bool:
     path = (env or os.environ).get(variable)
     if not path:
         return False
-    with Path(path).open("a", encoding="utf-8") as handle:
-        handle.write(text)
+    try:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        what = FILE_COMMANDS.get(variable, variable)
+        raise OutputError(
+            f"cannot write the {what} to {variable} ({path}): {exc.strerror or exc}"
+        ) from None
     return True
+
+
+def check_file_commands(env: Mapping[str, str]) -> None:
+    """Before anything runs: each file command the runner named can be appended to."""
+    for variable, what in FILE_COMMANDS.items():
+        path = env.get(variable)
+        if not path:
+            continue
+        try:
+            with Path(path).open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise InputError(
+                f"{variable} ({path}) cannot be written ({exc.strerror or exc}): the runner's "
+                f"environment is wrong, and the {what} would be lost"
+            ) from None
+
+
+def best_effort(write: Callable[[], object]) -> None:
+    """For reporting an error: a file command that fails too is one more line, never a crash."""
+    try:
+        write()
+    except OutputError as exc:
+        print(f"golden-gate: also: {exc}", file=sys.stderr, flush=True)
 
 
 def _key_value(name: str, value: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from golden_gate.checks import CheckSettings
 from golden_gate.compose import ComposeSettings
@@ -37,3 +37,24 @@ class Settings(BaseModel):
     index_snapshot: str | None = None
     calibration: Path | None = None  # the judge's last calibration report, shown in comments
     progress: bool = True
+
+
+# Which part of the settings a model is, so an error names the right flag or input whether the
+# part was validated alone (its own title) or inside Settings (a longer location).
+_SECTIONS = {
+    "TargetSettings": "target",
+    "JudgeSettings": "judge",
+    "EvalSettings": "evaluation",
+    "ComposeSettings": "compose",
+    "GateSettings": "gate",
+    "CheckSettings": "checks",
+}
+
+
+def first_problem(exc: ValidationError) -> tuple[str, str]:
+    """(`section.field` of the first problem, e.g. `judge.concurrency`, its message)."""
+    problem = exc.errors()[0]
+    loc = [str(p) for p in problem["loc"] if not isinstance(p, int)]
+    section = _SECTIONS.get(exc.title)
+    path = ".".join([section, *loc] if section else loc) or "value"
+    return path, problem["msg"].removeprefix("Value error, ")

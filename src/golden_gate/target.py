@@ -18,14 +18,18 @@ from typing import Any, Self
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from golden_gate import jsontext
 from golden_gate.errors import InputError
 from golden_gate.golden import GoldenItem
+from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.transport import ShardedTransport
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 30.0  # one backoff sleep never exceeds this, however many retries
 MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
+_HEADER_NAME = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # RFC 9110 token characters
+_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")
 _SLOT = re.compile(r"\{(question|id)\}")
 _SOURCE_KEYS = ("url", "source", "path", "id")
 _EXCERPT_CHARS = 80
@@ -42,10 +46,10 @@ class TargetSettings(BaseModel):
     answer_path: str = Field(default="answer", min_length=1)
     sources_path: str | None = None
     headers: dict[str, str] = Field(default_factory=dict)
-    concurrency: int = Field(default=8, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
-    retries: int = Field(default=3, ge=0)
-    backoff_s: float = Field(default=0.5, ge=0)
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    retries: int = Field(default=3, ge=0, le=MAX_RETRIES)
+    backoff_s: float = Field(default=0.5, ge=0, le=MAX_BACKOFF_S)
     max_body_bytes: int = Field(default=5_000_000, ge=1)
 
     @field_validator("url")
@@ -58,11 +62,28 @@ class TargetSettings(BaseModel):
             )
         return value
 
+    @field_validator("headers")
+    @classmethod
+    def _headers_are_http(cls, value: dict[str, str]) -> dict[str, str]:
+        # Refused here, not by the transport on every request (retried, then exit 3).
+        for name, text in value.items():
+            bad = _HEADER_NAME.search(name) if name else None
+            if not name or bad is not None:
+                where = f"has {bad.group()!r} after {name[: bad.start()]!r}" if bad else "is empty"
+                raise ValueError(f"a header name {where}: use letters, digits and -")
+            if _HEADER_VALUE.search(text):
+                # The value is often a secret: name the header, never show the value.
+                raise ValueError(
+                    f"the value of header '{name}' holds a line break, a control or a "
+                    "non-ASCII character"
+                )
+        return value
+
     @field_validator("request_template")
     @classmethod
     def _template_is_json_with_question(cls, value: str) -> str:
         try:
-            document = json.loads(value)
+            document = jsontext.loads(value)
         except json.JSONDecodeError as exc:
             raise InputError(
                 f"request-template is not valid JSON ({exc.msg} at column {exc.colno}): {value!r}"
@@ -269,7 +290,7 @@ class AssistantClient:
         if not raw.strip():
             raise _BadResponse("response body is empty")
         try:
-            document = json.loads(raw)
+            document = jsontext.loads(raw, check_depth=False)  # only the answer is kept
         except ValueError:
             kind = content_type.split(";")[0].strip() or "no content type"
             excerpt = _one_line(raw[:_EXCERPT_CHARS].decode("utf-8", "replace"))

@@ -1,0 +1,11 @@
+"""Upper bounds on the settings that size a run, checked before anything starts.
+
+Beyond them a run does not get better, it hangs or never ends: 100,000 requests in flight
+took 54 s just to build the transport, and a billion runs an item never finish.
+"""
+
+MAX_CONCURRENCY = 1024  # requests or judge calls in flight at once
+MAX_RUNS = 100  # runs per item
+MAX_RERUN_FAILURES = 10  # extra runs for a failed item
+MAX_RETRIES = 10  # retries of one request on transport faults
+MAX_TIMEOUT_S = 3600.0  # any timeout or wait, in seconds: finite, and at most an hour
