@@ -324,3 +324,42 @@ def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candid
         p for p in world.github.repo(REPO).pulls.values() if p.head_ref == "golden-gate/baseline"
     ]
     assert len(pulls) == 1
+
+
+def test_a_baseline_that_cannot_be_read_is_incomplete_not_missing(world):
+    # The contents API keeps failing and the workspace has no git history to fall back on:
+    # that is not "no baseline" (the floor alone would decide), it is a run that cannot gate.
+    pull = world.pull(["prompts/answer.txt"])
+    world.github.fail("GET", "/repos/*/contents/evals/baseline.json", status=502, times=10)
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url="http://127.0.0.1:9",  # never asked: the baseline is looked up first
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "incomplete"
+    assert "evals/baseline.json at main could not be read" in done.summary
+    assert "does not exist" not in done.summary
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert report["complete"] is False and report["results"] == []
+    assert "could not be read" in report["incomplete_reason"]
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "The evaluation is incomplete" in comment.body and "✅" not in comment.body
+    assert "Traceback" not in done.stderr
+
+
+def test_drift_with_an_unreadable_baseline_leaves_the_issue_alone(world, candidate):
+    # The floor alone would fail this assistant and open an issue about the wrong thing.
+    world.github.fail("GET", "/repos/*/contents/evals/baseline.json", status=502, times=10)
+    done = world.run(
+        "schedule",
+        world.event("workflow_dispatch"),
+        mode="drift",
+        baseline_ref="main",
+        assistant_url=candidate,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "incomplete"
+    assert "could not be read" in done.summary
+    assert (world.workspace / done.outputs["report-path"]).is_file()
+    assert world.github.issues(REPO) == []

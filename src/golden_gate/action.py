@@ -232,6 +232,8 @@ def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
 def find_baseline_for(
     settings: ActionSettings, ctx: Context, *, deterministic: bool, notes: list[str]
 ) -> Report | None:
+    """The baseline to compare with; raises `BaselineUnavailable` when it could not be read
+    (looked up before the evaluation, so no judge call is paid for a run that cannot gate)."""
     from golden_gate.baseline import deterministic_view, find_baseline
 
     with runner.group("Baseline"):
@@ -297,6 +299,27 @@ def finish(
     if ctx.pr_number is not None:
         post(settings, ctx, outcome.comment)
     return exit_for(outcome, settings)
+
+
+def baseline_unavailable(
+    settings: ActionSettings,
+    ctx: Context,
+    exc: GateError,
+    notes: list[str],
+    report: Report | None = None,
+) -> int:
+    """The baseline could not be read: not "no baseline" (the floor alone would decide), but
+    an incomplete run, reported as every run is (report.json, comment, summary, outputs)."""
+    from golden_gate.report import DETERMINISTIC, Report, save_report
+
+    runner.error(str(exc), title="golden-gate baseline")
+    if report is None:
+        tier = DETERMINISTIC if settings.run.deterministic_only else "full"
+        judge = DETERMINISTIC if settings.run.deterministic_only else settings.run.judge.model
+        report = Report(judge=judge, results=[], tier=tier)
+    report = report.model_copy(update={"complete": False, "incomplete_reason": str(exc)})
+    save_report(report, settings.run.report_path)
+    return finish(settings, ctx, report, None, notes)
 
 
 def evaluate_with_cache(settings: ActionSettings, ctx: Context) -> Report:
@@ -375,9 +398,14 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         )
         return EXIT_PASSED if complete else EXIT_INCOMPLETE
 
-    baseline = find_baseline_for(
-        settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
-    )
+    from golden_gate.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(
+            settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
+        )
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes)
     report = evaluate_with_cache(settings, ctx)
     return finish(settings, ctx, report, baseline, notes)
 
@@ -517,7 +545,12 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.github import GitHubError
 
     notes: list[str] = []
-    baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+    from golden_gate.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes)  # the issue is left as it is
     report = evaluate_with_cache(settings, ctx)
     outcome = report_outcome(settings, ctx, report, baseline, notes)
     github = github_client(settings, ctx)
@@ -574,9 +607,14 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
         merged = merge_reports([(str(p.relative_to(ctx.workspace)), load_report(p)) for p in paths])
         save_report(merged, settings.run.report_path)
     notes: list[str] = []
-    baseline = find_baseline_for(
-        settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
-    )
+    from golden_gate.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(
+            settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
+        )
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes, report=merged)
     return finish(settings, ctx, merged, baseline, notes)
 
 
