@@ -363,3 +363,21 @@ def test_drift_with_an_unreadable_baseline_leaves_the_issue_alone(world, candida
     assert "could not be read" in done.summary
     assert (world.workspace / done.outputs["report-path"]).is_file()
     assert world.github.issues(REPO) == []
+
+
+@pytest.mark.parametrize("changed", ["evals/baseline.json", ".github/workflows/eval.yml"])
+def test_a_pr_changing_only_the_gates_inputs_is_gated(world, good_assistant, changed):
+    # `paths` covers only the service; the baseline and the workflow are the gate's own rules.
+    pull = world.pull([changed, "README.md"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=good_assistant,
+        paths="service/**",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs["ran"] == "true" and done.outputs["verdict"] == "passed"
+    assert "golden-gate: running: the pull request changes what the gate itself reads" in (
+        done.stdout
+    )
+    assert f"  matched: {changed} (" in done.stdout

@@ -23,7 +23,7 @@ from golden_gate.errors import (
     InputError,
 )
 from golden_gate.inputs import ActionSettings, read_action_settings
-from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files
+from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files, repo_path
 
 if TYPE_CHECKING:
     from golden_gate.pipeline import Outcome
@@ -109,9 +109,29 @@ def github_client(settings: ActionSettings, ctx: Context):
     return GitHub(token=settings.token, repository=ctx.repository, api_url=ctx.api_url)
 
 
+def own_inputs(settings: ActionSettings) -> dict[str, str]:
+    """The repo paths of the files the gate itself reads, each with its input's name."""
+    run = settings.run
+    files: dict[str, Path | str | None] = {
+        "golden": run.golden,
+        "judge-prompt": run.judge.prompt_file,
+        "calibration": run.calibration,
+        "comment-template": run.comment_template,
+        "labels": settings.labels,
+        "baseline": settings.baseline or None,
+    }
+    found = {}
+    for name, path in files.items():
+        if path:
+            where = workspace_relative(settings.workspace / path, settings)
+            found[repo_path(where)] = name
+    return found
+
+
 def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
     if settings.force or ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
         return decide(ctx.event_name, force=settings.force, patterns=settings.paths)
+    own = own_inputs(settings)
     from golden_gate.github import GitHubError
 
     github = github_client(settings, ctx)
@@ -125,6 +145,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
                 changed=listed.files,
                 capped=listed.capped,
                 source="api",
+                own_inputs=own,
             )
         except GitHubError as exc:
             runner.warning(f"could not list the pull request's files ({exc}); trying git diff")
@@ -135,7 +156,14 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
     except (RuntimeError, OSError) as exc:
         runner.warning(f"git diff failed ({exc}); running the gate")
         files = None
-    return decide(ctx.event_name, force=False, patterns=settings.paths, changed=files, source="git")
+    return decide(
+        ctx.event_name,
+        force=False,
+        patterns=settings.paths,
+        changed=files,
+        source="git",
+        own_inputs=own,
+    )
 
 
 def skip(scope: Scope) -> int:
@@ -223,9 +251,9 @@ def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
     with runner.group("Scope"):
         scope = find_scope(settings, ctx)
         print(f"golden-gate: {'running' if scope.run else 'skipping'}: {scope.reason}")
-        if scope.matched:
+        if scope.triggers:
             # File names come from the pull request: a name may hold a newline and a command.
-            runner.print_untrusted("\n".join(f"  matched: {n}" for n in scope.matched[:20]))
+            runner.print_untrusted("\n".join(f"  matched: {n}" for n in scope.triggers[:20]))
     return scope
 
 
