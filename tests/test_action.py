@@ -381,3 +381,17 @@ def test_a_pr_changing_only_the_gates_inputs_is_gated(world, good_assistant, cha
         done.stdout
     )
     assert f"  matched: {changed} (" in done.stdout
+
+
+def test_an_app_installation_token_keeps_one_sticky_comment(world, good_assistant):
+    # GET /user is 403 for an installation token and it comments as <app>[bot].
+    token = "ghs_appINSTALLATIONtokenAPPtoken0003"
+    world.github.add_app_token(token, "golden-gate-ci")
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    for _ in range(2):  # five pushes for every token kind: tests/test_github.py
+        done = world.run("pull_request", event, token=token, assistant_url=good_assistant)
+        assert done.returncode == 0, done.stdout + done.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert comment.user == "golden-gate-ci[bot]"
+    assert done.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
