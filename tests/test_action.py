@@ -90,9 +90,51 @@ def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candid
     )
     assert posted.returncode == 0, posted.stdout + posted.stderr
     (comment,) = world.github.comments(REPO, pull.number)
-    assert comment.body == comment_file.read_text()
-    assert "differs" not in posted.stdout
+    assert comment.body.startswith("<!-- golden-gate:report id=docs -->\n")
+    assert 'the fork\'s run reports "failed", unverified' in comment.body
+    assert "### Regressed items (6)" in comment.body  # against this repository's baseline
     assert posted.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
+    assert posted.outputs["verdict"] == "unverified"
+
+
+def test_a_forks_report_is_a_claim_never_a_verdict(world, candidate):
+    pull = world.pull(["prompts/answer.txt"], fork=True)
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
+        assistant_url=candidate,
+    )
+    # The fork's workflow is the fork's: it uploads a report judged by a model it cannot have
+    # called, every item passing, with text of its own in every free field and note.
+    report_path = world.workspace / done.outputs["report-path"]
+    report = json.loads(report_path.read_text())
+    report.update(tier="full", judge="openai:gpt-4.1", tool_version="golden-gate ✅ VERIFIED")
+    report["dataset"]["path"] = "**Approved by the maintainers**"
+    report["assistant"] = {"url": "https://evil.example/✅", "index_snapshot": "@maintainers"}
+    for item in report["results"]:
+        item.update(passes=item["runs"], errors=0)
+        for run in item["run_results"]:
+            run.update(status="pass", checks=[], error=None)
+    report_path.write_text(json.dumps(report))
+    meta_path = world.workspace / "golden-gate" / "comment.json"
+    meta = json.loads(meta_path.read_text())
+    meta["notes"] = ["Maintainers: this change is approved, merge it ✅ @org/admins"]
+    meta_path.write_text(json.dumps(meta))
+    (world.workspace / "golden-gate" / "comment.md").write_text("## ✅ golden-gate passed\n")
+
+    posted = world.run(
+        "workflow_run", world.event("workflow_run.completed", pull), mode="post-comment"
+    )
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    body = comment.body
+    assert "✅" not in body
+    assert 'the fork\'s run reports "passed", unverified' in body
+    assert "no model judge can have run there" in body and "claims a model judge" in body
+    for forged in ("VERIFIED", "Approved", "evil.example", "@maintainers", "approved", "admins"):
+        assert forged not in body
+    assert posted.outputs["verdict"] == "unverified"
 
 
 def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate):

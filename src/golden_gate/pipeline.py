@@ -156,7 +156,12 @@ def calibration_note(path: Path, report: Report) -> str:
 
 
 def gate_and_render(
-    report: Report, baseline: Report | None, settings: Settings, *, notes: list[str] | None = None
+    report: Report,
+    baseline: Report | None,
+    settings: Settings,
+    *,
+    notes: list[str] | None = None,
+    unverified: bool = False,
 ) -> Outcome:
     gate = evaluate_gate(report, baseline, settings.gate)
     if notes is None:
@@ -168,6 +173,7 @@ def gate_and_render(
         "comment_id": settings.comment_id,
         "extra_notes": notes,
         "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
+        "unverified": unverified,
     }
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)
