@@ -92,9 +92,51 @@ def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candid
     )
     assert posted.returncode == 0, posted.stdout + posted.stderr
     (comment,) = world.github.comments(REPO, pull.number)
-    assert comment.body == comment_file.read_text()
-    assert "differs" not in posted.stdout
+    assert comment.body.startswith("<!-- golden-gate:report id=docs -->\n")
+    assert 'the fork\'s run reports "failed", unverified' in comment.body
+    assert "### Regressed items (6)" in comment.body  # against this repository's baseline
     assert posted.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
+    assert posted.outputs["verdict"] == "unverified"
+
+
+def test_a_forks_report_is_a_claim_never_a_verdict(world, candidate):
+    pull = world.pull(["prompts/answer.txt"], fork=True)
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
+        assistant_url=candidate,
+    )
+    # The fork's workflow is the fork's: it uploads a report judged by a model it cannot have
+    # called, every item passing, with text of its own in every free field and note.
+    report_path = world.workspace / done.outputs["report-path"]
+    report = json.loads(report_path.read_text())
+    report.update(tier="full", judge="openai:gpt-4.1", tool_version="golden-gate ✅ VERIFIED")
+    report["dataset"]["path"] = "**Approved by the maintainers**"
+    report["assistant"] = {"url": "https://evil.example/✅", "index_snapshot": "@maintainers"}
+    for item in report["results"]:
+        item.update(passes=item["runs"], errors=0)
+        for run in item["run_results"]:
+            run.update(status="pass", checks=[], error=None)
+    report_path.write_text(json.dumps(report))
+    meta_path = world.workspace / "golden-gate" / "comment.json"
+    meta = json.loads(meta_path.read_text())
+    meta["notes"] = ["Maintainers: this change is approved, merge it ✅ @org/admins"]
+    meta_path.write_text(json.dumps(meta))
+    (world.workspace / "golden-gate" / "comment.md").write_text("## ✅ golden-gate passed\n")
+
+    posted = world.run(
+        "workflow_run", world.event("workflow_run.completed", pull), mode="post-comment"
+    )
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    body = comment.body
+    assert "✅" not in body
+    assert 'the fork\'s run reports "passed", unverified' in body
+    assert "no model judge can have run there" in body and "claims a model judge" in body
+    for forged in ("VERIFIED", "Approved", "evil.example", "@maintainers", "approved", "admins"):
+        assert forged not in body
+    assert posted.outputs["verdict"] == "unverified"
 
 
 def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate):
@@ -326,3 +368,74 @@ def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candid
         p for p in world.github.repo(REPO).pulls.values() if p.head_ref == "golden-gate/baseline"
     ]
     assert len(pulls) == 1
+
+
+def test_a_baseline_that_cannot_be_read_is_incomplete_not_missing(world):
+    # The contents API keeps failing and the workspace has no git history to fall back on:
+    # that is not "no baseline" (the floor alone would decide), it is a run that cannot gate.
+    pull = world.pull(["prompts/answer.txt"])
+    world.github.fail("GET", "/repos/*/contents/evals/baseline.json", status=502, times=10)
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url="http://127.0.0.1:9",  # never asked: the baseline is looked up first
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "incomplete"
+    assert "evals/baseline.json at main could not be read" in done.summary
+    assert "does not exist" not in done.summary
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert report["complete"] is False and report["results"] == []
+    assert "could not be read" in report["incomplete_reason"]
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "The evaluation is incomplete" in comment.body and "✅" not in comment.body
+    assert "Traceback" not in done.stderr
+
+
+def test_drift_with_an_unreadable_baseline_leaves_the_issue_alone(world, candidate):
+    # The floor alone would fail this assistant and open an issue about the wrong thing.
+    world.github.fail("GET", "/repos/*/contents/evals/baseline.json", status=502, times=10)
+    done = world.run(
+        "schedule",
+        world.event("workflow_dispatch"),
+        mode="drift",
+        baseline_ref="main",
+        assistant_url=candidate,
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "incomplete"
+    assert "could not be read" in done.summary
+    assert (world.workspace / done.outputs["report-path"]).is_file()
+    assert world.github.issues(REPO) == []
+
+
+@pytest.mark.parametrize("changed", ["evals/baseline.json", ".github/workflows/eval.yml"])
+def test_a_pr_changing_only_the_gates_inputs_is_gated(world, good_assistant, changed):
+    # `paths` covers only the service; the baseline and the workflow are the gate's own rules.
+    pull = world.pull([changed, "README.md"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=good_assistant,
+        paths="service/**",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs["ran"] == "true" and done.outputs["verdict"] == "passed"
+    assert "golden-gate: running: the pull request changes what the gate itself reads" in (
+        done.stdout
+    )
+    assert f"  matched: {changed} (" in done.stdout
+
+
+def test_an_app_installation_token_keeps_one_sticky_comment(world, good_assistant):
+    # GET /user is 403 for an installation token and it comments as <app>[bot].
+    token = "ghs_appINSTALLATIONtokenAPPtoken0003"
+    world.github.add_app_token(token, "golden-gate-ci")
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    for _ in range(2):  # five pushes for every token kind: tests/test_github.py
+        done = world.run("pull_request", event, token=token, assistant_url=good_assistant)
+        assert done.returncode == 0, done.stdout + done.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert comment.user == "golden-gate-ci[bot]"
+    assert done.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")

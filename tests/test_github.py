@@ -29,6 +29,8 @@ from tests.fakes.github_server import (
 REPO = "octo/docs"
 TOKEN = "ghp_FAKEsecretTOKEN0123456789abcdefABCDEF"
 ACTIONS_TOKEN = "ghs_FAKEactionsTOKEN0123456789abcdefABCD"
+APP_TOKEN = "ghs_FAKEappINSTALLATIONtoken0123456789ab"
+APP_SLUG = "golden-gate-ci"
 LOGIN = "gate-bot"
 MARKER = marker("default")
 OPENAPI_DIR = Path(__file__).parent / "openapi"
@@ -172,7 +174,7 @@ def test_own_login_is_the_tokens_user(github_server: GitHubServer, pr: int) -> N
     assert client(github_server).own_login() == LOGIN
 
 
-def test_actions_token_falls_back_to_github_actions_bot(
+def test_actions_token_is_github_actions_bot_through_graphql(
     github_server: GitHubServer, pr: int
 ) -> None:
     github_server.add_actions_token(ACTIONS_TOKEN)
@@ -184,9 +186,67 @@ def test_actions_token_falls_back_to_github_actions_bot(
     updated = gh.upsert_comment(pr, report("two"), MARKER)
 
     assert [c.status for c in github_server.calls("GET", "/user")] == [403]  # asked once
+    assert [c.status for c in github_server.calls("POST", "/graphql")] == [200]
     assert (created.action, updated.action, updated.id) == ("created", "updated", created.id)
     authors = {c.id: c.user for c in github_server.comments(REPO, pr)}
     assert authors[created.id] == ACTIONS_BOT
+
+
+# A personal token, the Actions GITHUB_TOKEN, and a GitHub App's installation token.
+TOKEN_KINDS = {
+    "personal": (TOKEN, LOGIN),
+    "actions": (ACTIONS_TOKEN, ACTIONS_BOT),
+    "app": (APP_TOKEN, f"{APP_SLUG}[bot]"),
+}
+
+
+def add_token(server: GitHubServer, kind: str) -> str:
+    if kind == "actions":
+        server.add_actions_token(ACTIONS_TOKEN)
+    elif kind == "app":
+        server.add_app_token(APP_TOKEN, APP_SLUG)
+    return TOKEN_KINDS[kind][0]
+
+
+@pytest.mark.parametrize("kind", TOKEN_KINDS)
+def test_five_pushes_keep_one_sticky_comment_for_every_token_kind(
+    github_server: GitHubServer, pr: int, kind: str
+) -> None:
+    token, login = TOKEN_KINDS[kind]
+    add_token(github_server, kind)
+    # The pull request's author pasted the marker; another app's bot did too. Neither is ours.
+    pasted = github_server.add_comment(REPO, pr, report("by the author"), user="author")
+    github_server.add_user("other-app[bot]", type="Bot")
+    other = github_server.add_comment(REPO, pr, report("another app"), user="other-app[bot]")
+
+    ids = {
+        client(github_server, token).upsert_comment(pr, report(f"push {i}"), MARKER).id
+        for i in range(5)
+    }  # a new process (client) for each push, as in CI
+
+    ours = [c for c in github_server.comments(REPO, pr) if c.user == login]
+    assert len(ids) == 1 and [c.id for c in ours] == list(ids)
+    assert ours[0].body == report("push 4")
+    comments = {c.id: c for c in github_server.comments(REPO, pr)}
+    assert comments[pasted.id].body == report("by the author")
+    assert comments[other.id].body == report("another app")
+    assert len(github_server.calls("PATCH", "*/issues/comments/*")) == 4
+
+
+def test_a_token_github_will_not_name_never_edits(github_server: GitHubServer, pr: int) -> None:
+    # GET /user and GraphQL both refuse: nothing can be proved ours, so a new comment is posted
+    # and the marker someone else pasted is left alone.
+    github_server.add_app_token(APP_TOKEN, APP_SLUG)
+    pasted = github_server.add_comment(REPO, pr, report("by the author"), user="author")
+    github_server.fail("POST", "/graphql", status=403, message="Forbidden")
+    gh = client(github_server, APP_TOKEN)
+
+    assert gh.own_login() is None
+    created = gh.upsert_comment(pr, report("one"), MARKER)
+
+    assert created.action == "created" and created.id != pasted.id
+    assert github_server.calls("PATCH") == []
+    assert gh.own_login() == f"{APP_SLUG}[bot]"  # learnt from the comment it created
 
 
 def test_read_only_token_is_a_403_error(github_server: GitHubServer, pr: int) -> None:
@@ -198,7 +258,7 @@ def test_read_only_token_is_a_403_error(github_server: GitHubServer, pr: int) ->
     assert caught.value.status == 403
     assert str(caught.value) == "403 Resource not accessible by integration"
     assert "commenting on pull request" in caught.value.action
-    assert len(github_server.calls("POST")) == 1  # a permission error is not retried
+    assert len(github_server.calls("POST", "/repos/*")) == 1  # a permission error is not retried
 
 
 # -- changed files ----------------------------------------------------------------------------

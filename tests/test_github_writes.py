@@ -26,6 +26,8 @@ REPO = "octo/docs"
 TOKEN = "ghp_FAKEsecretTOKEN0123456789abcdefABCDEF"
 ACTIONS_TOKEN = "ghs_FAKEactionsTOKEN0123456789abcdefABCD"
 READ_ONLY_TOKEN = "ghs_FAKEreadonlyTOKEN0123456789abcdefABC"
+APP_TOKEN = "ghs_FAKEappINSTALLATIONtoken0123456789ab"
+APP_SLUG = "golden-gate-ci"
 LOGIN = "gate-bot"
 BASELINE = "evals/baseline.json"
 BRANCH = "golden-gate/baseline"
@@ -431,6 +433,31 @@ def test_the_actions_token_finds_its_own_issue(repo: GitHubServer) -> None:
     assert [i.user for i in repo.issues(REPO)] == [LOGIN, ACTIONS_BOT]
 
 
+@pytest.mark.parametrize("kind", ["personal", "actions", "app"])
+def test_five_failing_runs_keep_one_drift_issue_for_every_token_kind(
+    repo: GitHubServer, kind: str
+) -> None:
+    token, login = {
+        "personal": (TOKEN, LOGIN),
+        "actions": (ACTIONS_TOKEN, ACTIONS_BOT),
+        "app": (APP_TOKEN, f"{APP_SLUG}[bot]"),
+    }[kind]
+    if kind == "actions":
+        repo.add_actions_token(ACTIONS_TOKEN)
+    elif kind == "app":
+        repo.add_app_token(APP_TOKEN, APP_SLUG)
+    repo.add_issue(REPO, title="Drift", user="someone", labels=[LABEL])  # not ours
+
+    for run in range(5):  # a new process (client) for each scheduled run, as in CI
+        client(repo, token).open_or_update_issue(label=LABEL, title="Drift", body=f"run {run}")
+
+    ours = [i for i in repo.issues(REPO, label=LABEL) if i.user == login]
+    assert [i.body for i in ours] == ["run 4"]
+    assert [i.body for i in repo.issues(REPO) if i.user == "someone"] == [None]
+    closed = client(repo, token).close_issue(LABEL, "passes again")
+    assert closed is not None and closed.number == ours[0].number
+
+
 # -- permissions and errors -------------------------------------------------------------------
 
 
@@ -463,7 +490,9 @@ def test_a_read_only_token_is_a_403_without_the_token(repo: GitHubServer) -> Non
     ]
     assert f"heads/{BRANCH}" not in repo.repo(REPO).refs
     assert [i.state for i in repo.issues(REPO)] == ["open"]
-    assert all(r.status == 403 for r in repo.requests if r.method != "GET")
+    # GraphQL's `viewer` (who the token is) is a read sent as a POST
+    posted = [r for r in repo.requests if r.method != "GET" and r.path != "/graphql"]
+    assert all(r.status == 403 for r in posted)
 
 
 # -- the fake itself: GitHub's answers to bad writes ------------------------------------------

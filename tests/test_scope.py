@@ -86,3 +86,57 @@ def test_git_diff_fallback(tmp_path):
     assert git_changed_files("main", "feature", cwd=tmp_path) == ["prompts/answer.txt"]
     with pytest.raises(RuntimeError):
         git_changed_files("main", "nope", cwd=tmp_path)
+
+
+OWN = {
+    "evals/golden.jsonl": "golden",
+    "gate/judge.txt": "judge-prompt",
+    "gate/calibration.json": "calibration",
+    "gate/comment.md.j2": "comment-template",
+    "gate/labels.jsonl": "labels",
+    "gate/baseline.json": "baseline",
+}
+
+
+@pytest.mark.parametrize("changed", [*OWN, ".github/workflows/eval.yml"])
+def test_the_gates_own_inputs_run_outside_paths(changed):
+    # `paths` names only the service: the gate's own files are still in scope.
+    scope = decide(
+        "pull_request",
+        force=False,
+        patterns=["service/**"],
+        changed=["README.md", changed],
+        own_inputs=OWN,
+    )
+    assert scope.run and scope.matched == [changed]
+    rule = f"input '{OWN[changed]}'" if changed in OWN else "a workflow"
+    assert rule in scope.reason and rule in scope.triggers[0]
+    assert scope.triggers[0].startswith(changed + " (")
+
+
+def test_triggers_name_the_paths_pattern_and_reasons_hold_no_file_names():
+    scope = decide(
+        "pull_request",
+        force=False,
+        patterns=DEFAULT_PATHS,
+        changed=["prompts/a.txt", ".github/workflows/x\n::error::owned.yml"],
+        own_inputs=OWN,
+    )
+    assert scope.triggers[0] == "prompts/a.txt (paths: prompts/**)"
+    assert "\n" not in scope.reason and "owned" not in scope.reason
+
+
+def test_own_inputs_are_repo_paths(tmp_path):
+    from golden_gate.action import own_inputs
+    from golden_gate.inputs import read_action_settings
+
+    env = {
+        "INPUT_GOLDEN": "./evals/../evals/golden.jsonl",
+        "INPUT_JUDGE-PROMPT": "gate/judge.txt",
+        "INPUT_CALIBRATION": "gate/calibration.json",
+        "INPUT_COMMENT-TEMPLATE": "gate/comment.md.j2",
+        "INPUT_LABELS": "gate/labels.jsonl",
+        "INPUT_BASELINE": "gate/baseline.json",
+        "INPUT_ASSISTANT-URL": "http://127.0.0.1:9",
+    }
+    assert own_inputs(read_action_settings(env, workspace=tmp_path)) == OWN

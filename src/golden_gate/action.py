@@ -27,7 +27,7 @@ from golden_gate.errors import (
 )
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.inputs import ActionSettings, read_action_settings
-from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files
+from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files, repo_path
 
 if TYPE_CHECKING:
     from golden_gate.pipeline import Outcome
@@ -72,9 +72,29 @@ def github_client(settings: ActionSettings, ctx: Context):
     return GitHub(token=settings.token, repository=ctx.repository, api_url=ctx.api_url)
 
 
+def own_inputs(settings: ActionSettings) -> dict[str, str]:
+    """The repo paths of the files the gate itself reads, each with its input's name."""
+    run = settings.run
+    files: dict[str, Path | str | None] = {
+        "golden": run.golden,
+        "judge-prompt": run.judge.prompt_file,
+        "calibration": run.calibration,
+        "comment-template": run.comment_template,
+        "labels": settings.labels,
+        "baseline": settings.baseline or None,
+    }
+    found = {}
+    for name, path in files.items():
+        if path:
+            where = workspace_relative(settings.workspace / path, settings)
+            found[repo_path(where)] = name
+    return found
+
+
 def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
     if settings.force or ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
         return decide(ctx.event_name, force=settings.force, patterns=settings.paths)
+    own = own_inputs(settings)
     from golden_gate.github import GitHubError
 
     github = github_client(settings, ctx)
@@ -88,6 +108,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
                 changed=listed.files,
                 capped=listed.capped,
                 source="api",
+                own_inputs=own,
             )
         except GitHubError as exc:
             runner.warning(f"could not list the pull request's files ({exc}); trying git diff")
@@ -98,7 +119,14 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
     except (RuntimeError, OSError) as exc:
         runner.warning(f"git diff failed ({exc}); running the gate")
         files = None
-    return decide(ctx.event_name, force=False, patterns=settings.paths, changed=files, source="git")
+    return decide(
+        ctx.event_name,
+        force=False,
+        patterns=settings.paths,
+        changed=files,
+        source="git",
+        own_inputs=own,
+    )
 
 
 def skip(scope: Scope) -> int:
@@ -186,15 +214,17 @@ def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
     with runner.group("Scope"):
         scope = find_scope(settings, ctx)
         print(f"golden-gate: {'running' if scope.run else 'skipping'}: {scope.reason}")
-        if scope.matched:
+        if scope.triggers:
             # File names come from the pull request: a name may hold a newline and a command.
-            runner.print_untrusted("\n".join(f"  matched: {n}" for n in scope.matched[:20]))
+            runner.print_untrusted("\n".join(f"  matched: {n}" for n in scope.triggers[:20]))
     return scope
 
 
 def find_baseline_for(
     settings: ActionSettings, ctx: Context, *, deterministic: bool, notes: list[str]
 ) -> Report | None:
+    """The baseline to compare with; raises `BaselineUnavailable` when it could not be read
+    (looked up before the evaluation, so no judge call is paid for a run that cannot gate)."""
     from golden_gate.baseline import deterministic_view, find_baseline
 
     with runner.group("Baseline"):
@@ -263,6 +293,29 @@ def finish(
         post(settings, ctx, outcome.comment)
     failures.raise_if_any()
     return code
+
+
+def baseline_unavailable(
+    settings: ActionSettings,
+    ctx: Context,
+    exc: GateError,
+    notes: list[str],
+    report: Report | None = None,
+) -> int:
+    """The baseline could not be read: not "no baseline" (the floor alone would decide), but
+    an incomplete run, reported as every run is (report.json, comment, summary, outputs)."""
+    from golden_gate.report import DETERMINISTIC, Report, save_report
+
+    runner.error(str(exc), title="golden-gate baseline")
+    if report is None:
+        tier = DETERMINISTIC if settings.run.deterministic_only else "full"
+        judge = DETERMINISTIC if settings.run.deterministic_only else settings.run.judge.model
+        report = Report(judge=judge, results=[], tier=tier)
+    report = report.model_copy(update={"complete": False, "incomplete_reason": str(exc)})
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(report, settings.run.report_path))
+    outcome, code = report_outcome(settings, ctx, report, None, notes, failures)
+    return finish(settings, ctx, outcome, code, failures)
 
 
 @contextmanager
@@ -335,9 +388,14 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         failures.raise_if_any()
         return code
 
-    baseline = find_baseline_for(
-        settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
-    )
+    from golden_gate.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(
+            settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
+        )
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes)
     with evaluated(settings, ctx, failures) as report:
         outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
     return finish(settings, ctx, outcome, code, failures)
@@ -511,7 +569,12 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.github import GitHubError
 
     notes: list[str] = []
-    baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+    from golden_gate.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes)  # the issue is left as it is
     failures = WriteFailures()
     with evaluated(settings, ctx, failures) as report:
         outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
@@ -570,9 +633,14 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
             print(f"  {path.relative_to(ctx.workspace)}")
         merged = merge_reports([(str(p.relative_to(ctx.workspace)), load_report(p)) for p in paths])
     notes: list[str] = []
-    baseline = find_baseline_for(
-        settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
-    )
+    from golden_gate.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(
+            settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
+        )
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes, report=merged)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, settings.run.report_path))
     outcome, code = report_outcome(settings, ctx, merged, baseline, notes, failures)

@@ -1,7 +1,10 @@
 """Finding the baseline report: at a git ref through the contents API, from git, or on disk.
 
-A missing baseline is not an error (the floor alone applies, and the comment says so); a file
-that is there but is not a report is bad input.
+A baseline that is not there (the API answers 404, or git resolves the ref and has no such
+path) is not an error: the floor alone applies, and the comment says so. A baseline that could
+not be read (the API failing, a shallow checkout without the ref) is not "no baseline": that
+would quietly drop the comparison, so it is `BaselineUnavailable` (exit 3). A file that is there
+but is not a report is bad input.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from golden_gate.errors import IncompleteError
 from golden_gate.report import DETERMINISTIC, Report, RunResult, parse_report
 
 if TYPE_CHECKING:
@@ -23,43 +27,81 @@ class Baseline(BaseModel):
     source: str  # where it came from, or why there is none, for the comment and the log
 
 
-def _git_show(path: str, ref: str, *, cwd: Path) -> str | None:
-    for candidate in (f"origin/{ref}", ref):
-        done = subprocess.run(
-            ["git", "-c", "safe.directory=*", "show", f"{candidate}:{path}"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        if done.returncode == 0:
-            return done.stdout
+class BaselineUnavailable(IncompleteError):
+    """The baseline may exist but could not be read: the comparison cannot be made."""
+
+
+def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        # The workspace belongs to another uid inside the container: "dubious ownership".
+        ["git", "-c", "safe.directory=*", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+class _Absent:
+    """git resolved the ref and it has no such path."""
+
+
+ABSENT = _Absent()
+
+
+def _git_show(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
+    """The file at `ref`; ABSENT when git knows the ref and it has no such path; None when git
+    cannot tell (not a repository, or the ref is not fetched: a shallow checkout)."""
+    try:
+        for candidate in (f"origin/{ref}", ref):
+            if _git(
+                "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", cwd=cwd
+            ).returncode:
+                continue
+            done = _git("show", f"{candidate}:{path}", cwd=cwd)
+            if done.returncode == 0:
+                return done.stdout
+            if _git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
+                return ABSENT
+            return None  # there, yet unreadable
+    except (OSError, subprocess.SubprocessError):
+        return None
     return None
 
 
 def find_baseline(
     path: str, *, ref: str | None, github: GitHub | None, workspace: Path
 ) -> Baseline:
-    """The baseline at `ref` (contents API, then `git show`), or the file in the workspace."""
+    """The baseline at `ref` (contents API, then `git show`), or the file in the workspace.
+
+    Raises `BaselineUnavailable` when neither can say whether the file exists at `ref`."""
     from golden_gate.github import GitHubError
 
     if not path:
         return Baseline(report=None, source="no baseline is configured")
     if ref:
-        text = None
         where = f"{path} at {ref}"
+        absent = Baseline(report=None, source=f"no baseline: {path} does not exist at {ref}")
+        api_failure = "no GitHub token to read it with"
         if github is not None:
             try:
                 text = github.read_file(path, ref)
             except GitHubError as exc:
-                text = None
-                where += f" (contents API failed: {exc}; tried git)"
-        if text is None:
-            text = _git_show(path, ref, cwd=workspace)
-        if text is None:
-            return Baseline(report=None, source=f"no baseline: {path} does not exist at {ref}")
-        return Baseline(report=parse_report(text, source=where), source=where)
+                api_failure = f"the contents API failed: {exc}"
+            else:
+                if text is None:  # a 404: GitHub says there is no such file at that ref
+                    return absent
+                return Baseline(report=parse_report(text, source=where), source=where)
+        shown = _git_show(path, ref, cwd=workspace)
+        if shown is ABSENT:
+            return absent
+        if not isinstance(shown, str):
+            raise BaselineUnavailable(
+                f"the baseline {where} could not be read ({api_failure}; git cannot read "
+                f"{ref} either: fetch it, e.g. actions/checkout with fetch-depth: 0)"
+            )
+        return Baseline(report=parse_report(shown, source=where), source=f"{where} (from git)")
     local = workspace / path
     if not local.is_file():
         return Baseline(report=None, source=f"no baseline: {path} does not exist")

@@ -3,8 +3,9 @@
 - `changed_files`: the pull request's changed files (with the old names of renames), and
   whether GitHub's cap of 3000 files was reached (then the scope must be "run", DESIGN §5);
 - `read_file`: a file at a ref (the baseline report, on the base branch), None when missing;
-- `upsert_comment`: the one sticky comment, found by its marker line and its author, edited in
-  place, created when there is none;
+- `upsert_comment`: the one sticky comment, found by its marker line and its author (this
+  token's own login, from GET /user or, for installation tokens, GraphQL's `viewer`), edited
+  in place, created when there is none;
 - `propose_file_change`: a new version of one file (the baseline report) on a branch, proposed
   as one pull request that later proposals update (`mode: baseline`); `file_history` lists the
   commits that changed a file;
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 FILES_CAP = 3000  # GitHub lists at most 3000 files of a pull request
 PER_PAGE = 100  # the most GitHub serves a page
 ACTIONS_BOT = "github-actions[bot]"  # who the Actions GITHUB_TOKEN writes as
+VIEWER_QUERY = "query { viewer { login } }"  # answers installation tokens too
 TIMEOUT_S = 30
 LABEL_COLOR = "d93f0b"  # a drift label's colour when golden-gate makes it
 LABEL_DESCRIPTION = "Opened by golden-gate while the scheduled evaluation finds quality drift"
@@ -170,6 +172,7 @@ class GitHub:
             lazy=True,  # no request until data is needed: get_repo/get_pull/get_issue are free
         )
         self._login: str | None = None
+        self._login_unknown = False  # GitHub would not say who this token is
         self._default_branch: str | None = None
 
     # -- reading -------------------------------------------------------------------------------
@@ -238,21 +241,39 @@ class GitHub:
 
         return self._call(f"reading {path} at {ref}", fetch)
 
-    def own_login(self) -> str:
-        """Who this token writes as. The Actions GITHUB_TOKEN may not read GET /user (403
-        "Resource not accessible by integration"): it writes as github-actions[bot]."""
-        if self._login is None:
+    def own_login(self) -> str | None:
+        """Who this token writes as, None when GitHub does not say.
+
+        A personal token reads GET /user. An installation token (a GitHub App's, or the Actions
+        GITHUB_TOKEN, which writes as github-actions[bot]) gets 403 there; GraphQL's `viewer`
+        answers it with the app's `<slug>[bot]`. Guessing instead would either duplicate the
+        sticky comment on every push or take another author's comment for ours."""
+        if self._login is None and not self._login_unknown:
             from github import GithubException, RateLimitExceededException
+
+            def denied(exc: GithubException) -> bool:
+                limited = isinstance(exc, RateLimitExceededException)
+                return not limited and exc.status in (401, 403, 404)
 
             try:
                 self._login = self._gh.get_user().login
             except GithubException as exc:
-                limited = isinstance(exc, RateLimitExceededException)
-                if limited or exc.status not in (401, 403, 404):
+                if not denied(exc):
                     raise self._error("reading the token's user", exc) from None
-                self._login = ACTIONS_BOT
             except Exception as exc:
                 raise self._error("reading the token's user", exc) from None
+            if self._login is None:
+                try:
+                    _, data = self._gh.requester.graphql_query(VIEWER_QUERY, {})
+                    login = ((data.get("data") or {}).get("viewer") or {}).get("login")
+                except GithubException as exc:
+                    if not denied(exc) and exc.status != 400:  # 400: GraphQL errors
+                        raise self._error("reading the token's GraphQL viewer", exc) from None
+                    login = None
+                except Exception as exc:
+                    raise self._error("reading the token's GraphQL viewer", exc) from None
+                self._login = login if isinstance(login, str) and login else None
+                self._login_unknown = self._login is None
         return self._login
 
     def default_branch(self) -> str:
@@ -504,6 +525,8 @@ class GitHub:
             # GitHub's `labels` filter is a comma-separated list
             raise InputError(f"the issue label {label!r} must be a non-empty name without commas")
         login = self.own_login()
+        if login is None:
+            return []  # nothing can be proved ours: never edit or close another's issue
 
         def scan() -> list[Issue]:
             found = [
@@ -541,6 +564,8 @@ class GitHub:
         """The newest comment whose first line is `marker` and whose author is this token's
         user; comments by anyone else are never ours, whatever they say."""
         login = self.own_login()
+        if login is None:
+            return None  # nothing can be proved ours: never edit, post a new one
 
         def scan() -> IssueComment | None:
             newest: IssueComment | None = None
@@ -580,6 +605,8 @@ class GitHub:
 
         def create() -> CommentResult:
             created = self._issue(pr_number).create_comment(body)
+            if self._login is None:
+                self._login = created.user.login  # what GitHub would not say before
             return CommentResult(url=created.html_url, id=created.id, action="created")
 
         return self._call(f"commenting on pull request #{pr_number}", create)

@@ -172,6 +172,7 @@ def gate_and_render(
     *,
     notes: list[str] | None = None,
     failures: WriteFailures | None = None,
+    unverified: bool = False,
 ) -> Outcome:
     """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
     collected = failures if failures is not None else WriteFailures()
@@ -185,6 +186,7 @@ def gate_and_render(
         "comment_id": settings.comment_id,
         "extra_notes": notes,
         "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
+        "unverified": unverified,
     }
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)

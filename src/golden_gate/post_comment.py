@@ -1,14 +1,17 @@
 """`mode: post-comment`: post a fork pull request's comment from a trusted `workflow_run` job.
 
-The artifact of a fork's run is untrusted: the fork controls that workflow. So the pull request
-number is checked against the workflow run's head commit, and the comment is rendered here from
-the fork run's report (every untrusted string escaped again) against the baseline read with
-this job's token; the comment file is compared with it, never posted verbatim when they differ.
+The artifact of a fork's run is untrusted: the fork controls that workflow, so its report is a
+claim, not a verdict. The pull request number is checked against the workflow run's head
+commit; the comment is rendered here with the built-in template, from the fork's report
+stripped of every free-text field outside the items (`as_claim`), against the baseline read
+with this job's token, and it says at the top that it is the fork's unverified report (never
+the ✅ of a verdict). The fork's comment file and notes are never posted.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from golden_gate import jsontext, runner
@@ -17,6 +20,40 @@ from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 if TYPE_CHECKING:
     from golden_gate.action import Context
     from golden_gate.inputs import ActionSettings
+    from golden_gate.report import Report
+
+# A judge as golden-gate names one ("keypoints", "provider:model"); anything else is not shown.
+JUDGE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}(:[A-Za-z0-9_./-]{1,80})?")
+OFFLINE_JUDGES = ("keypoints", "deterministic")
+
+
+def as_claim(report: Report) -> Report:
+    """The fork's report with every fork-written text outside the items dropped (the items'
+    own text is escaped when rendered): what the comment shows is numbers and item rows."""
+    judge = report.judge if JUDGE_NAME.fullmatch(report.judge) else "(not a judge name)"
+    return report.model_copy(
+        update={
+            "judge": judge,
+            "tool_version": None,
+            "created_at": None,
+            "judge_prompt_hash": None,
+            "dataset": None,
+            "assistant": None,
+            "rule_changes": None,  # the fork's own account of its golden-set edits
+            "incomplete_reason": None if report.complete else "so says the fork's run",
+        }
+    )
+
+
+def claim_notes(report: Report) -> list[str]:
+    """What this trusted job says about the claim (never the fork's own notes)."""
+    notes = ["Rendered by this repository's workflow from the report a fork's run uploaded."]
+    if report.tier != "deterministic" and report.judge not in OFFLINE_JUDGES:
+        notes.append(
+            "The fork's report claims a model judge: a fork's run gets no secrets, so no model "
+            "can have judged these answers there."
+        )
+    return notes
 
 
 def _metadata(settings: ActionSettings) -> dict[str, Any]:
@@ -68,8 +105,8 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
             f"head {str(expected)[:12]}: refusing to post another pull request's comment"
         )
 
-    report = load_report(report_path)
-    found = find_baseline(
+    report = as_claim(load_report(report_path))
+    found = find_baseline(  # raises BaselineUnavailable (exit 3) when it cannot be read
         settings.baseline,
         ref=settings.baseline_ref or pull.base_ref,
         github=github,
@@ -78,26 +115,22 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     baseline = found.report
     if baseline is not None and report.tier == DETERMINISTIC:
         baseline = deterministic_view(baseline)
-    notes = [str(n) for n in meta.get("notes") or [] if isinstance(n, str)]
+    notes = claim_notes(report)
     if baseline is None and settings.baseline:
         notes.append(found.source + "; only the floor applies.")
-    outcome = gate_and_render(
-        report, baseline, settings.run.model_copy(update={"comment_path": None}), notes=notes
-    )
+    run_settings = settings.run.model_copy(update={"comment_path": None, "comment_template": None})
+    outcome = gate_and_render(report, baseline, run_settings, notes=notes, unverified=True)
     body = outcome.comment
-    if settings.comment_file.is_file():
-        posted = settings.comment_file.read_text(encoding="utf-8")
-        if posted != body:
-            runner.warning(
-                f"{settings.comment_file} differs from the comment rendered from the report; "
-                "posting the rendered one",
-                title="golden-gate",
-            )
+    print(
+        f"golden-gate: the fork's run reports {outcome.verdict} (unverified); "
+        f"its comment file and notes are not used"
+    )
     try:
         result = github.upsert_comment(pr_number, body, marker(settings.comment_id))
     except GitHubError as exc:
         runner.error(f"could not post the comment on #{pr_number} ({exc})", title="golden-gate")
         return EXIT_INCOMPLETE
-    runner.set_outputs({"comment-url": result.url, "verdict": outcome.verdict, "ran": "true"})
+    # A fork's report is a claim: no later step may read it as a verdict.
+    runner.set_outputs({"comment-url": result.url, "verdict": "unverified", "ran": "true"})
     print(f"golden-gate: comment {result.action} on #{pr_number}: {result.url}")
     return EXIT_PASSED

@@ -166,6 +166,7 @@ class _Context:
         extra_notes: list[str],
         baseline_path: str | None = None,
         extra: dict[str, object] | None = None,
+        unverified: bool = False,
     ) -> None:
         comparison = gate.comparison
         regressed_ids = comparison.regressions if comparison else []
@@ -217,6 +218,8 @@ class _Context:
             "assistant": report.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
             "rules": _rule_parts(report.rule_changes),
+            # a fork's report: its numbers are a claim, shown without the trusted check marks
+            "unverified": unverified,
         }
         self._extra = dict(extra or {})  # a template's own context, escaped by the caller
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
@@ -261,8 +264,10 @@ def render(
     extra_notes: list[str] | None = None,
     baseline_path: str | None = None,
     extra: dict[str, object] | None = None,
+    unverified: bool = False,
 ) -> str:
-    """Render within `limit` characters, listing fewer rows (never cutting a table) if needed."""
+    """Render within `limit` characters, listing fewer rows (never cutting a table) if needed.
+    `unverified`: the report is another run's claim (a fork's), never shown as a verdict."""
     env = _environment(templates_dir(), user_template)
     name = user_template.name if user_template is not None else template
     try:
@@ -277,6 +282,7 @@ def render(
         extra_notes=extra_notes or [],
         baseline_path=baseline_path,
         extra=extra,
+        unverified=unverified,
     )
     rendered: dict[tuple[int, ...], str] = {}
 

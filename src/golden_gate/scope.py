@@ -2,12 +2,17 @@
 
 "Always run, decide inside": the step always runs (so a required check stays satisfiable) and
 reports success without spending anything when no changed file matches `paths`.
+
+The gate's own inputs (the golden set, judge prompt, calibration, comment template, labels,
+baseline) and the workflows (which hold its thresholds) are always in scope, whatever `paths`
+says: otherwise a pull request could change the rules and never be gated under them.
 """
 
 from __future__ import annotations
 
+import posixpath
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -15,6 +20,8 @@ from pydantic import BaseModel, Field
 PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
 FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
 DEFAULT_PATHS = ["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"]
+WORKFLOWS = ".github/workflows/"
+WORKFLOW_RULE = "a workflow, where the gate's settings live"
 
 
 class Scope(BaseModel):
@@ -22,15 +29,42 @@ class Scope(BaseModel):
     reason: str
     changed: int | None = None
     matched: list[str] = Field(default_factory=list)
+    # one per matched file: "file (the rule that matched it)", for the log
+    triggers: list[str] = Field(default_factory=list)
     source: str | None = None  # "api" or "git": where the changed files came from
+
+
+def repo_path(path: str) -> str:
+    """A path as the pull request's file list spells it: no `./`, no `..` left inside."""
+    return posixpath.normpath(path)
+
+
+def own_input_rule(file: str, own_inputs: Mapping[str, str]) -> str | None:
+    """Which of the gate's own inputs `file` is (`own_inputs`: repo path -> input name)."""
+    if file in own_inputs:
+        return f"input '{own_inputs[file]}', the gate's own input"
+    if file.startswith(WORKFLOWS):
+        return WORKFLOW_RULE
+    return None
 
 
 def matching(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     """Files matched by gitignore-style patterns (negations with `!` work as in .gitignore)."""
+    return list(matching_rules(files, patterns))
+
+
+def matching_rules(files: Sequence[str], patterns: Sequence[str]) -> dict[str, str]:
+    """Each matched file and the pattern that decided it."""
     import pathspec
 
-    spec = pathspec.GitIgnoreSpec.from_lines(p for p in patterns if p.strip())
-    return [f for f in files if spec.match_file(f)]
+    kept = [p for p in patterns if p.strip()]
+    spec = pathspec.GitIgnoreSpec.from_lines(kept)
+    found = {}
+    for file in files:
+        result = spec.check_file(file)
+        if result.include and result.index is not None:
+            found[file] = kept[result.index]
+    return found
 
 
 def git_changed_files(base: str, head: str, *, cwd: Path) -> list[str]:
@@ -67,8 +101,10 @@ def decide(
     changed: Sequence[str] | None = None,
     capped: bool = False,
     source: str | None = None,
+    own_inputs: Mapping[str, str] | None = None,
 ) -> Scope:
-    """Only pull requests can be skipped; every other event runs."""
+    """Only pull requests can be skipped; every other event runs. `own_inputs` maps the repo
+    paths of the gate's own input files to their input names: a change to one always runs."""
     if force:
         return Scope(run=True, reason="force is set")
     if event_name not in PULL_REQUEST_EVENTS:
@@ -82,13 +118,29 @@ def decide(
             changed=len(changed),
             source=source,
         )
-    matched = matching(changed, patterns)
+    own = {f: r for f in changed if (r := own_input_rule(f, own_inputs or {}))}
+    by_paths = matching_rules(changed, patterns)
+    rules = {**{f: f"paths: {pattern}" for f, pattern in by_paths.items()}, **own}
+    matched = [f for f in changed if f in rules]
+    triggers = [f"{f} ({rules[f]})" for f in matched]
+    if own:
+        # Rule names only: file names come from the pull request (see `triggers`).
+        named = "; ".join(dict.fromkeys(own.values()))
+        return Scope(
+            run=True,
+            reason=f"the pull request changes what the gate itself reads ({named})",
+            changed=len(changed),
+            matched=matched,
+            triggers=triggers,
+            source=source,
+        )
     if matched:
         return Scope(
             run=True,
             reason=f"{len(matched)} of {len(changed)} changed files can change answers",
             changed=len(changed),
             matched=matched,
+            triggers=triggers,
             source=source,
         )
     return Scope(

@@ -25,6 +25,8 @@ matching requests. Every request is recorded in `requests` (see `calls(...)`).
 
 To serve another operation: add it to `OPERATIONS` in tests/openapi/trim.py, regenerate the
 trimmed description, then register a handler with `@_route(METHOD, "/template/as/in/the/spec")`.
+GraphQL (`POST /graphql`) is outside the REST description: the fake serves only the one query
+golden-gate sends, `viewer { login }`, and records anything else as a violation.
 """
 
 from __future__ import annotations
@@ -548,6 +550,13 @@ class GitHubServer:
     def add_actions_token(self, value: str, *, read_only: bool = False) -> Token:
         """A workflow's GITHUB_TOKEN: acts as github-actions[bot], GET /user is 403."""
         return self.add_token(value, ACTIONS_BOT, read_only=read_only, installation=True)
+
+    def add_app_token(self, value: str, slug: str, *, read_only: bool = False) -> Token:
+        """A GitHub App's installation token: acts as `<slug>[bot]` (a Bot), GET /user is 403,
+        GraphQL's `viewer` answers the bot's login."""
+        login = f"{slug}[bot]"
+        self.add_user(login, type="Bot")
+        return self.add_token(value, login, read_only=read_only, installation=True)
 
     def add_repo(
         self,
@@ -1980,6 +1989,22 @@ def _update_issue(fake: GitHubServer, call: Call) -> Answer:
     return Answer(200, fake.issue_json(repo, number))
 
 
+GRAPHQL_PATH = "/graphql"
+VIEWER_QUERY = "query { viewer { login } }"
+GRAPHQL_DOCS = "https://docs.github.com/graphql/guides/forming-calls-with-graphql"
+
+
+def _graphql_words(query: str) -> list[str]:
+    return query.replace("{", " { ").replace("}", " } ").split()
+
+
+def _graphql_viewer(fake: GitHubServer, call: Call) -> Answer:
+    """`viewer { login }`: the token's own login, for installation tokens too (`<app>[bot]`)."""
+    if call.token is None:
+        raise ApiError(401, "This endpoint requires you to be authenticated.", docs=GRAPHQL_DOCS)
+    return Answer(200, {"data": {"viewer": {"login": call.token.login}}})
+
+
 def match_route(method: str, path: str) -> tuple[str, dict[str, str], Handler] | None:
     for route_method, template, pattern, handler in _ROUTES:
         found = pattern.match(path)
@@ -2039,6 +2064,9 @@ class _Handler(BaseHTTPRequestHandler):
         with fake.lock:
             fake.requests.append(record)
 
+        if method == "POST" and path == GRAPHQL_PATH:
+            self._graphql(record, headers, body)
+            return
         routed = match_route(method, path)
         if routed is None:
             self._violation(record, f"{method} {path}: the fake serves no such operation")
@@ -2100,6 +2128,22 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.mutate is not None:
             answer.body = fault.mutate(answer.body)
         return answer
+
+    def _graphql(self, record: RecordedRequest, headers: dict[str, str], body: Any) -> None:
+        """GitHub's GraphQL endpoint, which the REST description does not cover: only the
+        query golden-gate sends is served; anything else is a violation."""
+        query = body.get("query") if isinstance(body, dict) else None
+        if not isinstance(query, str) or _graphql_words(query) != _graphql_words(VIEWER_QUERY):
+            self._violation(record, f"POST {GRAPHQL_PATH}: the fake serves only {VIEWER_QUERY!r}")
+            return
+        answer = self._answer("POST", GRAPHQL_PATH, {}, {}, headers, body, record, _graphql_viewer)
+        record.status = answer.status
+        payload = json.dumps(answer.body).encode()
+        self._send(
+            answer.status,
+            [("Content-Type", "application/json; charset=utf-8"), *answer.headers.items()],
+            payload,
+        )
 
     def _token(self, headers: dict[str, str]) -> Token | None:
         auth = headers.get("authorization", "")

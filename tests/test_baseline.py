@@ -1,0 +1,90 @@
+"""Finding the baseline: only GitHub's 404, or git resolving the ref without the path, means
+"no baseline"; any other failure to read it is `BaselineUnavailable` (exit 3)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from golden_gate.baseline import BaselineUnavailable, find_baseline
+from golden_gate.demo import baseline_path
+from golden_gate.github import GitHub
+from tests.fakes.github_server import GitHubServer
+
+REPO = "octo/docs"
+TOKEN = "ghp_FAKEbaselineTOKEN0123456789abcdefABCD"
+PATH = "evals/baseline.json"
+
+
+@pytest.fixture
+def github(github_server: GitHubServer) -> GitHub:
+    github_server.add_user("gate-bot", token=TOKEN)
+    github_server.add_repo(REPO, files={PATH: baseline_path().read_text()})
+    return GitHub(
+        token=TOKEN, repository=REPO, api_url=github_server.api_url, retries=1, backoff_s=0.01
+    )
+
+
+def checkout(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A clone whose `origin/main` holds `files`."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.invalid")
+    git("config", "user.name", "t")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "README.md").write_text("x")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    return tmp_path
+
+
+def test_found_through_the_api(github: GitHub, tmp_path: Path) -> None:
+    found = find_baseline(PATH, ref="main", github=github, workspace=tmp_path)
+    assert found.report is not None and found.source == f"{PATH} at main"
+
+
+def test_a_404_is_no_baseline(github: GitHub, tmp_path: Path) -> None:
+    found = find_baseline("evals/nothere.json", ref="main", github=github, workspace=tmp_path)
+    assert found.report is None and "does not exist at main" in found.source
+
+
+def test_an_api_outage_without_git_is_unavailable(
+    github: GitHub, github_server: GitHubServer, tmp_path: Path
+) -> None:
+    github_server.fail("GET", f"/repos/{REPO}/contents/{PATH}", status=502, times=5)
+    with pytest.raises(BaselineUnavailable) as caught:
+        find_baseline(PATH, ref="main", github=github, workspace=tmp_path)
+    assert caught.value.exit_code == 3
+    assert "502" in str(caught.value) and "could not be read" in str(caught.value)
+
+
+def test_an_api_outage_falls_back_to_git(
+    github: GitHub, github_server: GitHubServer, tmp_path: Path
+) -> None:
+    workspace = checkout(tmp_path, {PATH: baseline_path().read_text()})
+    github_server.fail("GET", f"/repos/{REPO}/contents/{PATH}", status=502, times=5)
+    found = find_baseline(PATH, ref="main", github=github, workspace=workspace)
+    assert found.report is not None and found.source.endswith("(from git)")
+
+
+def test_git_saying_the_path_is_not_at_the_ref_is_no_baseline(
+    github: GitHub, github_server: GitHubServer, tmp_path: Path
+) -> None:
+    workspace = checkout(tmp_path, {})
+    github_server.fail("GET", f"/repos/{REPO}/contents/{PATH}", status=502, times=5)
+    found = find_baseline(PATH, ref="main", github=github, workspace=workspace)
+    assert found.report is None and "does not exist at main" in found.source
+
+
+def test_no_token_and_a_shallow_checkout_is_unavailable(tmp_path: Path) -> None:
+    workspace = checkout(tmp_path, {PATH: "{}"})
+    with pytest.raises(BaselineUnavailable, match="no GitHub token"):
+        find_baseline(PATH, ref="release-1", github=None, workspace=workspace)
