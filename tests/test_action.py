@@ -439,3 +439,39 @@ def test_an_app_installation_token_keeps_one_sticky_comment(world, good_assistan
     (comment,) = world.github.comments(REPO, pull.number)
     assert comment.user == "golden-gate-ci[bot]"
     assert done.outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
+
+
+def test_a_pr_that_deletes_and_rewords_the_items_it_broke_still_fails(world, candidate):
+    """The golden set is read at the base ref, as the baseline is: deleting, untagging or
+    rewording the regressed items changes nothing in the comparison, and the comment says at
+    the top that the pull request changes the gate's own rules."""
+    golden = world.workspace / "evals" / "golden.jsonl"
+    lines = [json.loads(line) for line in golden.read_text().splitlines()]
+    edited = []
+    for item in lines:
+        if item["id"] in ("backups-restore", "backups-schedule"):
+            continue  # deleted
+        if item["id"] == "upgrade-versions":
+            item["tags"] = ["full"]  # untagged from the smoke subset
+        if item["id"] == "upgrade-rollback":
+            item["reference_key_points"] = ["downgrades"]  # reworded to what the answer says
+        edited.append(item)
+    golden.write_text("".join(json.dumps(i) + "\n" for i in edited))
+    pull = world.pull(["evals/golden.jsonl"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["regressions"] == "6"  # all six, compared as the base defines them
+    (comment,) = world.github.comments(REPO, pull.number)
+    top = "\n".join(comment.body.splitlines()[:8])
+    assert "This pull request changes the gate's own rules:" in top
+    assert "items removed: <code>backups-restore</code>, <code>backups-schedule</code>" in top
+    assert "untagged: <code>upgrade-versions</code>" in top
+    assert "reworded: <code>upgrade-rollback</code>" in top
+    assert "rule files changed: <code>evals/golden.jsonl</code>" in top
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    origins = {r["id"]: r.get("origin") for r in report["results"]}
+    assert origins["upgrade-rollback"] == "base"
+    assert origins["upgrade-rollback@pull-request"] == "pull-request"
+    assert report["rule_changes"]["removed"] == ["backups-restore", "backups-schedule"]

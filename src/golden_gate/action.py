@@ -30,8 +30,9 @@ from golden_gate.inputs import ActionSettings, read_action_settings
 from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files, repo_path
 
 if TYPE_CHECKING:
+    from golden_gate.golden import GoldenItem
     from golden_gate.pipeline import Outcome
-    from golden_gate.report import Report
+    from golden_gate.report import Report, RuleChanges
 
 # The environment variable each judge provider reads its key from.
 PROVIDER_KEYS = {
@@ -318,19 +319,58 @@ def baseline_unavailable(
     return finish(settings, ctx, outcome, code, failures)
 
 
+def items_to_gate(
+    settings: ActionSettings, ctx: Context, scope: Scope | None
+) -> tuple[list[GoldenItem], RuleChanges | None]:
+    """The items to evaluate. On a pull request the rules come from the base branch: the golden
+    set is read at the base ref, as the baseline is (see rules.py)."""
+    from golden_gate import golden
+    from golden_gate.baseline import read_at_ref
+    from golden_gate.pipeline import load_items
+    from golden_gate.report import RuleChanges
+    from golden_gate.rules import gate_items
+
+    items = load_items(settings.run)  # bad golden set: exit 2 before any download or container
+    ref = settings.baseline_ref or ctx.base_ref
+    if ctx.pr_number is None or not ref:
+        return items, None
+    files = scope.own_inputs_changed if scope is not None else []
+    path = repo_path(workspace_relative(settings.workspace / settings.run.golden, settings))
+    with runner.group("Golden set at the base branch"):
+        text, where = read_at_ref(
+            path,
+            ref,
+            github=github_client(settings, ctx),
+            workspace=ctx.workspace,
+            what="golden set",
+        )
+        print(
+            f"golden-gate: rules from {where}" if text is not None else f"golden-gate: {where}: new"
+        )
+    if text is None:  # the golden set is new in this pull request: every item is its own
+        return items, RuleChanges(added=[i.id for i in items], files=files)
+    base = golden.parse_golden(text.splitlines(), source=where)
+    head = golden.load_golden(settings.run.golden)
+    selected, changes = gate_items(base, head, settings.run.tags)
+    return selected or items, changes.model_copy(update={"files": files})
+
+
 @contextmanager
-def evaluated(settings: ActionSettings, ctx: Context, failures: WriteFailures) -> Iterator[Report]:
+def evaluated(
+    settings: ActionSettings, ctx: Context, failures: WriteFailures, scope: Scope | None = None
+) -> Iterator[Report]:
     """Build the judge (validating its prompt first), restore verdicts, evaluate, save the
     report and yield it; the verdicts are saved when the block ends, so the caller writes the
     results first and a cancelled or slow save cannot lose them."""
     from golden_gate.actions_cache import mode_from_env
     from golden_gate.cache_persistence import persisted_verdicts
     from golden_gate.judge import make_judge
-    from golden_gate.pipeline import evaluate_report, load_items
+    from golden_gate.pipeline import evaluate_report
     from golden_gate.report import save_report
+    from golden_gate.rules import mark_origins
 
     run_settings = settings.run
-    items = load_items(run_settings)  # bad golden set: exit 2 before any download or container
+    items, rule_changes = items_to_gate(settings, ctx, scope)
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(
@@ -353,6 +393,8 @@ def evaluated(settings: ActionSettings, ctx: Context, failures: WriteFailures) -
     ) as persisted:
         # No log group around this: compose prints its own groups, and groups cannot nest.
         report = evaluate_report(run_settings, items=items, judge=judge, cache=persisted.cache)
+        if rule_changes is not None:
+            mark_origins(report, rule_changes)
         failures.attempt(lambda: save_report(report, run_settings.report_path))
         cache_outputs = {
             "cache-misses": str(report.stats.cache_misses if report.stats else 0),
@@ -383,7 +425,7 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     failures = WriteFailures()
     if run_settings.shard is not None:
         # A matrix job: evaluate this shard; the merge job gates and comments once.
-        with evaluated(settings, ctx, failures) as report:
+        with evaluated(settings, ctx, failures, scope) as report:
             code = shard_written(settings, ctx, report, failures)
         failures.raise_if_any()
         return code
@@ -396,7 +438,7 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         )
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes)
-    with evaluated(settings, ctx, failures) as report:
+    with evaluated(settings, ctx, failures, scope) as report:
         outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
     return finish(settings, ctx, outcome, code, failures)
 

@@ -27,7 +27,11 @@ class Baseline(BaseModel):
     source: str  # where it came from, or why there is none, for the comment and the log
 
 
-class BaselineUnavailable(IncompleteError):
+class UnreadableAtRef(IncompleteError):
+    """A file at a ref may exist but could not be read: what depends on it cannot be done."""
+
+
+class BaselineUnavailable(UnreadableAtRef):
     """The baseline may exist but could not be read: the comparison cannot be made."""
 
 
@@ -70,38 +74,59 @@ def _git_show(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
     return None
 
 
+def read_at_ref(
+    path: str,
+    ref: str,
+    *,
+    github: GitHub | None,
+    workspace: Path,
+    what: str,
+    unavailable: type[UnreadableAtRef] = UnreadableAtRef,
+) -> tuple[str | None, str]:
+    """`path` at `ref` (contents API, then `git show`) and where it came from; None when it
+    does not exist there. Raises `unavailable` when neither can say whether it exists."""
+    from golden_gate.github import GitHubError
+
+    where = f"{path} at {ref}"
+    api_failure = "no GitHub token to read it with"
+    if github is not None:
+        try:
+            text = github.read_file(path, ref)
+        except GitHubError as exc:
+            api_failure = f"the contents API failed: {exc}"
+        else:
+            return text, where  # None: a 404, GitHub says there is no such file at that ref
+    shown = _git_show(path, ref, cwd=workspace)
+    if shown is ABSENT:
+        return None, where
+    if not isinstance(shown, str):
+        raise unavailable(
+            f"the {what} {where} could not be read ({api_failure}; git cannot read "
+            f"{ref} either: fetch it, e.g. actions/checkout with fetch-depth: 0)"
+        )
+    return shown, f"{where} (from git)"
+
+
 def find_baseline(
     path: str, *, ref: str | None, github: GitHub | None, workspace: Path
 ) -> Baseline:
     """The baseline at `ref` (contents API, then `git show`), or the file in the workspace.
 
     Raises `BaselineUnavailable` when neither can say whether the file exists at `ref`."""
-    from golden_gate.github import GitHubError
-
     if not path:
         return Baseline(report=None, source="no baseline is configured")
     if ref:
-        where = f"{path} at {ref}"
-        absent = Baseline(report=None, source=f"no baseline: {path} does not exist at {ref}")
-        api_failure = "no GitHub token to read it with"
-        if github is not None:
-            try:
-                text = github.read_file(path, ref)
-            except GitHubError as exc:
-                api_failure = f"the contents API failed: {exc}"
-            else:
-                if text is None:  # a 404: GitHub says there is no such file at that ref
-                    return absent
-                return Baseline(report=parse_report(text, source=where), source=where)
-        shown = _git_show(path, ref, cwd=workspace)
-        if shown is ABSENT:
-            return absent
-        if not isinstance(shown, str):
-            raise BaselineUnavailable(
-                f"the baseline {where} could not be read ({api_failure}; git cannot read "
-                f"{ref} either: fetch it, e.g. actions/checkout with fetch-depth: 0)"
-            )
-        return Baseline(report=parse_report(shown, source=where), source=f"{where} (from git)")
+        text, where = read_at_ref(
+            path,
+            ref,
+            github=github,
+            workspace=workspace,
+            what="baseline",
+            unavailable=BaselineUnavailable,
+        )
+        if text is None:
+            return Baseline(report=None, source=f"no baseline: {path} does not exist at {ref}")
+        return Baseline(report=parse_report(text, source=where), source=where)
     local = workspace / path
     if not local.is_file():
         return Baseline(report=None, source=f"no baseline: {path} does not exist")

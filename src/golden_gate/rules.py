@@ -49,7 +49,9 @@ def gate_items(
     taken = {item.id for item in items}
     # An added id equal to a marked copy's would replace a comparison: the marked copy stays.
     items.extend(head_by_id[item_id] for item_id in added if item_id not in taken)
-    changes = RuleChanges(removed=removed, untagged=untagged, reworded=reworded, added=added)
+    changes = RuleChanges(
+        removed=sorted(removed), untagged=sorted(untagged), reworded=sorted(reworded), added=added
+    )
     return items, changes
 
 

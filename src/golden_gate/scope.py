@@ -31,6 +31,9 @@ class Scope(BaseModel):
     matched: list[str] = Field(default_factory=list)
     # one per matched file: "file (the rule that matched it)", for the log
     triggers: list[str] = Field(default_factory=list)
+    # changed files the gate itself reads (golden set, prompt, workflows, ...): the comment
+    # says at the top that the pull request changes the gate's own rules
+    own_inputs_changed: list[str] = Field(default_factory=list)
     source: str | None = None  # "api" or "git": where the changed files came from
 
 
@@ -132,6 +135,7 @@ def decide(
             changed=len(changed),
             matched=matched,
             triggers=triggers,
+            own_inputs_changed=list(own),
             source=source,
         )
     if matched:
