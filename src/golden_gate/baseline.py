@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from golden_gate.errors import IncompleteError
-from golden_gate.report import DETERMINISTIC, Report, RunResult, parse_report
+from golden_gate.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
 
 if TYPE_CHECKING:
     from golden_gate.github import GitHub
@@ -136,10 +136,12 @@ def find_baseline(
 
 
 def _checks_only(run: RunResult) -> RunResult:
-    if run.status == "error":
-        return run
+    if run.status == "error" and (run.error_side == "assistant" or not run.checks):
+        return run  # no answer to check (an unanswered run stays a failed run)
     passed = all(check.passed for check in run.checks)
-    return run.model_copy(update={"status": "pass" if passed else "fail", "verdict": None})
+    return run.model_copy(
+        update={"status": "pass" if passed else "fail", "verdict": None, "error_side": None}
+    )
 
 
 def deterministic_view(report: Report) -> Report:
@@ -152,16 +154,7 @@ def deterministic_view(report: Report) -> Report:
         if not item.run_results:
             continue
         runs = [_checks_only(r) for r in item.run_results]
-        results.append(
-            item.model_copy(
-                update={
-                    "run_results": runs,
-                    "passes": sum(r.status == "pass" for r in runs),
-                    "runs": sum(r.status != "error" for r in runs),
-                    "errors": sum(r.status == "error" for r in runs),
-                }
-            )
-        )
+        results.append(item.model_copy(update={"run_results": runs, **tally_runs(runs)}))
     return report.model_copy(
         update={"results": results, "tier": DETERMINISTIC, "judge": DETERMINISTIC}
     )

@@ -29,7 +29,9 @@ from golden_gate.report import (
     RunSettings,
     RunStats,
     Verdict,
+    counts,
     new_report,
+    tally_runs,
 )
 from golden_gate.target import AssistantClient
 
@@ -171,26 +173,15 @@ class Evaluation:
         return result
 
 
-def _counts(run: RunResult) -> bool:
-    """A counted run: a verdict, or an answer the assistant could not give (a failure)."""
-    return not run.rerun and (run.status != "error" or run.error_side == "assistant")
-
-
 def _failed(runs: Sequence[RunResult]) -> bool:
-    return any(r.status != "pass" for r in runs if _counts(r))
+    return any(r.status != "pass" for r in runs if counts(r))
 
 
 def _aggregate(item: GoldenItem, runs: list[RunResult]) -> ItemResult:
-    counted = [r for r in runs if _counts(r)]
     return ItemResult(
         id=item.id,
         tags=list(item.tags),
-        passes=sum(r.status == "pass" for r in counted),
-        runs=len(counted),
-        errors=sum(
-            r.status == "error" and r.error_side != "assistant" and not r.rerun for r in runs
-        ),
-        unanswered=sum(r.status == "error" for r in counted),
+        **tally_runs(runs),
         cluster=item.cluster,
         question=item.question,
         item_hash=item_hash(item),

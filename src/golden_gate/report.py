@@ -89,6 +89,25 @@ class RunResult(BaseModel):
         return ""
 
 
+def counts(run: RunResult) -> bool:
+    """A counted run: a verdict, or an answer the assistant could not give (a failure).
+
+    Diagnostic re-runs never count; a run the judge could not judge counts apart.
+    """
+    return not run.rerun and (run.status != "error" or run.error_side == "assistant")
+
+
+def tally_runs(runs: list[RunResult]) -> dict[str, int]:
+    """An item's `passes`, `runs`, `errors` and `unanswered` from its runs."""
+    counted = [r for r in runs if counts(r)]
+    return {
+        "passes": sum(r.status == "pass" for r in counted),
+        "runs": len(counted),
+        "errors": sum(r.status == "error" and not counts(r) and not r.rerun for r in runs),
+        "unanswered": sum(r.status == "error" for r in counted),
+    }
+
+
 class ItemResult(BaseModel):
     """An item's outcome: `passes` of `runs` counted runs.
 
