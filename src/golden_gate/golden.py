@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from golden_gate.errors import InputError
 from golden_gate.files import read_text
@@ -27,6 +27,8 @@ class GoldenItem(BaseModel):
     must_refuse: bool = False
     min_chars: int | None = Field(default=None, ge=0)
     max_chars: int | None = Field(default=None, ge=1)
+    # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
+    _surrogates_replaced: int = PrivateAttr(default=0)
 
     @field_validator("question")
     @classmethod
@@ -34,6 +36,10 @@ class GoldenItem(BaseModel):
         if not value.strip():
             raise ValueError("the question is empty")
         return value
+
+    @property
+    def surrogates_replaced(self) -> int:
+        return self._surrogates_replaced
 
     @property
     def reference(self) -> str:
@@ -44,9 +50,10 @@ class GoldenItem(BaseModel):
 def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
     """Parse JSONL text; raise one InputError naming every bad line as `source:line: problem`."""
     problems = Problems()
-    items = [
-        item for _, _, item in records(lines, source=source, model=GoldenItem, problems=problems)
-    ]
+    items = []
+    for _, number, item in records(lines, source=source, model=GoldenItem, problems=problems):
+        item._surrogates_replaced = problems.repaired.get(number, 0)
+        items.append(item)
     problems.raise_if_any()
     if not items:
         raise InputError(f"{source}: the golden set is empty (no items)")
