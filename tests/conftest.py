@@ -11,9 +11,18 @@ from collections.abc import Iterator
 
 import pytest
 
+from golden_gate import redaction
 from golden_gate.example_assistant import start
 from tests.action_world import World
 from tests.fakes.github_server import GitHubServer
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> Iterator[None]:
+    """A secret one test registers (a CLI header value) is not scrubbed from the next test."""
+    redaction.clear()
+    yield
+    redaction.clear()
 
 
 @pytest.fixture

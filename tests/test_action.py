@@ -12,6 +12,7 @@ import pytest
 
 from golden_gate.demo import baseline_path
 from tests.action_world import READ_TOKEN, REPO, ROOT, WRITE_TOKEN
+from tests.fakes.assistant_server import AssistantServer
 
 
 def test_readme_only_pr_is_skipped_without_the_judge_stack(world):
@@ -253,6 +254,36 @@ def test_secrets_are_masked_and_never_printed(world, candidate):
         assert secret not in body and secret not in report and secret not in done.summary
         assert secret not in logs
         assert secret not in "".join(done.outputs.values())
+
+
+def test_secrets_echoed_by_the_assistant_or_in_its_url_reach_nothing_we_write(world):
+    # The assistant is the pull request's code: it can echo the headers it was sent.
+    echo = "echo: Bearer hdr_s3cret-echo, sk-judge-s3cret, http://gate:url-pa55word@x/"
+    with AssistantServer(default_answer=echo) as server:
+        plain = server.url
+        url = plain.replace("http://", "http://gate:url-pa55word@")
+        pull = world.pull(["prompts/answer.txt"])
+        done = world.run(
+            "pull_request",
+            world.event("pull_request.opened", pull),
+            assistant_url=url,
+            assistant_headers="Authorization: Bearer hdr_s3cret-echo",
+            extra_env={"OPENAI_API_KEY": "sk-judge-s3cret"},
+            baseline="",
+        )
+    assert "::add-mask::url-pa55word" in done.stdout
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert report["assistant"]["url"] == plain  # recorded without the credentials
+    assert "***" in report["results"][0]["run_results"][0]["answer"]
+    body = world.github.comments(REPO, pull.number)[0].body
+    comment_file = (world.workspace / done.outputs["comment-file"]).read_text()
+    logs = "\n".join(
+        line for line in done.stdout.splitlines() if not line.startswith("::add-mask::")
+    )
+    written = [json.dumps(report), body, comment_file, done.summary, logs, done.stderr]
+    written.append("".join(done.outputs.values()))
+    for secret in ("hdr_s3cret-echo", "sk-judge-s3cret", "url-pa55word"):
+        assert not [text for text in written if secret in text], secret
 
 
 def test_matrix_shards_then_merge_gate_and_comment_once(world, candidate):

@@ -56,7 +56,14 @@ def reference_inline(text: str | None, *, limit: int = 300) -> str:
             out.append(":" + ZWSP)
         else:
             out.append(ch)
-    return re.sub(r"(?i)(w)(w)(w)", r"\1" + ZWSP + r"\2\3", "".join(out))
+    escaped = re.sub(r"(?i)(w)(w)(w)", r"\1" + ZWSP + r"\2\3", "".join(out))
+    # References GitHub links: GH-123, and hex words long enough to name a commit.
+    escaped = re.sub(r"(?i)\b(gh-)(?=\d)", r"\1" + ZWSP, escaped)
+    return re.sub(
+        r"(?i)(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])",
+        lambda m: ZWSP.join(re.findall(".{1,6}", m.group())),
+        escaped,
+    )
 
 
 TRICKY = [

@@ -1,13 +1,22 @@
 """Hostile questions, answers and judge comments never break or escape the PR comment."""
 
+import asyncio
+import json
 import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from golden_gate import cli, runner
+from golden_gate.cache import VerdictCache
+from golden_gate.evaluate import evaluate
 from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.render import COMMENT_LIMIT, marker, render_comment
-from golden_gate.report import ItemResult, Report, RunResult, Verdict
+from golden_gate.golden import GoldenItem
+from golden_gate.judge import KeypointsJudge
+from golden_gate.render import COMMENT_LIMIT, SUMMARY_LIMIT, marker, render_comment, render_summary
+from golden_gate.report import ItemResult, Report, RunResult, Verdict, parse_report, report_json
+from golden_gate.target import AssistantClient, TargetSettings
+from tests.fakes.assistant_server import AssistantServer
 
 FRAGMENTS = [
     "<details>",
@@ -24,7 +33,10 @@ FRAGMENTS = [
     "x@y.com",
     "#123",
     "GH-7",
+    "gh-12",
     "owner/repo#9",
+    "org/repo@0123456789abcdef0123456789abcdef01234567",
+    "deadbeefcafe",
     "![x](http://evil.example/p.png)",
     "[click](https://evil.example)",
     "<https://evil.example>",
@@ -68,7 +80,8 @@ hostile = st.lists(
 
 MENTION = re.compile(r"(?<![\w&])@[A-Za-z0-9]")
 LINK = re.compile(r"(?i)https?://|www\.|\]\(|\]\[|<a\s|<img|<script")
-ISSUE = re.compile(r"(?<![&\w])#\d")
+ISSUE = re.compile(r"(?<![&\w])#\d|\b[gG][hH]-\d")
+SHA = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])")  # GitHub links it to a commit
 INVISIBLE = re.compile("[\u200c-\u200f\u202a-\u202e\u2066-\u2069\ufeff\x00\x1b]")
 ITEM_ROW = re.compile(r"\| \d+/\d+( \(\d+ errors\))? \|$")
 OUR_TAGS = re.compile(r"</?(details|summary|code)>")
@@ -149,6 +162,7 @@ def check_structure(body: str) -> None:
     assert not MENTION.search(body), MENTION.search(body)
     assert not LINK.search(body), LINK.search(body)
     assert not ISSUE.search(body), ISSUE.search(body)
+    assert not SHA.search(body), SHA.search(body)
     assert not INVISIBLE.search(body)
     without_ours = OUR_TAGS.sub("", body.replace(marker("x"), ""))
     assert "<" not in without_ours.replace("&lt;", "")
@@ -175,3 +189,93 @@ def test_megabyte_strings_are_cut_and_the_comment_stays_small():
     body = render_comment(candidate, gate, baseline=baseline, comment_id="x")
     check_structure(body)
     assert len(body) < 20_000 < COMMENT_LIMIT
+
+
+# -- one malformed item is that item's problem, never the run's ------------------------------
+
+
+def test_half_an_emoji_in_a_question_or_an_answer_is_repaired_and_recorded(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    lines = [
+        {"id": "cut", "question": "Why is \ud83d cut?", "reference_key_points": ["emoji"]},
+        {"id": "whole", "question": "Whole?", "reference_key_points": ["whole"]},
+    ]
+    golden.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = tmp_path / "out"
+    answers = {"Why is \ufffd cut?": "An emoji cut \ud83d in half", "Whole?": "whole 😀"}
+    with AssistantServer(answers=answers, sources=["docs/\udc00.md"]) as server:
+        code = cli.main(
+            ["run", str(golden), "--url", server.url, "--sources-path", "sources", "--quiet",
+             "--no-cache", "-o", str(out / "report.json"), "--comment-out",
+             str(out / "comment.md"), "--summary-out", str(out / "summary.md")]
+        )  # fmt: skip
+        assert server.count("Why is \ufffd cut?") == 1  # the repaired question was asked
+    assert code in (0, 1)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["dataset"]["repaired_items"] == ["cut"]
+    cut, whole = report["results"]
+    (run,) = cut["run_results"]
+    assert run["answer"] == "An emoji cut \ufffd in half" and run["sources"] == ["docs/\ufffd.md"]
+    assert run["surrogates_replaced"] == 2 and run["status"] != "error"
+    assert whole["run_results"][0]["surrogates_replaced"] == 1  # its source only
+    assert (out / "comment.md").read_text(encoding="utf-8").startswith("<!-- golden-gate")
+    assert (out / "summary.md").is_file()
+
+
+def test_reports_read_back_and_written_survive_half_an_emoji(tmp_path):
+    text = json.dumps({"judge": "j\ud83d", "results": [{"id": "a\udc00", "passes": 1, "runs": 1}]})
+    report = parse_report(text, source="baseline.json")
+    assert report.judge == "j\ufffd" and report.results[0].id == "a\ufffd"
+    # A writer handed text nobody repaired still writes a whole report.
+    report.results[0].question = "q\ud83d"
+    assert json.loads(report_json(report))["results"][0]["question"] == "q\ufffd"
+
+
+class ExplodingJudge(KeypointsJudge):
+    """A judge with a bug that only one question triggers."""
+
+    async def judge(self, *, question: str, answer: str, reference: str) -> Verdict:
+        if "boom" in question:
+            raise ZeroDivisionError("division by zero")
+        return await super().judge(question=question, answer=answer, reference=reference)
+
+
+def test_an_unexpected_exception_in_one_item_is_that_runs_error_not_the_evaluations():
+    golden = [
+        GoldenItem(id="boom", question="boom?", reference_key_points=["fine"]),
+        GoldenItem(id="fine", question="fine?", reference_key_points=["fine"]),
+    ]
+
+    async def go() -> Report:
+        async with AssistantClient(TargetSettings(url=server.url, retries=0)) as client:
+            return await evaluate(
+                golden, client=client, judge=ExplodingJudge(), cache=VerdictCache(None)
+            )
+
+    with AssistantServer(default_answer="fine") as server:
+        report = asyncio.run(go())
+    boom, fine = report.results
+    assert fine.passed and fine.errors == 0
+    assert boom.errors == 1 and boom.runs == 0
+    assert boom.run_results[0].error == "internal error: ZeroDivisionError: division by zero"
+
+
+def test_the_summary_fits_the_runners_byte_limit_without_cutting_a_row(tmp_path):
+    # 1,500 failing rows of CJK text: about 600 characters but 1,800 bytes each.
+    cjk = "回答が間違っています" * 30
+    report = Report(
+        judge="j",
+        results=[
+            ItemResult(
+                id=f"q{i:04d}", passes=0, runs=1, question=cjk, run_results=[run("fail", cjk)]
+            )
+            for i in range(1500)
+        ],
+    )
+    gate = evaluate_gate(report, None, GateSettings())
+    summary = render_summary(report, gate)
+    assert len(summary.encode("utf-8")) <= SUMMARY_LIMIT < runner.SUMMARY_LIMIT
+    rows = [line for line in summary.splitlines() if line.startswith("| <code>q")]
+    assert 100 < len(rows) < 1500 and all(ITEM_ROW.search(line) for line in rows)
+    runner.write_summary(summary, {"GITHUB_STEP_SUMMARY": str(tmp_path / "summary")})
+    assert (tmp_path / "summary").read_text(encoding="utf-8") == summary  # written whole

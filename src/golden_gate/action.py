@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from golden_gate import runner
+from golden_gate import redaction, runner
 from golden_gate.context import Context
 from golden_gate.errors import (
     EXIT_BAD_INPUT,
@@ -57,12 +57,24 @@ def judge_key_available(model: str, env: Mapping[str, str]) -> bool:
 
 
 def mask_secrets(settings: ActionSettings, env: Mapping[str, str]) -> None:
+    """Mask every secret in the log and register it to be scrubbed from what we write."""
     values = [settings.token, *[env.get(k, "") for k in SECRET_ENV]]
+    values += redaction.url_credentials(settings.run.judge.base_url)
     if settings.run.target is not None:
         values.extend(settings.run.target.headers.values())
+        values += redaction.url_credentials(settings.run.target.url)
+    too_short = 0
     for value in values:
         if value:
             runner.mask(value)
+            too_short += not redaction.register(value)
+    if too_short:
+        runner.warning(
+            f"{too_short} secret(s) shorter than {redaction.MIN_LENGTH} characters: masked in "
+            "the log, but too short to scrub from report.json, the comment and the summary "
+            "without mangling ordinary text",
+            title="golden-gate secrets",
+        )
 
 
 def github_client(settings: ActionSettings, ctx: Context):

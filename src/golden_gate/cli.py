@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from golden_gate import __version__
+from golden_gate import __version__, redaction
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError, InputError
 
 if TYPE_CHECKING:  # the commands import what they need when they run
@@ -24,7 +24,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _fail(message: str) -> None:
-    print(f"golden-gate: error: {message}", file=sys.stderr)
+    print(f"golden-gate: error: {redaction.scrub(message)}", file=sys.stderr)
 
 
 def _cache_dir(args: argparse.Namespace) -> Path | None:
@@ -209,6 +209,23 @@ def _headers(pairs: Sequence[str]) -> dict[str, str]:
     return headers
 
 
+def _register_secrets(headers: dict[str, str], *urls: str | None) -> None:
+    """What the Action masks, the CLI scrubs too: judge keys, header values, URL passwords."""
+    import os
+
+    from golden_gate.action import SECRET_ENV
+
+    values = [os.environ.get(key, "") for key in SECRET_ENV] + list(headers.values())
+    for url in urls:
+        values += redaction.url_credentials(url)
+    if not all([redaction.register(value) for value in values]):
+        print(
+            f"golden-gate: warning: a secret shorter than {redaction.MIN_LENGTH} characters "
+            "cannot be scrubbed from the report and the comment",
+            file=sys.stderr,
+        )
+
+
 def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.checks import CheckSettings
     from golden_gate.compose import ComposeSettings
@@ -217,6 +234,8 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.settings import Settings
     from golden_gate.target import TargetSettings
 
+    headers = _headers(args.header)
+    _register_secrets(headers, args.url, args.judge_base_url)
     try:
         return Settings(
             golden=args.golden,
@@ -228,7 +247,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
                 request_template=args.request_template,
                 answer_path=args.answer_path,
                 sources_path=args.sources_path,
-                headers=_headers(args.header),
+                headers=headers,
                 concurrency=args.concurrency,
                 timeout_s=args.timeout,
                 retries=args.retries,

@@ -1,15 +1,18 @@
 """Make untrusted text (questions, answers, judge comments, ids) inert in GitHub Markdown.
 
 Answers come from the model under test and questions from the golden set: either may hold HTML,
-a forged sticky marker, links, images, @mentions or table pipes. The output of `inline` is safe
-inside a table cell or after a label on one line: no tag, no link, no autolink, no mention, no
-issue reference, no line break and no pipe survives.
+a forged sticky marker, links, images, @mentions, references (`#1`, `GH-1`, `owner/repo#1`,
+commit SHAs) or table pipes. The output of `inline` is safe inside a table cell or after a
+label on one line: no tag, no link, no autolink, no mention, no reference, no line break, no
+pipe and no registered secret survives.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+from golden_gate import redaction
 
 ZWSP = "\u200b"  # breaks GitHub's mention, reference and autolink recognisers
 _INVISIBLE = re.compile(
@@ -18,6 +21,9 @@ _INVISIBLE = re.compile(
 )
 _ASCII_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # all that ASCII loses
 _WWW = re.compile(r"(?i)(w)(w)(w)")
+# GitHub links GH-123 like #123, and a hex word of 7 or more characters to the commit it may
+# name: a zero-width space after "GH-", and in hex words every 6 characters. One pass for both.
+_REFERENCE = re.compile(r"(?i)\bgh-(?=\d)|(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "|": "&#124;"}
 _MARKDOWN = set("\\`*_[]()!~{}^$")
 # Every character that is escaped, and how: one regex pass finds them (most text has few),
@@ -60,6 +66,13 @@ def _escape(match: re.Match[str]) -> str:
     return _ESCAPES[match.group()]
 
 
+def _break_reference(match: re.Match[str]) -> str:
+    word = match.group()
+    if word[-1] == "-":
+        return word + ZWSP
+    return ZWSP.join(word[i : i + 6] for i in range(0, len(word), 6))
+
+
 def cut(text: str, limit: int) -> str:
     """At most `limit` characters, with an ellipsis when cut."""
     if limit > 0 and len(text) > limit:
@@ -71,15 +84,17 @@ def inline(text: str | None, *, limit: int = 300) -> str:
     """Escape untrusted text for one line of GitHub Markdown (table cells included)."""
     if text is None:
         return ""
-    text = _strip_invisible(text[: limit * 4 if limit > 0 else None])
+    text = _strip_invisible(text[: limit * 4 + redaction.longest() if limit > 0 else None])
     # Runs of whitespace become one space, none at either end (split() and `\s` agree on
-    # what whitespace is: Py_UNICODE_ISSPACE).
-    text = cut(" ".join(text.split()), limit)
+    # what whitespace is: Py_UNICODE_ISSPACE). Secrets go after invisibles (one hidden inside
+    # a secret would split it) and before the cut (which could leave half of one).
+    text = cut(redaction.scrub(" ".join(text.split())), limit)
     # "scheme://" is what GitHub autolinks: a zero-width space after every ":" before a "/"
     # (no escape produces or removes a ":" or a "/", so this can follow them).
     escaped = _SPECIAL.sub(_escape, text).replace(":/", ":" + ZWSP + "/")
     # "www." autolinks without a scheme; the dot is already escaped, so split the letters.
-    return _WWW.sub(r"\1" + ZWSP + r"\2\3", escaped)
+    escaped = _WWW.sub(r"\1" + ZWSP + r"\2\3", escaped)
+    return _REFERENCE.sub(_break_reference, escaped)
 
 
 def code_span(text: str, *, limit: int = 120) -> str:

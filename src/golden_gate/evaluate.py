@@ -125,6 +125,14 @@ class Evaluation:
             del self._in_flight[key]
 
     async def run_once(self, item: GoldenItem, *, rerun: bool = False) -> RunResult:
+        """One run; whatever goes wrong in it is this run's error, never the whole evaluation's."""
+        try:
+            return await self._run_once(item, rerun=rerun)
+        except Exception as exc:  # a bug or an unforeseen input: one item, not every result
+            reason = cut(" ".join(f"{type(exc).__name__}: {exc}".split()), 300)
+            return RunResult(status="error", rerun=rerun, error=f"internal error: {reason}")
+
+    async def _run_once(self, item: GoldenItem, *, rerun: bool) -> RunResult:
         self.stats.assistant_calls += 1
         answer = await self.client.ask(item)
         excerpt_limit = self.settings.answer_excerpt_chars
@@ -132,6 +140,7 @@ class Evaluation:
             "rerun": rerun,
             "http_status": answer.http_status,
             "latency_ms": round(answer.latency_ms, 1),
+            "surrogates_replaced": answer.surrogates_replaced or None,
         }
         if answer.error is not None or answer.text is None:
             return RunResult(

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from golden_gate.errors import InputError
 from golden_gate.files import read_text, write_result
@@ -30,6 +30,8 @@ class GoldenItem(BaseModel):
     # Related questions (e.g. several about one page): the regression test flips their signs
     # together, so they are not counted as independent evidence.
     cluster: str | None = Field(default=None, min_length=1)
+    # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
+    _surrogates_replaced: int = PrivateAttr(default=0)
 
     @field_validator("question")
     @classmethod
@@ -37,6 +39,10 @@ class GoldenItem(BaseModel):
         if not value.strip():
             raise ValueError("the question is empty")
         return value
+
+    @property
+    def surrogates_replaced(self) -> int:
+        return self._surrogates_replaced
 
     @property
     def reference(self) -> str:
@@ -47,9 +53,10 @@ class GoldenItem(BaseModel):
 def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
     """Parse JSONL text; raise one InputError naming every bad line as `source:line: problem`."""
     problems = Problems()
-    items = [
-        item for _, _, item in records(lines, source=source, model=GoldenItem, problems=problems)
-    ]
+    items = []
+    for _, number, item in records(lines, source=source, model=GoldenItem, problems=problems):
+        item._surrogates_replaced = problems.repaired.get(number, 0)
+        items.append(item)
     problems.raise_if_any()
     if not items:
         raise InputError(f"{source}: the golden set is empty (no items)")

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from golden_gate import jsontext
 from golden_gate.errors import InputError
+from golden_gate.surrogates import repair_json
 
 M = TypeVar("M", bound=BaseModel)
 MAX_SHOWN = 20
@@ -36,7 +37,14 @@ def describe(error: ValidationError) -> str:
 
 
 class Problems(list[str]):
-    """Problems collected while reading; `raise_if_any` turns them into one InputError."""
+    """Problems collected while reading; `raise_if_any` turns them into one InputError.
+
+    `repaired` is not a problem: line number -> lone surrogates replaced with U+FFFD on it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.repaired: dict[int, int] = {}
 
     def raise_if_any(self) -> None:
         if self:
@@ -65,6 +73,9 @@ def records(
         if not isinstance(data, dict):
             problems.append(f"{where}: expected a JSON object, got {type(data).__name__}")
             continue
+        data, replaced = repair_json(data)  # half an emoji would fail every later encode
+        if replaced:
+            problems.repaired[number] = replaced
         try:
             record = model.model_validate(data)
         except ValidationError as exc:

@@ -28,9 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from golden_gate import redaction
 from golden_gate.errors import InputError
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.report import TokenUsage, Verdict
+from golden_gate.surrogates import repair
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import UsageMetadataCallbackHandler
@@ -184,7 +186,7 @@ def redact(text: str) -> str:
     """`text` with every secret from the environment and anything key-shaped masked."""
     for secret in _secrets():
         text = text.replace(secret, "***")
-    return _KEY_LIKE.sub("***", text)
+    return _KEY_LIKE.sub("***", redaction.scrub(text))
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -383,7 +385,7 @@ class LLMJudge(Judge):
         return Verdict(
             passed=passed,
             score=result["score"],
-            comment=str(result.get("comment") or ""),
+            comment=repair(str(result.get("comment") or ""))[0],  # the model's text, untrusted
             tokens=tokens,
             latency_ms=latency_ms,
         )

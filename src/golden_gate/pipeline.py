@@ -133,6 +133,7 @@ def evaluate_report(
         items=len(items),
         tags=settings.tags,
         shard=str(settings.shard) if settings.shard else None,
+        repaired_items=[i.id for i in items if i.surrogates_replaced] or None,
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:

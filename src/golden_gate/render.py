@@ -1,7 +1,8 @@
 """Render a gate result as the PR comment and the job summary (Jinja templates in `templates/`).
 
 All text that comes from questions, answers, judge comments or ids is escaped here, before it
-reaches a template, so a user's own template cannot forget to.
+reaches a template, so a user's own template cannot forget to; every registered secret is
+scrubbed from what is rendered (see redaction.py).
 """
 
 from __future__ import annotations
@@ -14,19 +15,29 @@ from pathlib import Path
 import jinja2
 from pydantic import BaseModel
 
+from golden_gate import redaction
 from golden_gate.errors import InputError
 from golden_gate.escape import code_span, inline, marker_id
 from golden_gate.gate import GateResult
 from golden_gate.report import ItemResult, Report, RuleChanges
 
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
-SUMMARY_LIMIT = 1_000_000  # the runner rejects step summaries over 1 MiB
+SUMMARY_LIMIT = 1_000_000  # bytes: the runner rejects step summaries over 1 MiB (1,048,576)
 MARKER_PREFIX = "<!-- golden-gate:report id="
 
 
 def marker(comment_id: str) -> str:
     """The hidden first line by which the sticky comment is found again."""
     return f"{MARKER_PREFIX}{marker_id(comment_id)} -->"
+
+
+def characters(text: str) -> int:
+    return len(text)
+
+
+def utf8_bytes(text: str) -> int:
+    """What the runner counts: a CJK character is 3 bytes, an emoji 4."""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def templates_dir() -> Path:
@@ -261,13 +272,17 @@ def render(
     template: str = "comment.md.j2",
     user_template: Path | None = None,
     limit: int = COMMENT_LIMIT,
+    measure: Callable[[str], int] = characters,
     extra_notes: list[str] | None = None,
     baseline_path: str | None = None,
     extra: dict[str, object] | None = None,
     unverified: bool = False,
 ) -> str:
-    """Render within `limit` characters, listing fewer rows (never cutting a table) if needed.
-    `unverified`: the report is another run's claim (a fork's), never shown as a verdict."""
+    """Render within `limit` (as `measure` counts), listing fewer rows if needed.
+
+    Rows are dropped whole: a table is never cut mid-row, whatever the characters cost.
+    `unverified`: the report is another run's claim (a fork's), never shown as a verdict.
+    """
     env = _environment(templates_dir(), user_template)
     name = user_template.name if user_template is not None else template
     try:
@@ -292,23 +307,24 @@ def render(
         if key in rendered:
             return rendered[key]
         try:
-            text = rendered[key] = tmpl.render(**context(max_rows))
+            text = rendered[key] = redaction.scrub(tmpl.render(**context(max_rows)))
         except jinja2.TemplateError as exc:
             raise InputError(f"{user_template or name}: the template failed ({exc})") from None
         return text
 
     most = max(len(report.results), 1)
     body = attempt(most)
-    if len(body) <= limit:
+    if measure(body) <= limit:
         return body
     low, high = 0, most  # invariant: attempt(high) is too long
     best = attempt(0)
-    if len(best) > limit:
-        raise InputError(f"the rendered {name} exceeds {limit} characters even with no rows")
+    if measure(best) > limit:
+        unit = "bytes" if measure is utf8_bytes else "characters"
+        raise InputError(f"the rendered {name} exceeds {limit} {unit} even with no rows")
     while high - low > 1:
         mid = (low + high) // 2
         text = attempt(mid)
-        if len(text) <= limit:
+        if measure(text) <= limit:
             low, best = mid, text
         else:
             high = mid
@@ -321,4 +337,6 @@ def render_comment(report: Report, gate: GateResult, **kwargs: object) -> str:
 
 def render_summary(report: Report, gate: GateResult, **kwargs: object) -> str:
     kwargs.pop("user_template", None)
-    return render(report, gate, template="summary.md.j2", limit=SUMMARY_LIMIT, **kwargs)  # type: ignore[arg-type]
+    return render(
+        report, gate, template="summary.md.j2", limit=SUMMARY_LIMIT, measure=utf8_bytes, **kwargs
+    )  # type: ignore[arg-type]

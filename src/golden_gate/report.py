@@ -13,9 +13,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticSerializationError
 
-from golden_gate import __version__, jsontext
+from golden_gate import __version__, jsontext, redaction, surrogates
 from golden_gate.errors import InputError
 from golden_gate.files import read_text, write_result
 
@@ -70,6 +78,7 @@ class RunResult(BaseModel):
     error: str | None = None
     http_status: int | None = None
     latency_ms: float | None = None
+    surrogates_replaced: int | None = None  # halves of emoji in the answer, now U+FFFD
 
     @property
     def failed_check(self) -> CheckOutcome | None:
@@ -187,12 +196,20 @@ class DatasetInfo(BaseModel):
     items: int | None = None
     tags: list[str] = Field(default_factory=list)
     shard: str | None = None
+    # Items whose golden line held half an emoji (a lone surrogate), evaluated with U+FFFD.
+    repaired_items: list[str] | None = None
 
 
 class AssistantInfo(BaseModel):
     url: str | None = None
     image_digests: dict[str, str] = Field(default_factory=dict)
     index_snapshot: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        # `http://user:password@host` works for the requests; the report keeps the host only.
+        return redaction.without_credentials(value) if value else value
 
 
 class RuleChanges(BaseModel):
@@ -321,6 +338,8 @@ def _parse_report(text: str, *, source: str) -> Report:
         raise InputError(
             f"{source}: not a report: invalid JSON at line {exc.lineno} ({exc.msg})"
         ) from None
+    if surrogates.may_hold_surrogates(text):  # rare: a walk over every string only then
+        data, _ = surrogates.repair_json(data)
     if not isinstance(data, dict) or "results" not in data:
         raise InputError(f"{source}: not a report: expected an object with 'judge' and 'results'")
     try:
@@ -366,7 +385,15 @@ def load_report(path: str | Path) -> Report:
 
 
 def report_json(report: Report) -> str:
-    return report.model_dump_json(indent=1, exclude_none=True) + "\n"
+    """The report as written, with every registered secret scrubbed from every string."""
+    try:
+        text = report.model_dump_json(indent=1, exclude_none=True)
+    except PydanticSerializationError:  # a lone surrogate that no reader repaired: repair here
+        data, _ = surrogates.repair_json(report.model_dump(mode="json", exclude_none=True))
+        text = json.dumps(data, indent=1, ensure_ascii=False)
+    if redaction.present(text):  # rare: re-encode only then, string by string (JSON stays valid)
+        text = json.dumps(redaction.scrub_json(json.loads(text)), indent=1, ensure_ascii=False)
+    return text + "\n"
 
 
 def save_report(report: Report, path: str | Path) -> None:

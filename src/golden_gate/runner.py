@@ -2,6 +2,7 @@
 
 Outputs go to `$GITHUB_OUTPUT`, the summary to `$GITHUB_STEP_SUMMARY`, state for the post step
 to `$GITHUB_STATE`; annotations, masks and log groups are workflow commands on stdout.
+Everything but a mask is scrubbed of registered secrets on its way out (see redaction.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from golden_gate.errors import InputError, OutputError
+from golden_gate.redaction import scrub
 
 SUMMARY_LIMIT = 1024 * 1024  # the runner rejects a step summary over 1 MiB
 
@@ -28,12 +30,12 @@ def escape_property(value: str) -> str:
 
 def command(name: str, message: str = "", **properties: str | int | None) -> None:
     props = ",".join(
-        f"{key}={escape_property(str(value))}"
+        f"{key}={escape_property(scrub(str(value)))}"
         for key, value in properties.items()
         if value is not None
     )
     head = f"::{name} {props}" if props else f"::{name}"
-    print(f"{head}::{escape_data(message)}", flush=True)
+    print(f"{head}::{escape_data(scrub(message))}", flush=True)
 
 
 def error(
@@ -65,13 +67,13 @@ def print_untrusted(text: str) -> None:
     """
     token = secrets.token_hex(16)
     print(f"::stop-commands::{token}", flush=True)
-    print(text, flush=True)
+    print(scrub(text), flush=True)
     print(f"::{token}::", flush=True)
 
 
 @contextlib.contextmanager
 def group(title: str) -> Iterator[None]:
-    print(f"::group::{escape_data(title)}", flush=True)
+    print(f"::group::{escape_data(scrub(title))}", flush=True)
     try:
         yield
     finally:
@@ -91,7 +93,8 @@ def _append(variable: str, text: str, env: Mapping[str, str] | None = None) -> b
     if not path:
         return False
     try:
-        with Path(path).open("a", encoding="utf-8") as handle:
+        # errors="replace": text that slipped past every repair still leaves a whole file.
+        with Path(path).open("a", encoding="utf-8", errors="replace") as handle:
             handle.write(text)
     except OSError as exc:
         what = FILE_COMMANDS.get(variable, variable)
@@ -126,6 +129,7 @@ def best_effort(write: Callable[[], object]) -> None:
 
 
 def _key_value(name: str, value: str) -> str:
+    value = scrub(value)
     if "\n" not in value and "\r" not in value:
         return f"{name}={value}\n"
     delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
@@ -147,7 +151,11 @@ def save_state(name: str, value: str, env: Mapping[str, str] | None = None) -> N
 
 
 def write_summary(markdown: str, env: Mapping[str, str] | None = None) -> None:
-    if len(markdown.encode("utf-8")) > SUMMARY_LIMIT:
-        markdown = markdown.encode("utf-8")[: SUMMARY_LIMIT - 200].decode("utf-8", "ignore")
-        markdown += "\n\n_(summary cut at the runner's 1 MiB limit; see report.json)_\n"
+    markdown = scrub(markdown)
+    data = markdown.encode("utf-8", "replace")
+    if len(data) > SUMMARY_LIMIT:
+        # Rendered summaries fit already (render.py counts bytes); this is the last resort,
+        # and cuts after a whole line, so no table row is cut in half.
+        kept = data[: SUMMARY_LIMIT - 200].decode("utf-8", "ignore").rpartition("\n")[0]
+        markdown = kept + "\n\n_(summary cut at the runner's 1 MiB limit; see report.json)_\n"
     _append("GITHUB_STEP_SUMMARY", markdown, env)

@@ -18,10 +18,11 @@ from typing import Any, Self
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from golden_gate import jsontext
+from golden_gate import jsontext, redaction
 from golden_gate.errors import InputError
 from golden_gate.golden import GoldenItem
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
+from golden_gate.surrogates import repair
 from golden_gate.transport import ShardedTransport
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ class Answer(BaseModel):
     latency_ms: float
     error: str | None = None
     attempts: int
+    surrogates_replaced: int = 0  # halves of emoji in the answer and sources, now U+FFFD
 
     @property
     def ok(self) -> bool:
@@ -122,6 +124,7 @@ class _Outcome:
     error: str | None = None
     retryable: bool = False
     retry_after: float | None = None
+    surrogates_replaced: int = 0
 
 
 class _BadResponse(Exception):
@@ -206,6 +209,7 @@ class AssistantClient:
             latency_ms=outcome.latency_ms,
             error=error,
             attempts=attempts,
+            surrogates_replaced=outcome.surrogates_replaced,
         )
 
     async def _attempt(self, body: bytes) -> _Outcome:
@@ -269,7 +273,15 @@ class AssistantClient:
             text, sources = self._parse(raw, headers.get("content-type", ""))
         except _BadResponse as exc:
             return _Outcome(latency_ms, status, error=str(exc))
-        return _Outcome(latency_ms, status, text=text, sources=sources)
+        # JSON can carry half an emoji ("\ud83d"): repaired here, the answer encodes anywhere.
+        text, replaced = repair(text)
+        if sources is not None:
+            repaired = [repair(source) for source in sources]
+            sources = [source for source, _ in repaired]
+            replaced += sum(count for _, count in repaired)
+        return _Outcome(
+            latency_ms, status, text=text, sources=sources, surrogates_replaced=replaced
+        )
 
     async def _read_capped(self, response: httpx.Response) -> bytes | None:
         """The body, or None once it passes the cap (the rest is never read)."""
@@ -321,7 +333,7 @@ class AssistantClient:
         # Defence in depth: a proxy or echoing server could put a header value in a message.
         for secret in self._secrets:
             message = message.replace(secret, "***")
-        return message
+        return redaction.scrub(message)  # and what the run registered, URL credentials too
 
 
 def _strings(node: Any) -> list[str]:

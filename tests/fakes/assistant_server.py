@@ -338,7 +338,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(
         self, status: int, payload: Any, headers: Mapping[str, str] | None = None
     ) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        try:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # half an emoji: sent as JSON spells it, "\ud83d"
+            data = json.dumps(payload).encode("ascii")
         self._send(status, "application/json", data, headers)
 
     def _send(

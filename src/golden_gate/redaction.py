@@ -1,0 +1,110 @@
+"""The secrets this run knows, and `scrub`, which keeps them out of everything it writes.
+
+Registered: the GitHub token, judge provider keys, assistant header values and passwords in
+URLs. Scrubbed at the writing edges: report.json, the rendered comment and summary, outputs,
+workflow commands and error messages. A URL's credentials are removed wherever one appears.
+
+GitHub's `::add-mask::` masks a secret of any length in the log; `scrub` cannot: a value under
+`MIN_LENGTH` characters would also replace ordinary text ("ab" in "about"), so such a value is
+registered as too short and callers say it is not scrubbed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+MIN_LENGTH = 4
+MASK = "***"  # shorter than MIN_LENGTH: scrubbing never makes a text longer
+_TOKEN_PART = 8  # in "Bearer <token>", a part this long is a secret on its own
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@\"'<>]+@")
+
+_values: set[str] = set()
+_ordered: list[str] = []  # longest first, so no part of a longer secret is left behind
+_too_short: set[str] = set()
+
+
+def _forms(value: str) -> set[str]:
+    # As given, as percent-encoded in a URL, and as escaped inside a JSON string.
+    return {value, quote(value, safe=""), json.dumps(value)[1:-1]}
+
+
+def register(value: str | None) -> bool:
+    """Remember a secret; False when it is too short to be scrubbed (it is still masked)."""
+    value = (value or "").strip()
+    if not value:
+        return True
+    if len(value) < MIN_LENGTH:
+        _too_short.add(value)
+        return False
+    found = _forms(value)
+    for part in value.split():
+        if len(part) >= _TOKEN_PART:
+            found |= _forms(part)
+    _values.update(v for v in found if len(v) >= MIN_LENGTH)
+    _ordered[:] = sorted(_values, key=len, reverse=True)
+    return True
+
+
+def url_credentials(url: str | None) -> list[str]:
+    """The password in a URL, or its user name when it has no password (a token as user)."""
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return []
+    secret = parts.password if parts.password is not None else parts.username
+    return [unquote(secret)] if secret else []
+
+
+def without_credentials(url: str) -> str:
+    """`url` with any `user:password@` removed: what a report may record."""
+    return _USERINFO.sub(r"\1", url)
+
+
+def longest() -> int:
+    """The length of the longest registered secret (0 when none is)."""
+    return len(_ordered[0]) if _ordered else 0
+
+
+def too_short() -> int:
+    """How many registered secrets are too short to be scrubbed."""
+    return len(_too_short)
+
+
+def clear() -> None:
+    """Forget every secret (tests, and a process that runs the gate twice)."""
+    _values.clear()
+    _ordered.clear()
+    _too_short.clear()
+
+
+def present(text: str) -> bool:
+    """Whether `scrub` would change `text`."""
+    return any(value in text for value in _ordered) or (
+        "://" in text and _USERINFO.search(text) is not None
+    )
+
+
+def scrub(text: str) -> str:
+    """`text` with every registered secret and every URL's credentials replaced by `***`."""
+    if not text:
+        return text
+    if "://" in text:
+        text = _USERINFO.sub(r"\1" + MASK + "@", text)
+    for value in _ordered:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def scrub_json(value: Any) -> Any:
+    """A parsed JSON value with every string in it (keys too) scrubbed."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [scrub_json(child) for child in value]
+    if isinstance(value, dict):
+        return {scrub(key): scrub_json(child) for key, child in value.items()}
+    return value
