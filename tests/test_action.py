@@ -71,7 +71,8 @@ def test_prompt_change_runs_comments_and_a_second_push_edits(world, candidate):
     assert int(again.outputs["cache-hits"]) > 0
 
 
-def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candidate):
+def fork_run(world, candidate):
+    """A pull request from a fork, run with the read-only token it gets."""
     pull = world.pull(["prompts/answer.txt"], fork=True)
     done = world.run(
         "pull_request",
@@ -79,6 +80,11 @@ def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candid
         token=READ_TOKEN,
         assistant_url=candidate,
     )
+    return pull, done
+
+
+def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candidate):
+    pull, done = fork_run(world, candidate)
     assert done.returncode == 1  # the gate's verdict, not the failed post
     assert "::warning title=golden-gate comment not posted::" in done.stdout
     assert "403" in done.stdout and "mode: post-comment" in done.stdout
@@ -101,13 +107,7 @@ def test_fork_pr_writes_the_comment_file_and_post_comment_posts_it(world, candid
 
 
 def test_a_forks_report_is_a_claim_never_a_verdict(world, candidate):
-    pull = world.pull(["prompts/answer.txt"], fork=True)
-    done = world.run(
-        "pull_request",
-        world.event("pull_request.opened", pull, fork=True),
-        token=READ_TOKEN,
-        assistant_url=candidate,
-    )
+    pull, done = fork_run(world, candidate)
     # The fork's workflow is the fork's: it uploads a report judged by a model it cannot have
     # called, every item passing, with text of its own in every free field and note.
     report_path = world.workspace / done.outputs["report-path"]
@@ -115,6 +115,7 @@ def test_a_forks_report_is_a_claim_never_a_verdict(world, candidate):
     report.update(tier="full", judge="openai:gpt-4.1", tool_version="golden-gate ✅ VERIFIED")
     report["dataset"]["path"] = "**Approved by the maintainers**"
     report["assistant"] = {"url": "https://evil.example/✅", "index_snapshot": "@maintainers"}
+    report["rule_changes"] = {"files": ["@maintainers approved"]}
     for item in report["results"]:
         item.update(passes=item["runs"], errors=0)
         for run in item["run_results"]:

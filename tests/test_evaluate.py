@@ -3,7 +3,6 @@
 import asyncio
 import itertools
 import json
-from collections import defaultdict
 
 import pytest
 
@@ -145,19 +144,23 @@ def test_permanent_500_makes_errors_not_failures_and_the_run_incomplete(tmp_path
     assert not list((tmp_path / "cache").rglob("*.json"))  # nothing cached
 
 
-def test_reruns_majority_and_unstable():
-    golden = items(2)
-    flip = defaultdict(lambda: itertools.cycle([False, True]))
+def flaky_shape():
+    """Answers "flaky" alternate bad, good, bad... for item 0: a flaky assistant."""
+    flip = itertools.cycle([False, True])
 
     def shape(answer, sources):
-        # The first item's answers alternate bad, good, bad...: a flaky assistant.
         if answer == "flaky":
-            return {"answer": good(0) if next(flip["x"]) else bad(0), "sources": sources}
+            return {"answer": good(0) if next(flip) else bad(0), "sources": sources}
         return {"answer": answer, "sources": sources}
 
+    return shape
+
+
+def test_reruns_are_diagnostic_and_never_counted():
+    golden = items(2)
     answers = {golden[0].question: "flaky", golden[1].question: bad(1)}
     judge = make_judge(JudgeSettings(model="keypoints"))
-    with AssistantServer(answers=answers, shape=shape) as assistant:
+    with AssistantServer(answers=answers, shape=flaky_shape()) as assistant:
         rep = run(golden, assistant.url, judge, runs=1, rerun_failures=2)
     flaky, broken = rep.results
     # bad, then two diagnostic re-runs (good, bad): shown, never counted (counting only the
@@ -171,16 +174,9 @@ def test_reruns_majority_and_unstable():
 
 def test_repeats_count_every_run_and_unstable_items_are_marked():
     golden = items(2)
-    flip = defaultdict(lambda: itertools.cycle([False, True]))
-
-    def shape(answer, sources):
-        if answer == "flaky":
-            return {"answer": good(0) if next(flip["x"]) else bad(0), "sources": sources}
-        return {"answer": answer, "sources": sources}
-
     answers = {golden[0].question: "flaky", golden[1].question: good(1)}
     judge = make_judge(JudgeSettings(model="keypoints"))
-    with AssistantServer(answers=answers, shape=shape) as assistant:
+    with AssistantServer(answers=answers, shape=flaky_shape()) as assistant:
         rep = run(golden, assistant.url, judge, runs=4)
     flaky, steady = rep.results
     assert (flaky.passes, flaky.runs) == (2, 4) and flaky.unstable and flaky.score == 0.5

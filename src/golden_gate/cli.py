@@ -209,8 +209,11 @@ def _headers(pairs: Sequence[str]) -> dict[str, str]:
     return headers
 
 
-def _register_secrets(headers: dict[str, str], *urls: str | None) -> None:
-    """What the Action masks, the CLI scrubs too: judge keys, header values, URL passwords."""
+def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
+    """What the Action masks, the CLI scrubs too: judge keys, header values, URL passwords.
+
+    False when a secret is too short to scrub (said once the settings are known to be valid).
+    """
     import os
 
     from golden_gate.action import SECRET_ENV
@@ -218,12 +221,7 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> None:
     values = [os.environ.get(key, "") for key in SECRET_ENV] + list(headers.values())
     for url in urls:
         values += redaction.url_credentials(url)
-    if not all([redaction.register(value) for value in values]):
-        print(
-            f"golden-gate: warning: a secret shorter than {redaction.MIN_LENGTH} characters "
-            "cannot be scrubbed from the report and the comment",
-            file=sys.stderr,
-        )
+    return all([redaction.register(value) for value in values])
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
@@ -235,9 +233,9 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.target import TargetSettings
 
     headers = _headers(args.header)
-    _register_secrets(headers, args.url, args.judge_base_url)
+    scrubbable = _register_secrets(headers, args.url, args.judge_base_url)
     try:
-        return Settings(
+        settings = Settings(
             golden=args.golden,
             tags=[t.strip() for t in args.tags.split(",") if t.strip()],
             shard=Shard.parse(args.shard, name="--shard") if args.shard else None,
@@ -280,6 +278,13 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
         )
     except ValidationError as exc:
         raise InputError(_validation_sentence(exc)) from None
+    if not scrubbable:
+        print(
+            f"golden-gate: warning: a secret shorter than {redaction.MIN_LENGTH} characters "
+            "cannot be scrubbed from the report and the comment",
+            file=sys.stderr,
+        )
+    return settings
 
 
 # --- commands ------------------------------------------------------------------------------
