@@ -304,3 +304,24 @@ def test_three_writers_and_a_pruner_in_four_processes_never_fail(tmp_path: Path)
                 judge_identity="j", question=entry["key"]["question"], answer="a", reference="r"
             ).hex
         )
+
+
+def test_an_answer_holding_a_registered_secret_is_never_stored(tmp_path):
+    from golden_gate import redaction
+    from golden_gate.cache import VerdictCache, VerdictKey
+    from golden_gate.report import Verdict
+
+    redaction.register("sk-SECRET-abcdef123456")
+    warnings = []
+    cache = VerdictCache(tmp_path, warn=warnings.append)
+    key = VerdictKey(
+        judge_identity_sha256="0" * 64,
+        question="q?",
+        answer="Echo: Authorization: Bearer sk-SECRET-abcdef123456",
+        reference="- r",
+    )
+    cache.put(key, Verdict(passed=True, comment="ok"))
+    assert not list(tmp_path.rglob("*.json")) and len(warnings) == 1
+    clean = VerdictKey(judge_identity_sha256="0" * 64, question="q?", answer="a", reference="- r")
+    cache.put(clean, Verdict(passed=True, comment="sk-SECRET-abcdef123456 again"))
+    assert not list(tmp_path.rglob("*.json"))  # nor a judge comment that echoes one

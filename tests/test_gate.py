@@ -216,7 +216,7 @@ def test_mixed_differences_use_the_exact_sign_flip_test():
     )
     comparison = evaluate_gate(candidate, baseline, GateSettings(floor=0.1)).comparison
     assert comparison.method == "exact sign-flip"
-    assert comparison.p_value == 0.5**10  # every non-zero difference is negative
+    assert comparison.p_value == pytest.approx(0.5**10, rel=1e-12)  # all of them negative
     assert comparison.b == 10 and comparison.units == 10
 
 
@@ -302,3 +302,46 @@ def test_run_settings_that_differ_move_the_yardstick():
     # A baseline made by 0.1, which counted re-runs of failures: said, so it is made again.
     old = bare.model_copy(update={"format": "golden-gate/1", "tool_version": "0.1.0"})
     assert any("golden-gate 0.1.0" in w for w in evaluate_gate(one, old).warnings)
+
+
+def test_the_power_line_is_about_the_items_the_baseline_paired():
+    names = ids(1000)
+    candidate = report({i: n % 10 != 0 for n, i in enumerate(names)})
+    baseline = report({i: n % 10 != 0 for n, i in enumerate(names[:50])})
+    gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.5))
+    assert gate.comparison.shared == 50
+    assert any(n.startswith("power: 50 items") for n in gate.notes)
+
+
+def test_four_clusters_can_never_show_a_drop_and_the_power_line_says_so():
+    names = ids(400)
+    clusters = {i: f"page-{n % 4}" for n, i in enumerate(names)}
+    base = scored(dict.fromkeys(names, (1, 1)), clusters=clusters)
+    cand = scored({i: (0, 1) if n < 40 else (1, 1) for n, i in enumerate(names)})
+    gate = evaluate_gate(cand, base, GateSettings(floor=0.5))
+    assert gate.comparison.independent_units == 4 and not gate.comparison.significant
+    assert any("cannot reliably catch any drop" in n for n in gate.notes)
+
+
+def test_verdicts_the_judge_could_not_give_never_carry_a_pass_they_could_flip():
+    names = ids(200)
+    baseline = report(dict.fromkeys(names, True))
+    # 19 regressed items whose runs the judge failed on: not counted, the gate would pass.
+    broken = set(names[:19])
+    results = [
+        ItemResult(id=i, passes=0, runs=0, errors=1)
+        if i in broken
+        else ItemResult(id=i, passes=1, runs=1)
+        for i in names
+    ]
+    gate = evaluate_gate(Report(judge="openai:gpt-4.1-mini", results=results), baseline)
+    assert gate.passed and gate.inconclusive is not None
+    assert (
+        "19 run(s) got no verdict" in gate.inconclusive
+        and "significant regression" in gate.inconclusive
+    )
+    # One judge failure that could not change anything is just that.
+    few = [ItemResult(id=names[0], passes=0, runs=0, errors=1)] + [
+        ItemResult(id=i, passes=1, runs=1) for i in names[1:]
+    ]
+    assert evaluate_gate(Report(judge="j", results=few), baseline).inconclusive is None

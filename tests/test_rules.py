@@ -91,3 +91,30 @@ def test_hostile_ids_in_the_rules_banner_are_escaped():
     comment = render_comment(candidate, evaluate_gate(candidate, None))
     banner = next(line for line in comment.splitlines() if "gate's own rules" in line)
     assert "<img" not in banner and "](http" not in banner and "@admin" not in banner
+
+
+def test_the_pull_requests_own_items_neither_pair_nor_carry_the_floor():
+    names = ids(100)
+    base_items = golden(100)
+    # The base branch's items: 72 of 100 pass, below the 0.80 floor.
+    # The pull request adds 300 trivial items, and re-adds a deleted id the baseline failed.
+    head_items = (
+        [*base_items]
+        + [GoldenItem(id=f"easy-{n}", question="What is 2+2?", tags=["smoke"]) for n in range(300)]
+        + [GoldenItem(id="old-failure", question="What is 1+1?", tags=["smoke"])]
+    )
+    items, changes = gate_items(base_items, head_items, ["smoke"])
+    candidate = Report(
+        judge="j",
+        results=[
+            ItemResult(id=i.id, passes=int(not (i.id in names and names.index(i.id) >= 72)), runs=1)
+            for i in items
+        ],
+    )
+    mark_origins(candidate, changes)
+    baseline = report({**dict.fromkeys(names, True), "old-failure": False}, judge="j")
+    gate = evaluate_gate(candidate, baseline)
+    assert "old-failure" not in gate.comparison.improvements  # the pull request's: not paired
+    assert gate.comparison.shared == 100 and gate.comparison.b == 28
+    assert not gate.passed
+    assert any(r.code == "below-floor" and "base branch's items" in r.message for r in gate.reasons)

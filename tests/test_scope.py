@@ -140,3 +140,18 @@ def test_own_inputs_are_repo_paths(tmp_path):
         "INPUT_ASSISTANT-URL": "http://127.0.0.1:9",
     }
     assert own_inputs(read_action_settings(env, workspace=tmp_path)) == OWN
+
+
+def test_force_and_the_file_cap_still_say_which_rule_files_changed():
+    from golden_gate.scope import decide
+
+    own = {"evals/golden.jsonl": "golden"}
+    changed = ["src/x.py", ".github/workflows/gate.yml", "evals/golden.jsonl"]
+    forced = decide(
+        "pull_request", force=True, patterns=["src/**"], changed=changed, own_inputs=own
+    )
+    assert forced.run and forced.own_inputs_changed == changed[1:]
+    capped = decide(
+        "pull_request", force=False, patterns=[], changed=changed, capped=True, own_inputs=own
+    )
+    assert capped.run and capped.own_inputs_changed == changed[1:]

@@ -224,3 +224,26 @@ def test_power_grows_with_items_and_runs():
     assert at >= 0.8 > below
     # A min-drop above the target: no number of items catches it.
     assert stats.power_of(n=200, variance=0.1, alpha=0.05, min_drop=0.06).items_for_drop is None
+
+
+def test_a_thousand_equal_differences_do_not_overflow():
+    """C(m, k) / 2^m overflows a float from m = 1,024: the distribution is built in logs."""
+    differences = [Fraction(-1, 3)] * 515 + [Fraction(1, 3)] * 515 + [Fraction(-2, 3)] * 3
+    differences += [Fraction(1, 3)] * 600
+    test = paired_sign_flip_test(differences)
+    assert test.method == "exact sign-flip" and 0 < test.p_value <= 1
+
+
+def test_unevenly_counted_runs_fall_back_to_monte_carlo_without_overflow():
+    """Judge failures leave 85..100 counted runs: the common denominator passes 2^63."""
+    rng = __import__("random").Random(1)
+    differences = []
+    for _ in range(300):
+        counted = rng.randint(85, 100)
+        differences.append(
+            Fraction(rng.randint(int(counted * 0.8), counted), counted)
+            - Fraction(rng.randint(80, 100), 100)
+        )
+    test = paired_sign_flip_test(differences)
+    assert test.method == "Monte-Carlo sign-flip" and test.error is not None
+    assert 0 < test.p_value <= 1

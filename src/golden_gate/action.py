@@ -105,7 +105,9 @@ def own_inputs(settings: ActionSettings) -> dict[str, str]:
 
 
 def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
-    if settings.force or ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
+    # With `force` on a pull request the files are still listed: the comment must say when
+    # the pull request changes the gate's own rules.
+    if ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
         return decide(ctx.event_name, force=settings.force, patterns=settings.paths)
     own = own_inputs(settings)
     from golden_gate.github import GitHubError
@@ -116,7 +118,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
             listed = github.changed_files(ctx.pr_number)
             return decide(
                 ctx.event_name,
-                force=False,
+                force=settings.force,
                 patterns=settings.paths,
                 changed=listed.files,
                 capped=listed.capped,
@@ -134,7 +136,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
         files = None
     return decide(
         ctx.event_name,
-        force=False,
+        force=settings.force,
         patterns=settings.paths,
         changed=files,
         source="git",
@@ -282,7 +284,7 @@ def exit_for(outcome: Outcome, settings: ActionSettings) -> int:
     """The step's exit code, with an annotation; fail-on-regression false makes it a warning."""
     if outcome.verdict == "incomplete":
         runner.error(
-            f"the evaluation could not be completed: {outcome.report.incomplete_reason}",
+            f"the evaluation could not be completed: {outcome.incomplete_reason}",
             title="golden-gate incomplete",
         )
         return outcome.exit_code

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from golden_gate import redaction
 from golden_gate.report import Verdict
 
 _HEX = frozenset("0123456789abcdef")
@@ -87,6 +88,7 @@ class VerdictCache:
         self.written = 0
         self.rejected = 0  # entries that were not what their name claims: never used
         self.write_failures = 0
+        self.secret_skips = 0  # verdicts not stored because the material holds a secret
         # Keys this run looked up or stored: what is worth saving for the next run.
         self.used_keys: set[str] = set()
 
@@ -154,6 +156,13 @@ class VerdictCache:
     def put(self, key: VerdictKey, verdict: Verdict) -> None:
         """Store a successful verdict (a no-op when disabled); a failed write is a warning."""
         if self.directory is None or self.write_failures:
+            return
+        if any(redaction.present(text) for text in (*asdict(key).values(), verdict.comment)):
+            # The entry must keep its material to be verifiable, and cache archives are uploaded:
+            # an answer that holds a registered secret is judged again rather than stored.
+            self.secret_skips += 1
+            if self.secret_skips == 1:
+                self.warn("an answer holding a secret was not cached (it is judged each run)")
             return
         path = self.path(key)
         entry = {

@@ -328,6 +328,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     baseline = load_report(args.baseline) if args.baseline else None
     gate = evaluate_gate(report, baseline, settings)
     _print_gate(gate)
+    reason = report.incomplete_reason if not report.complete else gate.inconclusive
+    if reason:
+        _fail(f"no gate result: {reason}")
+        return EXIT_INCOMPLETE
     return EXIT_PASSED if gate.passed else EXIT_FAILED
 
 
@@ -408,7 +412,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_gate(outcome.gate, str(settings.report_path))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
-        _fail(f"the evaluation could not be completed: {outcome.report.incomplete_reason}")
+        _fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
     return outcome.exit_code
 
 

@@ -70,6 +70,7 @@ class Comparison(BaseModel):
     p_value_error: float | None = None  # Monte-Carlo standard error, when p was estimated
     method: str = "sign test"
     units: int = 0  # non-zero differences the test used (clusters when clustered)
+    independent_units: int = 0  # shared items, with each cluster counted once
     clusters: int | None = None  # clusters among the shared items, when any item has one
     net_drop: float = 0.0
     significant: bool = False
@@ -97,6 +98,7 @@ class PowerNote(BaseModel):
     basis: str = ""
 
     def sentence(self, n: int) -> str:
+        """`n`: the items the statement is about (the shared ones when a baseline paired)."""
         runs = f" × {self.runs} runs" if self.runs > 1 else ""
         if self.detectable_drop is None or self.detectable_drop >= 1:
             caught = f"{n} items{runs} cannot reliably catch any drop"
@@ -138,6 +140,8 @@ class GateResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     errored: list[str] = Field(default_factory=list)  # items with an error run, either side
     unanswered: int = 0  # runs the assistant could not answer: counted as failures
+    # Runs without a verdict could flip a pass: then the result is no result (exit 3).
+    inconclusive: str | None = None
     unstable: list[str] = Field(default_factory=list)
 
     @property
@@ -188,8 +192,13 @@ class _Tally:
         self.k = 0
         self.score_sum = 0.0
         self.unanswered = 0
+        self.not_judged = 0  # runs without a verdict (judge-side or internal errors)
+        self.own: set[str] = set()  # items the pull request defined (rules.py): floor only
+        self.base_n = 0
+        self.base_score_sum = 0.0
         for r in report.results:
             self.hashes.append((r.id, r.item_hash))
+            self.not_judged += r.errors
             if r.cluster is not None:
                 self.clusters[r.id] = r.cluster
             if r.runs == 0 or r.errors or r.unanswered:
@@ -203,6 +212,11 @@ class _Tally:
             self.k += passes * 2 > runs
             self.score_sum += passes / runs
             self.runs[runs] += 1
+            if getattr(r, "origin", None) == "pull-request":
+                self.own.add(r.id)
+            else:
+                self.base_n += 1
+                self.base_score_sum += passes / runs
             if 0 < passes < runs:
                 self.unstable.append(r.id)
             if runs > 1:
@@ -311,7 +325,9 @@ def _compare(
 ) -> tuple[Comparison, float]:
     """The comparison, and the variance of the differences (per item, clusters summed)."""
     cand, base = cand_tally.counted, base_tally.counted
-    shared = sorted(cand.keys() & base.keys())
+    # The pull request's own items (new, or reworded copies) are never paired: a re-added id
+    # could otherwise offset a real regression with an easy question.
+    shared = sorted((cand.keys() - cand_tally.own) & base.keys())
     fractions: dict[tuple[int, int, int, int], Fraction] = {}  # few distinct (pc, rc, pb, rb)
     totals: dict[str, Fraction] = {}
     regressions: list[str] = []
@@ -340,6 +356,7 @@ def _compare(
         else 0.0
     )
     shared_clusters = {clusters[i] for i in shared if i in clusters}
+    units = len(shared_clusters) + sum(1 for i in shared if i not in clusters)
     comparison = Comparison(
         shared=len(shared),
         regressions=regressions,
@@ -349,6 +366,7 @@ def _compare(
         method=test.method,
         units=test.units,
         clusters=len(shared_clusters) if shared_clusters else None,
+        independent_units=units,
         net_drop=net_drop,
         significant=test.p_value < settings.alpha and net_drop > settings.min_drop,
         underpowered=test.min_possible_p >= settings.alpha,
@@ -359,9 +377,18 @@ def _compare(
 
 
 def _power(
-    tally: _Tally, base_tally: _Tally | None, spread: float | None, settings: GateSettings
+    tally: _Tally,
+    base_tally: _Tally | None,
+    spread: float | None,
+    settings: GateSettings,
+    comparison: Comparison | None = None,
 ) -> PowerNote:
-    """How big a drop this gate catches 80 % of the time, from the observed spread."""
+    """How big a drop this gate catches 80 % of the time, from the observed spread.
+
+    With a comparison, about the items it paired (each cluster one unit), not all items."""
+    paired = comparison is not None and comparison.shared > 0
+    n = comparison.shared if paired else tally.n
+    units = comparison.independent_units if paired else None
     runs = tally.typical_runs
     base_runs = base_tally.typical_runs if base_tally is not None else runs
     if spread is not None:
@@ -376,17 +403,27 @@ def _power(
         p = tally.score
         variance = p * (1 - p) * (1 / runs + 1 / base_runs)
         basis = "assuming every item is as variable as the average"
-    note = plan_power(n=tally.n, runs=min(runs, base_runs), variance=variance, settings=settings)
+    note = plan_power(
+        n=n, runs=min(runs, base_runs), variance=variance, settings=settings, units=units
+    )
     return note.model_copy(update={"runs": runs, "basis": basis})
 
 
-def plan_power(*, n: int, runs: int, variance: float, settings: GateSettings) -> PowerNote:
-    """The normal approximation, floored by the fewest changed items the test can act on."""
+def plan_power(
+    *, n: int, runs: int, variance: float, settings: GateSettings, units: int | None = None
+) -> PowerNote:
+    """The normal approximation, floored by the fewest changed items the test can act on.
+
+    `units`: independent units (clusters count once); fewer than the test needs to reach
+    alpha at all means no drop can be caught."""
+    fewest_units = min_discordant_for_significance(settings.alpha)
     power = power_of(n=n, variance=variance, alpha=settings.alpha, min_drop=settings.min_drop)
     detectable = power.detectable_drop
-    smallest = min_discordant_for_significance(settings.alpha) / (n * runs) if n else 1.0
+    smallest = fewest_units / (n * runs) if n else 1.0
     if detectable is not None:
         detectable = max(detectable, smallest)
+    if units is not None and units < fewest_units:
+        detectable = None
     needed = power.items_for_drop
     if needed is not None:
         fewest = math.ceil(min_discordant_for_significance(settings.alpha) / (0.05 * runs))
@@ -452,8 +489,36 @@ def unreachable_floor_message(n: int, settings: GateSettings) -> str:
 def evaluate_gate(
     candidate: Report, baseline: Report | None, settings: GateSettings | None = None
 ) -> GateResult:
-    """Apply the floor and, with a baseline, the paired regression test."""
+    """Apply the floor and, with a baseline, the paired regression test.
+
+    Runs the judge could not judge are not verdicts; but if counting them as failures would
+    fail a gate that passes, the pass rests on what was not seen: `inconclusive` says so.
+    """
     settings = settings or GateSettings()
+    result = _evaluate_gate(candidate, baseline, settings)
+    if result.passed and any(r.errors for r in candidate.results):
+        worst = candidate.model_copy(
+            update={
+                "results": [
+                    r.model_copy(update={"runs": r.runs + r.errors, "errors": 0}) if r.errors else r
+                    for r in candidate.results
+                ]
+            }
+        )
+        pessimistic = _evaluate_gate(worst, baseline, settings)
+        if not pessimistic.passed:
+            not_judged = sum(r.errors for r in candidate.results)
+            result.inconclusive = (
+                f"{not_judged} run(s) got no verdict (the judge failed on them), and counted as "
+                f"failures they would fail the gate ({pessimistic.reasons[0].message}): "
+                "judge them again"
+            )
+    return result
+
+
+def _evaluate_gate(
+    candidate: Report, baseline: Report | None, settings: GateSettings
+) -> GateResult:
     tally = _Tally(candidate)
     n, k = tally.n, tally.k
     errored = sorted(tally.errored)
@@ -486,6 +551,34 @@ def evaluate_gate(
                 f"({_rate_text(tally)} passed)",
             )
         )
+    if tally.own and tally.base_n:
+        # The pull request's own items may only make the floor stricter, never carry it.
+        base_lower = wilson_lower_bound(
+            tally.base_score_sum, tally.base_n, confidence=settings.confidence
+        )
+        if base_lower < settings.floor <= lower:
+            reasons.append(
+                Reason(
+                    code="below-floor",
+                    message=f"below the floor on the base branch's items: lower bound "
+                    f"{base_lower:.3f} < {settings.floor:.2f} over {tally.base_n} items (the "
+                    f"pull request's {len(tally.own)} own items are not counted for this)",
+                )
+            )
+    if tally.own and tally.base_n:
+        # The pull request's own items may only make the floor stricter, never carry it.
+        base_lower = wilson_lower_bound(
+            tally.base_score_sum, tally.base_n, confidence=settings.confidence
+        )
+        if base_lower < settings.floor <= lower:
+            reasons.append(
+                Reason(
+                    code="below-floor",
+                    message=f"below the floor on the base branch's items: lower bound "
+                    f"{base_lower:.3f} < {settings.floor:.2f} over {tally.base_n} items (the "
+                    f"pull request's {len(tally.own)} own items are not counted for this)",
+                )
+            )
     if not floor_reachable(n, settings):
         notes.append(unreachable_floor_message(n, settings) + ".")
     notes.append(
@@ -541,8 +634,9 @@ def evaluate_gate(
                 f"p was estimated by {MONTE_CARLO_DRAWS:,} seeded random sign flips "
                 f"(standard error {comparison.p_value_error:.4f})."
             )
-    power = _power(tally, base_tally, spread, settings)
-    notes.append(power.sentence(n))
+    power = _power(tally, base_tally, spread, settings, comparison)
+    paired = comparison is not None and comparison.shared > 0
+    notes.append(power.sentence(comparison.shared if paired else n))
     return GateResult(
         verdict="failed" if reasons else "passed",
         reasons=reasons,

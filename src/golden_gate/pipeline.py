@@ -47,6 +47,11 @@ class Outcome(BaseModel):
     comment: str
     summary: str
 
+    @property
+    def incomplete_reason(self) -> str | None:
+        """Why there is no gate result: the evaluation, or verdicts missing where they count."""
+        return self.report.incomplete_reason or self.gate.inconclusive
+
 
 def load_items(settings: Settings) -> list[golden.GoldenItem]:
     items = golden.select(golden.load_golden(settings.golden), settings.tags)
@@ -199,7 +204,7 @@ def gate_and_render(
             collected.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if failures is None:
         collected.raise_if_any()
-    if not report.complete:
+    if not report.complete or gate.inconclusive:
         verdict: Verdict = "incomplete"
         code = EXIT_INCOMPLETE
     else:

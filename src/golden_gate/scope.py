@@ -108,8 +108,10 @@ def decide(
 ) -> Scope:
     """Only pull requests can be skipped; every other event runs. `own_inputs` maps the repo
     paths of the gate's own input files to their input names: a change to one always runs."""
+    # What the gate itself reads, changed: said at the top of the comment however it runs.
+    own = {f: r for f in changed or () if (r := own_input_rule(f, own_inputs or {}))}
     if force:
-        return Scope(run=True, reason="force is set")
+        return Scope(run=True, reason="force is set", own_inputs_changed=list(own))
     if event_name not in PULL_REQUEST_EVENTS:
         return Scope(run=True, reason=f"{event_name or 'a local run'} always runs")
     if changed is None:
@@ -120,8 +122,8 @@ def decide(
             reason=f"the pull request has at least {FILE_CAP} changed files (GitHub's cap)",
             changed=len(changed),
             source=source,
+            own_inputs_changed=list(own),
         )
-    own = {f: r for f in changed if (r := own_input_rule(f, own_inputs or {}))}
     by_paths = matching_rules(changed, patterns)
     rules = {**{f: f"paths: {pattern}" for f, pattern in by_paths.items()}, **own}
     matched = [f for f in changed if f in rules]

@@ -99,34 +99,41 @@ def paired_sign_flip_test(differences: Sequence[Fraction]) -> PairedTest:
     nonzero = [d for d in differences if d != 0]
     if not nonzero:
         return PairedTest(p_value=1.0, method="sign test", units=0)
-    scale = math.lcm(*(d.denominator for d in nonzero))
-    weights = [abs(int(d * scale)) for d in nonzero]
-    negatives_weight = sum(w for d, w in zip(nonzero, weights, strict=True) if d < 0)
-    if all(w == weights[0] for w in weights):
+    if all(abs(d) == abs(nonzero[0]) for d in nonzero):
         b = sum(1 for d in nonzero if d < 0)
         return PairedTest(
             p_value=sign_test_p(b, len(nonzero) - b), method="sign test", units=len(nonzero)
         )
-    counts = Counter(weights)
-    total = sum(weights)
     # T* <= T  ⟺  the weight given a minus sign is at least the observed negative weight.
-    # By symmetry of the signs that is P(S >= negatives_weight), S = weight with a plus sign.
+    # By symmetry of the signs that is P(S >= negatives), S = the weight given a plus sign.
+    scale = math.lcm(*(d.denominator for d in nonzero))
+    weights = [abs(d.numerator) * (scale // d.denominator) for d in nonzero]
+    common = math.gcd(*weights)
+    weights = [w // common for w in weights]
+    negatives = sum(w for d, w in zip(nonzero, weights, strict=True) if d < 0)
+    total = sum(weights)
     if total <= EXACT_SUPPORT_LIMIT:
-        pmf = _weighted_binomial_pmf(counts, total)
-        p = float(min(1.0, max(0.0, pmf[negatives_weight:].sum())))
+        pmf = _weighted_binomial_pmf(Counter(weights), total)
+        p = float(min(1.0, max(0.0, pmf[negatives:].sum())))
         return PairedTest(p_value=p, method="exact sign-flip", units=len(nonzero))
-    p, error = _monte_carlo_tail(counts, negatives_weight)
+    # Too wide for the exact distribution (or runs counted so unevenly that the common
+    # denominator explodes): sample the signs, on the magnitudes as floats.
+    magnitudes = Counter(abs(float(d)) for d in nonzero)
+    observed = sum(abs(float(d)) for d in nonzero if d < 0)
+    p, error = _monte_carlo_tail(magnitudes, observed)
     return PairedTest(p_value=p, method="Monte-Carlo sign-flip", units=len(nonzero), error=error)
 
 
 def _weighted_binomial_pmf(counts: Counter[int], total: int):  # -> numpy array
     """The distribution of S = sum over distinct weights w of w · Binomial(m_w, 1/2)."""
     import numpy as np
-    from scipy.special import comb
+    from scipy.special import gammaln
 
     pmf = np.ones(1)
     for weight, m in sorted(counts.items()):
-        binomial = comb(m, np.arange(m + 1), exact=False) / 2.0**m
+        k = np.arange(m + 1)
+        # In logs: C(m, k) / 2^m overflows a float from m = 1,024 on.
+        binomial = np.exp(gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1) - m * math.log(2))
         scaled = np.zeros(weight * m + 1)
         scaled[::weight] = binomial
         pmf = _convolve(pmf, scaled)
@@ -145,14 +152,15 @@ def _convolve(a, b):  # numpy arrays
     return out
 
 
-def _monte_carlo_tail(counts: Counter[int], threshold: int) -> tuple[float, float]:
+def _monte_carlo_tail(counts: Counter[float], threshold: float) -> tuple[float, float]:
     import numpy as np
 
     rng = np.random.default_rng(MONTE_CARLO_SEED)
-    s = np.zeros(MONTE_CARLO_DRAWS, dtype=np.int64)
-    for weight, m in counts.items():
+    s = np.zeros(MONTE_CARLO_DRAWS)
+    for weight, m in sorted(counts.items()):
         s += weight * rng.binomial(m, 0.5, size=MONTE_CARLO_DRAWS)
-    hits = int((s >= threshold).sum())
+    # A relative tolerance: sums of the same floats in another order may differ in the last bit.
+    hits = int((s >= threshold * (1 - 1e-12)).sum())
     # (hits + 1) / (draws + 1): a valid p-value for a Monte-Carlo test, never exactly zero.
     p = (hits + 1) / (MONTE_CARLO_DRAWS + 1)
     return p, math.sqrt(p * (1 - p) / MONTE_CARLO_DRAWS)
