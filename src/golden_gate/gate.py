@@ -565,20 +565,6 @@ def _evaluate_gate(
                     f"pull request's {len(tally.own)} own items are not counted for this)",
                 )
             )
-    if tally.own and tally.base_n:
-        # The pull request's own items may only make the floor stricter, never carry it.
-        base_lower = wilson_lower_bound(
-            tally.base_score_sum, tally.base_n, confidence=settings.confidence
-        )
-        if base_lower < settings.floor <= lower:
-            reasons.append(
-                Reason(
-                    code="below-floor",
-                    message=f"below the floor on the base branch's items: lower bound "
-                    f"{base_lower:.3f} < {settings.floor:.2f} over {tally.base_n} items (the "
-                    f"pull request's {len(tally.own)} own items are not counted for this)",
-                )
-            )
     if not floor_reachable(n, settings):
         notes.append(unreachable_floor_message(n, settings) + ".")
     notes.append(

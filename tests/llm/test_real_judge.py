@@ -1,0 +1,162 @@
+"""golden-gate against a real judge: llama.cpp's llama-server serving SmolLM2-135M-Instruct.
+
+A model this small is a weak judge, and that is the point: these tests check what a
+self-hosted user meets (the generation cap on every request, a runaway ending as one quick
+error, verdicts kept apart per server, calibration saying the judge is weak), not how good the
+verdicts are. A handful of items keeps the tier within minutes on 2 CPU cores.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from golden_gate.example_assistant import golden_path, start
+from tests.llm.conftest import MODEL_ALIAS, RecordingProxy
+
+pytestmark = pytest.mark.llm
+
+ITEMS = ("install-ports", "install-requirements", "config-file")
+JUDGE = f"openai:{MODEL_ALIAS}"
+
+
+@pytest.fixture(scope="module")
+def assistant() -> Any:
+    with start("baseline") as running:
+        yield running.url
+
+
+@pytest.fixture
+def golden(tmp_path: Path) -> Path:
+    lines = Path(golden_path()).read_text(encoding="utf-8").splitlines()
+    chosen = [line for line in lines if line.strip() and json.loads(line)["id"] in ITEMS]
+    path = tmp_path / "golden.jsonl"
+    path.write_text("\n".join(chosen) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-server-needs-no-key")
+
+
+def golden_gate(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The command as a user runs it, with time for a CPU-bound judge."""
+    return subprocess.run(
+        [sys.executable, "-m", "golden_gate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=900,
+    )
+
+
+def evaluate(
+    golden: Path, assistant: str, proxy: RecordingProxy, tmp_path: Path, *extra: object
+) -> tuple[Any, dict[str, Any]]:
+    report = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.json"
+    done = golden_gate(
+        "eval", golden, "--url", assistant,
+        "--judge-model", JUDGE, "--judge-base-url", f"{proxy.url}/v1",
+        "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-retries", "1",
+        "--max-error-rate", "1", "--cache-dir", tmp_path / "cache", "--quiet",
+        "-o", report, *extra,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done, json.loads(report.read_text(encoding="utf-8"))
+
+
+def judged_runs(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [run for item in report["results"] for run in item["run_results"]]
+
+
+def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
+    golden, assistant, proxies, tmp_path
+):
+    proxy = proxies[0]
+    _, first = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
+    sent = proxy.completions
+    assert len(sent) == len(ITEMS)  # one call an item: nothing retried, nothing doubled
+    for body in sent:
+        cap = body.get("max_completion_tokens", body.get("max_tokens"))
+        assert cap == 384, body
+        assert body["temperature"] == 0
+        assert body["response_format"]["type"] == "json_schema"
+    runs = judged_runs(first)
+    errors = [run for run in runs if run["status"] == "error"]
+    for run in runs:
+        assert run["verdict"] is not None or run["error"].startswith(f"judge {JUDGE} failed")
+        assert "\n" not in (run.get("error") or "")
+    assert len(errors) < len(runs), "the real judge gave no verdict at all"
+
+    _, second = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
+    # Verdicts are cached, errors never: the second run asks again only what failed.
+    assert len(proxy.completions) - len(sent) == len(errors)
+    assert sum(r["verdict"]["cached"] for r in judged_runs(second) if r["verdict"]) == len(
+        runs
+    ) - len(errors)
+
+
+def test_a_runaway_reply_is_one_quick_error_per_item(golden, assistant, proxies, tmp_path):
+    proxy = proxies[0]
+    _, report = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "4")
+    assert len(proxy.completions) == len(ITEMS)  # a length stop is not retried
+    for run in judged_runs(report):
+        assert run["status"] == "error" and run["error_side"] != "assistant"
+        assert "generation cap of 4 tokens" in run["error"], run["error"]
+        assert "CompletionUsage" not in run["error"]
+
+
+def test_two_servers_behind_one_model_name_never_share_verdicts(
+    golden, assistant, proxies, tmp_path
+):
+    first, second = proxies
+    evaluate(golden, assistant, first, tmp_path, "--judge-max-tokens", "384")
+    _, b = evaluate(golden, assistant, second, tmp_path, "--judge-max-tokens", "384")
+    assert len(first.completions) == len(ITEMS)
+    assert len(second.completions) == len(ITEMS)  # the same cache, but another server
+    assert not any(r["verdict"]["cached"] for r in judged_runs(b) if r["verdict"])
+
+
+def test_calibration_through_a_real_server_reports_kappa_and_its_interval(
+    golden, proxies, tmp_path
+):
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        ("install-ports", "The API uses TCP port 8200; nodes replicate over TCP 8201.", "pass"),
+        ("install-ports", "It uses port 80.", "fail"),
+        ("install-requirements", "2 CPU cores, 4 GB of RAM and 20 GB of free disk.", "pass"),
+        ("install-requirements", "Any laptop will do.", "fail"),
+        ("config-file", "The configuration lives in /etc/acme-vault/vault.toml.", "pass"),
+        ("config-file", "There is no configuration file.", "fail"),
+    ]
+    labels.write_text(
+        "".join(json.dumps({"id": i, "answer": a, "label": lab}) + "\n" for i, a, lab in rows),
+        encoding="utf-8",
+    )
+    out = tmp_path / "calibration.json"
+    done = golden_gate(
+        "calibrate", golden, "--labels", labels, "-o", out,
+        "--judge-model", JUDGE, "--judge-base-url", f"{proxies[0].url}/v1",
+        "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-max-tokens", "384",
+        "--cache-dir", tmp_path / "cache",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr  # 1: kappa below --min-kappa, said plainly
+    assert "judge calibrated" in done.stdout or "κ" in done.stdout, done.stdout
+    assert len(proxies[0].completions) == len(rows)
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["judge_calls"] == len(rows)
+    assert result["n"] + len(result["errors"]) == len(rows)
+    kappa = result["kappa"]
+    # A 135M-parameter judge: whatever kappa it earns comes with its interval, or a reason.
+    if kappa["value"] is None:
+        assert kappa["reason"]
+    else:
+        assert -1 <= kappa["ci_low"] <= kappa["value"] <= kappa["ci_high"] <= 1
