@@ -382,3 +382,21 @@ def test_progress_beats_while_slow_judge_calls_run(judge_server):
     # Before anything finished: one call sent, the other waiting for the slot (not counted).
     assert any("0/2 items · 0 errors · 0 judge calls made · 1 in flight" in line for line in lines)
     assert "2/2 items · 0 errors · 2 judge calls made · 0 in flight · 0 cache hits" in lines[-1]
+
+
+def test_verdicts_from_two_models_behind_one_server_are_a_warning(tmp_path, judge_server):
+    # The server was restarted with another model under the same name and URL: the identity
+    # cannot know before a call, so the report says its verdicts are mixed.
+    golden = items(2)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    judge_server.served_model = "model-7b.gguf"
+    with AssistantServer(answers=answers) as assistant:
+        run(golden[:1], assistant.url, llm_judge(judge_server), tmp_path / "cache")
+        judge_server.served_model = "model-3b.gguf"
+        rep = run(golden, assistant.url, llm_judge(judge_server), tmp_path / "cache")
+    assert rep.stats.cache_hits == 1 and judge_server.calls == 2
+    assert rep.warnings == [
+        "the verdicts in this report came from 2 models behind one judge name "
+        "(model-3b.gguf, model-7b.gguf): the server's model changed, and verdicts of both "
+        "(some from the cache) are mixed"
+    ]
