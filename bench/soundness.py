@@ -122,6 +122,7 @@ class SimReport:
     run_settings: RunSettings | None = None
     format: str | None = None
     tool_version: str | None = None
+    warnings: list[str] | None = None
 
 
 IDS = [f"q{i:05d}" for i in range(100_000)]

@@ -39,6 +39,14 @@ def test_empty_report_fails_clearly(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+def test_gate_on_an_incomplete_report_exits_3_saying_so(tmp_path):
+    reason = "interrupted after 200 of 400 items; the report holds those"
+    rep = report(dict.fromkeys(ids(200), True), complete=False, incomplete_reason=reason)
+    done = golden_gate("gate", write(tmp_path / "r.json", rep))
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"golden-gate: error: no gate result: {reason}" in done.stderr
+
+
 def test_malformed_file_exits_2_naming_it(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text("{ not json")

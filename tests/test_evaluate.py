@@ -50,14 +50,15 @@ def llm_judge(server, **kw):
         JudgeSettings(
             model="openai:gpt-4.1-mini",
             base_url=server.base_url,
-            timeout_s=30,  # generous: a loaded CI machine must not turn into judge errors
+            # generous: a loaded CI machine must not turn into judge errors
+            timeout_s=kw.pop("timeout_s", 30),
             max_retries=kw.pop("max_retries", 2),
             **kw,
         )
     )
 
 
-def run(golden, url, judge, cache_dir=None, **settings):
+def run(golden, url, judge, cache_dir=None, progress=None, **settings):
     async def go():
         async with AssistantClient(TargetSettings(url=url, backoff_s=0.01, retries=2)) as client:
             return await evaluate(
@@ -67,6 +68,7 @@ def run(golden, url, judge, cache_dir=None, **settings):
                 cache=VerdictCache(cache_dir),
                 settings=EvalSettings(**settings),
                 checks=CheckSettings(),
+                progress=progress,
             )
 
     return asyncio.run(go())
@@ -118,6 +120,8 @@ def test_identical_answers_are_judged_once(judge_server):
         rep = run(golden, assistant.url, llm_judge(judge_server), runs=5)
     assert judge_server.calls == 1
     assert rep.results[0].passes == 5 and rep.results[0].runs == 5
+    # One judge sample for five identical answers: the four reused verdicts say so.
+    assert sorted(r.verdict.cached for r in rep.results[0].run_results) == [False] + [True] * 4
 
 
 def test_429_then_success_counts_once(judge_server):
@@ -249,3 +253,150 @@ def test_report_is_json_serialisable_with_details(tmp_path):
     first = data["results"][0]["run_results"][0]
     assert first["latency_ms"] >= 10 and first["http_status"] == 200
     assert first["checks"][0] == {"name": "citations", "passed": True, "reason": ""}
+
+
+def test_judge_calls_that_fail_are_counted_in_tokens_and_cost(judge_server):
+    golden = items(4)
+    judge_server.default = Behaviour.length()  # every reply stops at the generation cap
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(
+            golden,
+            assistant.url,
+            llm_judge(judge_server),
+            max_error_rate=1.0,
+            judge_prices=(0.4, 1.6),
+        )
+    assert judge_server.calls == 4  # not retried
+    assert all(r.run_results[0].error_side == "judge" for r in rep.results)
+    assert "generation cap of 1024 tokens" in rep.results[0].run_results[0].error
+    stats = rep.stats
+    assert stats.judge_calls == 4
+    assert stats.output_tokens == 4 * len(Behaviour.length().text.split())
+    assert stats.input_tokens > 0
+    assert stats.cost_usd == round((stats.input_tokens * 0.4 + stats.output_tokens * 1.6) / 1e6, 6)
+
+
+def test_the_comment_shows_tokens_always_and_a_cost_only_with_prices(judge_server):
+    from golden_gate.gate import evaluate_gate
+    from golden_gate.render import render_comment, render_summary
+
+    golden = items(3)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with AssistantServer(answers=answers) as assistant:
+        unpriced = run(golden, assistant.url, llm_judge(judge_server))
+        priced = run(golden, assistant.url, llm_judge(judge_server), judge_prices=(2.5, 10))
+    tokens = (
+        f"{unpriced.stats.input_tokens:,} input + {unpriced.stats.output_tokens:,} output tokens"
+    )
+    for render in (render_comment, render_summary):
+        assert f"3 judge calls · 0 cache hits · {tokens}" in render(
+            unpriced, evaluate_gate(unpriced, None)
+        )
+        assert unpriced.stats.cost_usd is None
+        text = render(priced, evaluate_gate(priced, None))
+        assert f"{tokens} · ${priced.stats.cost_usd:.4f}" in text
+    assert priced.stats.cost_usd > 0
+
+
+def test_timeouts_beside_successes_warn_that_the_server_has_fewer_slots(monkeypatch):
+    """A server with one slot and six calls sent at once: the first is answered, the others
+    wait in its queue until their timeout (which counts the wait) runs out."""
+    from golden_gate.escape import inline
+    from golden_gate.gate import evaluate_gate
+    from golden_gate.render import render_comment
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    golden = items(6)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with JudgeServer(slots=1, latency_s=1.0) as one_slot, AssistantServer(answers=answers) as a:
+        judge = llm_judge(one_slot, timeout_s=1.6, max_retries=0, concurrency=6)
+        rep = run(golden, a.url, judge, judge_concurrency=6, max_error_rate=1.0)
+        assert one_slot.max_in_flight == 6  # all six were sent; the server served one at a time
+    judged = sum(r.run_results[0].verdict is not None for r in rep.results)
+    assert judged >= 1 and rep.stats.judge_timeouts == 6 - judged >= 3
+    warning = (
+        f"{6 - judged} judge calls timed out while others succeeded: the server may have fewer "
+        "parallel slots than judge-concurrency (6); lower judge-concurrency or raise judge-timeout"
+    )
+    assert rep.warnings == [warning]
+    gate = evaluate_gate(rep, None)
+    assert warning in gate.warnings
+    assert inline(warning, limit=400) in render_comment(rep, gate)  # escaped, as all text
+
+
+def test_a_single_timeout_is_no_slot_warning(judge_server):
+    golden = items(3)
+    judge_server.enqueue(Behaviour.slow(3.0))
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(
+            golden,
+            assistant.url,
+            llm_judge(judge_server, timeout_s=0.5, max_retries=0),
+            max_error_rate=1.0,
+        )
+    assert rep.stats.judge_timeouts == 1 and rep.warnings is None
+
+
+def test_two_judge_servers_behind_one_model_name_never_share_verdicts(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    golden = items(5)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    cache = tmp_path / "cache"
+    with (
+        JudgeServer(served_model="model-a.gguf") as server_a,
+        JudgeServer(served_model="model-b.gguf") as server_b,
+        AssistantServer(answers=answers) as assistant,
+    ):
+        first = run(golden, assistant.url, llm_judge(server_a), cache)
+        second = run(golden, assistant.url, llm_judge(server_b), cache)
+        again = run(golden, assistant.url, llm_judge(server_a), cache)
+    assert (server_a.calls, server_b.calls) == (5, 5)  # B judged everything afresh
+    assert second.stats.cache_hits == 0 and again.stats.cache_hits == 5
+    served = {r.run_results[0].verdict.served_model for r in second.results}
+    assert served == {"model-b.gguf"}
+    assert {r.run_results[0].verdict.served_model for r in again.results} == {"model-a.gguf"}
+    assert first.warnings is None
+
+
+def test_progress_beats_while_slow_judge_calls_run(judge_server):
+    import io
+
+    from golden_gate.progress import Progress
+
+    judge_server.latency_s = 0.8
+    golden = items(2)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    stream = io.StringIO()
+    progress = Progress(2, stream=stream, interval_s=60, heartbeat_s=0.2)
+    with AssistantServer(answers=answers) as assistant:
+        run(
+            golden,
+            assistant.url,
+            llm_judge(judge_server, concurrency=1),
+            progress=progress,
+            judge_concurrency=1,
+        )
+    lines = stream.getvalue().splitlines()
+    # Before anything finished: one call sent, the other waiting for the slot (not counted).
+    assert any("0/2 items · 0 errors · 0 judge calls made · 1 in flight" in line for line in lines)
+    assert "2/2 items · 0 errors · 2 judge calls made · 0 in flight · 0 cache hits" in lines[-1]
+
+
+def test_verdicts_from_two_models_behind_one_server_are_a_warning(tmp_path, judge_server):
+    # The server was restarted with another model under the same name and URL: the identity
+    # cannot know before a call, so the report says its verdicts are mixed.
+    golden = items(2)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    judge_server.served_model = "model-7b.gguf"
+    with AssistantServer(answers=answers) as assistant:
+        run(golden[:1], assistant.url, llm_judge(judge_server), tmp_path / "cache")
+        judge_server.served_model = "model-3b.gguf"
+        rep = run(golden, assistant.url, llm_judge(judge_server), tmp_path / "cache")
+    assert rep.stats.cache_hits == 1 and judge_server.calls == 2
+    assert rep.warnings == [
+        "the verdicts in this report came from 2 models behind one judge name "
+        "(model-3b.gguf, model-7b.gguf): the server's model changed, and verdicts of both "
+        "(some from the cache) are mixed"
+    ]

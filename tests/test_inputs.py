@@ -29,10 +29,20 @@ def test_defaults_and_values():
                 "runs": "3",
                 "assistant-headers": "Authorization: Bearer abc\nX-A: 1",
                 "fail-on-regression": "false",
+                "judge-max-tokens": "2048",
+                "judge-retries": "2",
+                "judge-timeout": "120",
+                "judge-prices": "0.4, 1.6",
             }
         ),
         workspace=WS,
     )
+    assert (s.run.judge.max_tokens, s.run.judge.max_retries, s.run.judge.timeout_s) == (
+        2048,
+        2,
+        120.0,
+    )
+    assert s.run.evaluation.judge_prices == (0.4, 1.6)
     assert s.mode == "gate" and s.force is False and s.comment is True
     assert s.run.judge.model == "openai:gpt-4.1-mini"
     assert s.run.gate.floor == 0.7 and s.run.gate.alpha == 0.05

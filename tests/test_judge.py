@@ -199,7 +199,37 @@ def test_concurrent_calls_are_bounded_by_the_concurrency_setting() -> None:
         assert slow_server.max_in_flight == 2
 
 
+def test_every_request_carries_the_generation_cap(server: JudgeServer) -> None:
+    judge_one(llm_judge(server), CORRECT)
+    judge_one(llm_judge(server, max_tokens=300), CORRECT)
+
+    # LangChain's OpenAI model sends the cap as `max_completion_tokens`.
+    assert [body["max_completion_tokens"] for body in server.requests] == [1024, 300]
+    assert all("max_tokens" not in body for body in server.requests)
+
+
+def test_the_model_the_server_says_it_served_is_recorded() -> None:
+    with JudgeServer(served_model="qwen2.5-7b-instruct-q4_k_m.gguf") as other:
+        verdict = judge_one(llm_judge(other), CORRECT)
+
+    assert verdict.served_model == "qwen2.5-7b-instruct-q4_k_m.gguf"
+
+
 # -- the LLM judge: faults ----------------------------------------------------------------------
+
+
+def test_a_reply_cut_at_the_generation_cap_is_one_quick_sentence(server: JudgeServer) -> None:
+    server.default = Behaviour.length()
+
+    error = judge_error(llm_judge(server, max_tokens=64, max_retries=3))
+
+    assert str(error) == (
+        f"judge {MODEL} failed: the reply hit the generation cap of 64 tokens "
+        "(judge-max-tokens) before a verdict"
+    )
+    assert server.calls == 1  # a runaway is not retried: one call, not minutes of them
+    assert error.tokens is not None and error.tokens.output_tokens > 0  # still paid for
+    assert not error.timed_out
 
 
 def test_rate_limit_is_retried_after_retry_after(server: JudgeServer) -> None:
@@ -237,6 +267,7 @@ def test_timeout_after_retries_is_a_judge_error(server: JudgeServer) -> None:
 
     assert "timed out after 0.2s" in str(error)
     assert server.calls == 1
+    assert error.timed_out
 
 
 @pytest.mark.parametrize(
@@ -398,13 +429,22 @@ def test_identity_covers_everything_that_changes_a_verdict(
         llm_judge(server, choices=[0.0, 0.5, 1.0]),
         llm_judge(server, use_reasoning=False),
         llm_judge(server, temperature=0.5),
+        llm_judge(server, max_tokens=4096),
+        llm_judge(server, base_url="http://127.0.0.1:9/v1"),  # same model, another server
         make_judge(JudgeSettings()),
     ]
-    same = llm_judge(server, timeout_s=9.0, max_retries=0, concurrency=1, base_url="http://x/v1")
+    same = llm_judge(server, timeout_s=9.0, max_retries=0, concurrency=1)
+    # The endpoint is normalised: credentials, a trailing slash and the host's case go.
+    spelled = llm_judge(
+        server, base_url=f"HTTP://user:pass-word-1@LocalHost:{server.port}/v1/"
+    ).identity()
+    plain = llm_judge(server, base_url=f"http://localhost:{server.port}/v1").identity()
 
     identities = {base.identity()} | {v.identity() for v in variants}
     assert len(identities) == len(variants) + 1
     assert same.identity() == base.identity()
+    assert spelled == plain and "pass-word-1" not in spelled
+    assert json.loads(base.identity())["endpoint"] == server.base_url
     assert json.loads(base.identity())["openevals"] == "0.2.2"
     assert base.name == MODEL and base.prompt_hash is not None
 

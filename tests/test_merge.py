@@ -103,7 +103,10 @@ def shard(outcomes, index, count, **kw):
 
 def test_merge_refuses_inconsistent_shards():
     one, two = shard({"a": True}, 1, 2), shard({"b": True}, 2, 2)
-    assert [r.id for r in merge_reports([("1.json", one), ("2.json", two)]).results] == ["a", "b"]
+    two.warnings = ["3 judge calls timed out while others succeeded"]
+    merged = merge_reports([("1.json", one), ("2.json", two)])
+    assert [r.id for r in merged.results] == ["a", "b"]
+    assert merged.warnings == ["2.json: 3 judge calls timed out while others succeeded"]
     with pytest.raises(InputError, match="shard\\(s\\) 2/2 missing"):
         merge_reports([("1.json", one)])
     with pytest.raises(InputError, match=re.escape("2.json: shard 1/2 is duplicated")):

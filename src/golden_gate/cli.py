@@ -57,6 +57,8 @@ FLAGS = {
     "judge.temperature": "--judge-temperature",
     "judge.timeout_s": "--judge-timeout",
     "judge.concurrency": "--judge-concurrency",
+    "judge.max_retries": "--judge-retries",
+    "judge.max_tokens": "--judge-max-tokens",
     "evaluation.judge_concurrency": "--judge-concurrency",
     "compose.file": "--compose-file",
     "compose.project": "--compose-project",
@@ -153,6 +155,12 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     )
     ev.add_argument("--max-error-rate", type=float, default=0.10, help="above: incomplete")
     ev.add_argument("--max-judge-calls", type=int, default=None, help="judge budget cap")
+    ev.add_argument(
+        "--judge-prices",
+        default=None,
+        metavar="INPUT,OUTPUT",
+        help="USD per million judge input and output tokens, for the cost line",
+    )
     ev.add_argument("-o", "--report", type=Path, default=Path("report.json"), help="report path")
     ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_judge_args(parser)
@@ -172,8 +180,16 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
     judge.add_argument("--judge-prompt", type=Path, default=None, help="judge prompt file")
     judge.add_argument("--judge-base-url", default=None, help="OpenAI-compatible base URL")
     judge.add_argument("--judge-temperature", type=float, default=0.0)
-    judge.add_argument("--judge-timeout", type=float, default=60.0)
-    judge.add_argument("--judge-concurrency", type=int, default=8)
+    judge.add_argument(
+        "--judge-timeout", type=float, default=60.0, help="per call (s), time queued included"
+    )
+    judge.add_argument("--judge-retries", type=int, default=6, help="the SDK's retries")
+    judge.add_argument(
+        "--judge-max-tokens", type=int, default=1024, help="generation cap of one verdict"
+    )
+    judge.add_argument(
+        "--judge-concurrency", type=int, default=8, help="at most the server's parallel slots"
+    )
     judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
     judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
 
@@ -188,6 +204,8 @@ def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
         base_url=args.judge_base_url,
         temperature=args.judge_temperature,
         timeout_s=args.judge_timeout,
+        max_retries=args.judge_retries,
+        max_tokens=args.judge_max_tokens,
         concurrency=args.judge_concurrency,
     )
 
@@ -227,12 +245,15 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
 def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.checks import CheckSettings
     from golden_gate.compose import ComposeSettings
-    from golden_gate.evaluate import EvalSettings
+    from golden_gate.evaluate import EvalSettings, parse_prices
     from golden_gate.golden import Shard
     from golden_gate.settings import Settings
     from golden_gate.target import TargetSettings
 
     headers = _headers(args.header)
+    prices = None
+    if args.judge_prices is not None:
+        prices = parse_prices(args.judge_prices, name="--judge-prices")
     scrubbable = _register_secrets(headers, args.url, args.judge_base_url)
     try:
         settings = Settings(
@@ -269,6 +290,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
                 max_error_rate=args.max_error_rate,
                 max_judge_calls=args.max_judge_calls,
                 judge_concurrency=args.judge_concurrency,
+                judge_prices=prices,
             ),
             cache_dir=_cache_dir(args),
             report_path=args.report,

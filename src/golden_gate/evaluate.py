@@ -7,6 +7,7 @@ busy. An infrastructure fault becomes an error run, never a failing verdict.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Sequence
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from golden_gate.cache import VerdictCache
 from golden_gate.checks import CheckSettings, checks_hash, needs_judge, run_checks
+from golden_gate.errors import InputError
 from golden_gate.escape import cut
 from golden_gate.golden import GoldenItem, item_hash
 from golden_gate.judge import Judge, JudgeError
@@ -28,6 +30,7 @@ from golden_gate.report import (
     RunResult,
     RunSettings,
     RunStats,
+    TokenUsage,
     Verdict,
     counts,
     new_report,
@@ -44,7 +47,28 @@ class EvalSettings(BaseModel):
     max_error_rate: float = Field(default=0.10, ge=0, le=1)
     max_judge_calls: int | None = Field(default=None, ge=0)
     judge_concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    # USD per million input and output tokens; only the user's prices, never a built-in table.
+    judge_prices: tuple[float, float] | None = None
     answer_excerpt_chars: int = Field(default=2000, ge=0)
+
+
+# Timeouts beside successes in one run: calls queued in a server with fewer slots than ours.
+SLOT_TIMEOUTS = 3
+
+
+def parse_prices(text: str, *, name: str) -> tuple[float, float]:
+    """`input,output` USD per million tokens; InputError naming `name` otherwise."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        prices = tuple(float(part) for part in parts)
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or not all(math.isfinite(p) and p >= 0 for p in prices):
+        raise InputError(
+            f"{name} must be two non-negative numbers 'input,output' "
+            f"(USD per million tokens), got '{text}'"
+        )
+    return prices[0], prices[1]
 
 
 class Evaluation:
@@ -78,17 +102,29 @@ class Evaluation:
             self.stats.budget_exhausted = True
             raise JudgeError(f"judge budget exhausted (max-judge-calls {budget})")
         self.stats.judge_calls += 1
-        if self.progress:
-            self.progress.judge_calls += 1
         async with self._judge_slots:
-            verdict = await self.judge.judge(
-                question=item.question, answer=answer, reference=item.reference
-            )
-        if verdict.tokens:
-            self.stats.input_tokens += verdict.tokens.input_tokens
-            self.stats.output_tokens += verdict.tokens.output_tokens
+            if self.progress:
+                self.progress.judge_in_flight += 1
+            try:
+                verdict = await self.judge.judge(
+                    question=item.question, answer=answer, reference=item.reference
+                )
+            except JudgeError as exc:
+                self.stats.judge_timeouts += exc.timed_out
+                self._count_tokens(exc.tokens)  # a failed call is paid for too
+                raise
+            finally:
+                if self.progress:
+                    self.progress.judge_in_flight -= 1
+                    self.progress.judge_calls += 1
+        self._count_tokens(verdict.tokens)
         self.cache.put(key, verdict)  # only successful verdicts reach this line
         return verdict
+
+    def _count_tokens(self, tokens: TokenUsage | None) -> None:
+        if tokens:
+            self.stats.input_tokens += tokens.input_tokens
+            self.stats.output_tokens += tokens.output_tokens
 
     async def verdict(self, item: GoldenItem, answer: str) -> Verdict:
         """The judge's verdict, from the cache, from an identical call in flight, or new."""
@@ -198,6 +234,29 @@ def _aggregate(item: GoldenItem, runs: list[RunResult]) -> ItemResult:
     )
 
 
+def _judge_warnings(
+    results: Sequence[ItemResult], stats: RunStats, settings: EvalSettings
+) -> list[str]:
+    """What the judge's behaviour in this run says about its set-up."""
+    warnings = []
+    verdicts = [r.verdict for item in results for r in item.run_results if r.verdict]
+    judged = sum(not v.cached for v in verdicts)
+    if stats.judge_timeouts >= SLOT_TIMEOUTS and judged:
+        warnings.append(
+            f"{stats.judge_timeouts} judge calls timed out while others succeeded: the server "
+            "may have fewer parallel slots than judge-concurrency "
+            f"({settings.judge_concurrency}); lower judge-concurrency or raise judge-timeout"
+        )
+    served = sorted({v.served_model for v in verdicts if v.served_model})
+    if len(served) > 1:
+        warnings.append(
+            f"the verdicts in this report came from {len(served)} models behind one judge "
+            f"name ({', '.join(served)}): the server's model changed, and verdicts of both "
+            "(some from the cache) are mixed"
+        )
+    return warnings
+
+
 def _sides(results: Sequence[ItemResult]) -> str:
     unanswered = sum(r.unanswered for r in results)
     judge = sum(r.errors for r in results)
@@ -228,6 +287,7 @@ async def evaluate(
     )
     started = time.monotonic()
     tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
+    heartbeat = asyncio.ensure_future(progress.heartbeat()) if progress else None
     interrupted = False
     try:
         await asyncio.gather(*tasks)
@@ -240,11 +300,19 @@ async def evaluate(
         current = asyncio.current_task()
         if current is not None:
             current.uncancel()
+    finally:
+        if heartbeat is not None:
+            heartbeat.cancel()
+            await asyncio.gather(heartbeat, return_exceptions=True)
     results = [evaluation.finished[i.id] for i in items if i.id in evaluation.finished]
     if progress:
         progress.finish()
     stats = evaluation.stats
     stats.elapsed_s = round(time.monotonic() - started, 3)
+    if settings.judge_prices is not None:
+        per_input, per_output = settings.judge_prices
+        cost = (stats.input_tokens * per_input + stats.output_tokens * per_output) / 1e6
+        stats.cost_usd = round(cost, 6)
     report = new_report(
         judge=judge.name if judge is not None else DETERMINISTIC,
         judge_prompt_hash=judge.prompt_hash if judge is not None else None,
@@ -259,6 +327,7 @@ async def evaluate(
             checks_hash=checks_hash(evaluation.checks),
         ),
         stats=stats,
+        warnings=_judge_warnings(results, stats, settings) or None,
     )
     total_runs = sum(r.runs + r.errors for r in results)
     error_runs = sum(r.errors + r.unanswered for r in results)

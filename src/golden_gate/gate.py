@@ -496,6 +496,7 @@ def evaluate_gate(
     """
     settings = settings or GateSettings()
     result = _evaluate_gate(candidate, baseline, settings)
+    result.warnings.extend(candidate.warnings or [])  # what the evaluation itself saw
     if result.passed and any(r.errors for r in candidate.results):
         worst = candidate.model_copy(
             update={

@@ -112,6 +112,9 @@ class ActionSettings(BaseModel):
 # place (`section.field`) where a field name is in two sections, else by the field's name.
 PLACE_INPUTS = {
     "judge.concurrency": "judge-concurrency",
+    "judge.timeout_s": "judge-timeout",
+    "judge.max_retries": "judge-retries",
+    "judge.max_tokens": "judge-max-tokens",
     "evaluation.judge_concurrency": "judge-concurrency",
 }
 FIELD_INPUTS = {
@@ -161,7 +164,7 @@ def read_action_settings(
 ) -> ActionSettings:
     from golden_gate.checks import CheckSettings
     from golden_gate.compose import ComposeSettings
-    from golden_gate.evaluate import EvalSettings
+    from golden_gate.evaluate import EvalSettings, parse_prices
     from golden_gate.gate import GateSettings
     from golden_gate.judge import JudgeSettings
     from golden_gate.target import TargetSettings
@@ -197,6 +200,7 @@ def read_action_settings(
             "or how to start it"
         )
     judge_prompt = inputs.raw("judge-prompt")
+    prices = inputs.raw("judge-prices")
     template = inputs.raw("comment-template")
     # Outside the checkout by default: a pull request must not be able to supply verdicts.
     cache_dir = workspace / inputs.raw("cache-dir") if inputs.raw("cache-dir") else None
@@ -222,6 +226,9 @@ def read_action_settings(
                 model=inputs.raw("judge-model", "keypoints"),
                 prompt_file=workspace / judge_prompt if judge_prompt else None,
                 base_url=inputs.raw("judge-base-url") or None,
+                timeout_s=inputs.number("judge-timeout", 60.0),
+                max_retries=inputs.integer("judge-retries", 6),
+                max_tokens=inputs.integer("judge-max-tokens", 1024),
                 concurrency=inputs.integer("judge-concurrency", 8),
             ),
             compose=None
@@ -243,6 +250,7 @@ def read_action_settings(
                 max_error_rate=inputs.number("max-error-rate", 0.10),
                 max_judge_calls=inputs.integer("max-judge-calls", None),
                 judge_concurrency=inputs.integer("judge-concurrency", 8),
+                judge_prices=parse_prices(prices, name="input 'judge-prices'") if prices else None,
             ),
             gate=GateSettings(
                 floor=inputs.number("floor", 0.80),

@@ -25,12 +25,13 @@ from contextvars import ContextVar
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
 from golden_gate import redaction
 from golden_gate.errors import InputError
-from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
+from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.report import TokenUsage, Verdict
 from golden_gate.surrogates import repair
 
@@ -55,6 +56,8 @@ class JudgeSettings(BaseModel):
     temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
     timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     max_retries: int = Field(default=6, ge=0, le=MAX_RETRIES)
+    # A verdict with its reasoning takes a few hundred tokens; the cap stops a runaway reply.
+    max_tokens: int = Field(default=1024, ge=1, le=MAX_JUDGE_TOKENS)
     concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     continuous: bool = False
     choices: list[float] | None = None
@@ -65,9 +68,12 @@ class JudgeSettings(BaseModel):
 class JudgeError(Exception):
     """A judge call failed after the SDK's own retries; the message is one line, no secrets."""
 
-    def __init__(self, message: str, *, tokens: TokenUsage | None = None) -> None:
+    def __init__(
+        self, message: str, *, tokens: TokenUsage | None = None, timed_out: bool = False
+    ) -> None:
         super().__init__(message)
         self.tokens = tokens  # spent before the failure, for cost accounting
+        self.timed_out = timed_out  # every try timed out: a sign of too few server slots
 
 
 class Judge(ABC):
@@ -259,12 +265,29 @@ def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
     )
 
 
+def endpoint(chat_model: Any, base_url: str | None) -> str | None:
+    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials."""
+    client = getattr(chat_model, "root_async_client", None)  # the OpenAI SDK's own resolution
+    url = str(client.base_url) if client is not None else base_url
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return redaction.without_credentials(url)
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{host}{port}{parts.path.rstrip('/')}"
+
+
 class _Binding:
     """The chat model, evaluator and HTTP client used inside one event loop."""
 
-    def __init__(self, evaluator: Any, client: Any, concurrency: int) -> None:
+    def __init__(self, evaluator: Any, client: Any, concurrency: int, endpoint: str | None) -> None:
         self.evaluator = evaluator
         self.client = client
+        self.endpoint = endpoint
         self.loop: asyncio.AbstractEventLoop | None = None
         self.semaphore: asyncio.Semaphore | None = None
         self.concurrency = concurrency
@@ -293,20 +316,23 @@ class LLMJudge(Judge):
 
             self.prompt = CORRECTNESS_PROMPT
         self.prompt_hash = _sha256(self.prompt)
+        _register_usage_hook()
+        self._binding = self._bind()  # builds the model now: bad names and keys fail early
         self._identity = json.dumps(
             {
                 "judge": self.name,
+                # Two servers behind one model name are two judges: their verdicts never mix.
+                "endpoint": self._binding.endpoint,
                 "prompt": self.prompt,
                 "continuous": settings.continuous,
                 "choices": settings.choices,
                 "use_reasoning": settings.use_reasoning,
                 "temperature": settings.temperature,
+                "max_tokens": settings.max_tokens,
                 "openevals": metadata.version("openevals"),
             },
             sort_keys=True,
         )
-        _register_usage_hook()
-        self._binding = self._bind()  # builds the model now: bad names and keys fail early
 
     def identity(self) -> str:
         return self._identity
@@ -325,6 +351,7 @@ class LLMJudge(Judge):
             "timeout": s.timeout_s,
             "max_retries": s.max_retries,
             "temperature": s.temperature,
+            "max_tokens": s.max_tokens,
         }
         if s.base_url:
             kwargs["base_url"] = s.base_url
@@ -348,7 +375,7 @@ class LLMJudge(Judge):
         except Exception as exc:
             detail = redact(_one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
-        return _Binding(evaluator, client, s.concurrency)
+        return _Binding(evaluator, client, s.concurrency, endpoint(chat_model, s.base_url))
 
     def _current(self) -> _Binding:
         loop = asyncio.get_running_loop()
@@ -376,7 +403,7 @@ class LLMJudge(Judge):
                         inputs=question, outputs=answer, reference_outputs=reference
                     )
             except Exception as exc:
-                raise JudgeError(self._describe(exc), tokens=_sum_usage(handler)) from None
+                raise self._error(exc, handler) from None
             finally:
                 _usage_var.reset(token)
             latency_ms = (time.perf_counter() - start) * 1000
@@ -388,7 +415,20 @@ class LLMJudge(Judge):
             comment=repair(str(result.get("comment") or ""))[0],  # the model's text, untrusted
             tokens=tokens,
             latency_ms=latency_ms,
+            # The `model` of the server's reply (usage is keyed by it): what really judged.
+            served_model=min(handler.usage_metadata, default=None),
         )
+
+    def _error(self, exc: Exception, handler: UsageMetadataCallbackHandler) -> JudgeError:
+        import openai
+
+        tokens = _sum_usage(handler)
+        usage = getattr(getattr(exc, "completion", None), "usage", None)
+        if usage is not None:  # a reply that could not be parsed was still paid for
+            tokens.input_tokens += usage.prompt_tokens or 0
+            tokens.output_tokens += usage.completion_tokens or 0
+        timed_out = isinstance(exc, openai.APITimeoutError)
+        return JudgeError(self._describe(exc), tokens=tokens, timed_out=timed_out)
 
     def _passed(self, result: Any, tokens: TokenUsage) -> bool:
         score = result.get("score") if isinstance(result, dict) else None
@@ -423,6 +463,12 @@ class LLMJudge(Judge):
                 retried = status in (408, 409, 429) or status >= 500  # what the SDK retries
                 after = f" after {s.max_retries} retries" if retried else ""
                 reason = f"HTTP {status}{after}: {body}"
+            elif isinstance(exc, openai.LengthFinishReasonError):
+                # Raised on the reply, never retried: a runaway is one quick error.
+                reason = (
+                    f"the reply hit the generation cap of {s.max_tokens} tokens "
+                    "(judge-max-tokens) before a verdict"
+                )
             elif isinstance(exc, openai.APIConnectionError):
                 reason = f"cannot connect ({_one_line(str(exc))})"
             elif isinstance(exc, OutputParserException):

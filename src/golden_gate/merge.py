@@ -32,7 +32,7 @@ def _agree(
 def _sum_stats(reports: Sequence[Report]) -> RunStats:
     stats = [r.stats for r in reports if r.stats is not None]
     total = RunStats()
-    for field in ("judge_calls", "cache_hits", "cache_misses", "assistant_calls"):
+    for field in ("judge_calls", "cache_hits", "cache_misses", "assistant_calls", "judge_timeouts"):
         setattr(total, field, sum(getattr(s, field) for s in stats))
     total.input_tokens = sum(s.input_tokens for s in stats)
     total.output_tokens = sum(s.output_tokens for s in stats)
@@ -89,6 +89,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         run_settings=first.run_settings,
         rule_changes=first.rule_changes,
         stats=_sum_stats([r for _, r in reports]),
+        warnings=[f"{s}: {w}" for s, r in reports for w in r.warnings or []] or None,
         complete=not incomplete,
         incomplete_reason="; ".join(incomplete) or None,
         shards=count,

@@ -40,6 +40,7 @@ def as_claim(report: Report) -> Report:
             "dataset": None,
             "assistant": None,
             "rule_changes": None,  # the fork's own account of its golden-set edits
+            "warnings": None,
             "incomplete_reason": None if report.complete else "so says the fork's run",
         }
     )

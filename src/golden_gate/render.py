@@ -157,6 +157,7 @@ def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Envir
     )
     env.filters["pct"] = lambda v, d=1: "n/a" if v is None else f"{v * 100:.{d}f}%"
     env.filters["num"] = lambda v, d=3: "n/a" if v is None else f"{v:.{d}f}"
+    env.filters["count"] = lambda v: f"{v:,}"
     return env
 
 

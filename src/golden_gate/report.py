@@ -58,9 +58,11 @@ class Verdict(BaseModel):
     passed: bool
     score: float | bool | None = None
     comment: str = ""
+    # Reused, not judged for this run: from the cache or from an identical answer's call.
     cached: bool = False
     tokens: TokenUsage | None = None
     latency_ms: float | None = None
+    served_model: str | None = None  # the model the judge's server says answered
 
 
 class RunResult(BaseModel):
@@ -246,9 +248,10 @@ class RunStats(BaseModel):
     assistant_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float | None = None
+    cost_usd: float | None = None  # only with the user's judge-prices
     elapsed_s: float | None = None
     budget_exhausted: bool = False
+    judge_timeouts: int = 0  # judge calls that failed because every try timed out
 
 
 class Report(BaseModel):
@@ -268,6 +271,8 @@ class Report(BaseModel):
     run_settings: RunSettings | None = None
     rule_changes: RuleChanges | None = None
     stats: RunStats | None = None
+    # What the evaluation saw that the reader should know (a judge short of server slots, ...).
+    warnings: list[str] | None = None
     complete: bool = True
     incomplete_reason: str | None = None
 

@@ -19,7 +19,10 @@ Faults are scripted with `enqueue(...)` (consumed one per request, in order) or 
 permanent with `default`. Each chat completion request is recorded (`requests`: the parsed
 JSON bodies; `prompts`, `paths`, `headers`; `calls` counts them), every request of any kind
 in `seen`, and the peak of concurrent requests in `max_in_flight`. `latency_s` adds a fixed
-delay to every answer (for benchmarks).
+delay to every answer (for benchmarks). `slots` serves at most that many chat completions at
+once and queues the rest, as llama-server's parallel slots do (a queued request's wait counts
+against the client's timeout). `served_model` is the `model` the replies name (default: the
+model asked for).
 
     with JudgeServer() as server:
         server.base_url  # http://127.0.0.1:PORT/v1
@@ -40,7 +43,9 @@ from typing import Any, Literal
 
 from tests.fakes.background import BackgroundServer
 
-Kind = Literal["verdict", "status", "slow", "malformed_json", "no_score", "plain_text", "content"]
+Kind = Literal[
+    "verdict", "status", "slow", "malformed_json", "no_score", "plain_text", "content", "length"
+]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _OUTPUT = re.compile(r"<output>\s*(.*?)\s*</output>", re.DOTALL)
@@ -96,6 +101,11 @@ class Behaviour:
     def plain_text(cls, text: str = "yes") -> Behaviour:
         """200 whose content is plain text instead of JSON."""
         return cls(kind="plain_text", text=text)
+
+    @classmethod
+    def length(cls) -> Behaviour:
+        """200 with `finish_reason: "length"`: the reply stopped at the generation cap."""
+        return cls(kind="length", text='{"reasoning": "Let me think step by step, and then')
 
     @classmethod
     def content(cls, text: str) -> Behaviour:
@@ -163,9 +173,13 @@ class JudgeServer(BackgroundServer):
         default: Behaviour | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        slots: int | None = None,
+        served_model: str | None = None,
     ) -> None:
         """`host`/`port`: where to listen (port 0: any free one)."""
         super().__init__()
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
+        self.served_model = served_model
         self.host = host
         self.listen_port = port
         # GET paths answered with the JSON the function returns (e.g. "/_fake/stats" for a
@@ -244,7 +258,20 @@ class JudgeServer(BackgroundServer):
         """Wait; False when the server is stopping."""
         return seconds <= 0 or not self._stopping.wait(seconds)
 
-    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+    def _acquire_slot(self) -> bool:
+        """Wait for a free slot; False when the server is stopping."""
+        while self._slots is not None and not self._slots.acquire(timeout=0.05):
+            if self._stopping.is_set():
+                return False
+        return True
+
+    def _release_slot(self) -> None:
+        if self._slots is not None:
+            self._slots.release()
+
+    def _completion(
+        self, body: dict[str, Any], content: str, finish_reason: str = "stop"
+    ) -> dict[str, Any]:
         with self._lock:
             self._completions += 1
             number = self._completions
@@ -254,13 +281,13 @@ class JudgeServer(BackgroundServer):
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "fake"),
+            "model": self.served_model or body.get("model", "fake"),
             "choices": [
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": content, "refusal": None},
                     "logprobs": None,
-                    "finish_reason": "stop",
+                    "finish_reason": finish_reason,
                 }
             ],
             "usage": {
@@ -314,7 +341,13 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.owner
         headers = {name.lower(): value for name, value in self.headers.items()}
         behaviour = owner._next(path, headers, body)
-        if not owner._sleep(owner.latency_s + behaviour.delay_s):
+        if not owner._acquire_slot():
+            return
+        try:
+            slept = owner._sleep(owner.latency_s + behaviour.delay_s)
+        finally:
+            owner._release_slot()
+        if not slept:
             return
         if behaviour.kind == "status":
             key = self.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -324,6 +357,9 @@ class _Handler(BaseHTTPRequestHandler):
             if behaviour.retry_after is not None:
                 headers["Retry-After"] = f"{behaviour.retry_after:g}"
             self._send(behaviour.status, {"error": error}, headers)
+            return
+        if behaviour.kind == "length":
+            self._send(200, owner._completion(body, behaviour.text, finish_reason="length"))
             return
         if behaviour.kind in ("malformed_json", "no_score", "plain_text", "content"):
             content = behaviour.text
