@@ -91,14 +91,14 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
     runs = judged_runs(first)
     errors = [run for run in runs if run["status"] == "error"]
     for run in runs:
-        assert run["verdict"] is not None or run["error"].startswith(f"judge {JUDGE} failed")
+        assert run.get("verdict") or run["error"].startswith(f"judge {JUDGE} failed")
         assert "\n" not in (run.get("error") or "")
     assert len(errors) < len(runs), "the real judge gave no verdict at all"
 
     _, second = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
     # Verdicts are cached, errors never: the second run asks again only what failed.
     assert len(proxy.completions) - len(sent) == len(errors)
-    assert sum(r["verdict"]["cached"] for r in judged_runs(second) if r["verdict"]) == len(
+    assert sum(r["verdict"]["cached"] for r in judged_runs(second) if r.get("verdict")) == len(
         runs
     ) - len(errors)
 
@@ -121,25 +121,21 @@ def test_two_servers_behind_one_model_name_never_share_verdicts(
     _, b = evaluate(golden, assistant, second, tmp_path, "--judge-max-tokens", "384")
     assert len(first.completions) == len(ITEMS)
     assert len(second.completions) == len(ITEMS)  # the same cache, but another server
-    assert not any(r["verdict"]["cached"] for r in judged_runs(b) if r["verdict"])
+    assert not any(r["verdict"]["cached"] for r in judged_runs(b) if r.get("verdict"))
 
 
-def test_calibration_through_a_real_server_reports_kappa_and_its_interval(
-    golden, proxies, tmp_path
-):
+def test_calibration_through_a_real_server_reports_kappa_and_its_interval(proxies, tmp_path):
+    # Six of the bundled human labels, three "pass" and three "fail".
+    bundled = Path(__file__).parents[2] / "examples" / "calibration" / "labels.jsonl"
+    chosen = {"pass": [], "fail": []}
+    for line in bundled.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if len(chosen[row["label"]]) < 3:
+            chosen[row["label"]].append(line)
+    rows = chosen["pass"] + chosen["fail"]
     labels = tmp_path / "labels.jsonl"
-    rows = [
-        ("install-ports", "The API uses TCP port 8200; nodes replicate over TCP 8201.", "pass"),
-        ("install-ports", "It uses port 80.", "fail"),
-        ("install-requirements", "2 CPU cores, 4 GB of RAM and 20 GB of free disk.", "pass"),
-        ("install-requirements", "Any laptop will do.", "fail"),
-        ("config-file", "The configuration lives in /etc/acme-vault/vault.toml.", "pass"),
-        ("config-file", "There is no configuration file.", "fail"),
-    ]
-    labels.write_text(
-        "".join(json.dumps({"id": i, "answer": a, "label": lab}) + "\n" for i, a, lab in rows),
-        encoding="utf-8",
-    )
+    labels.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    golden = golden_path()
     out = tmp_path / "calibration.json"
     done = golden_gate(
         "calibrate", golden, "--labels", labels, "-o", out,
@@ -148,12 +144,18 @@ def test_calibration_through_a_real_server_reports_kappa_and_its_interval(
         "--cache-dir", tmp_path / "cache",
         cwd=tmp_path,
     )  # fmt: skip
-    assert done.returncode in (0, 1), done.stderr  # 1: kappa below --min-kappa, said plainly
+    # 1: kappa below --min-kappa; 3: more than 10 % of the calls gave no verdict. Either is
+    # said plainly, and the calibration report is written whatever the outcome.
+    assert done.returncode in (0, 1, 3), done.stderr
     assert "judge calibrated" in done.stdout or "κ" in done.stdout, done.stdout
     assert len(proxies[0].completions) == len(rows)
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["judge_calls"] == len(rows)
     assert result["n"] + len(result["errors"]) == len(rows)
+    for error in result["errors"]:
+        assert error["error"].startswith(f"judge {JUDGE} failed: ") and "\n" not in error["error"]
+    if done.returncode == 3:
+        assert result["errors"], "incomplete without an error"
     kappa = result["kappa"]
     # A 135M-parameter judge: whatever kappa it earns comes with its interval, or a reason.
     if kappa["value"] is None:
