@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from golden_gate.cache_location import default_cache_dir
 from golden_gate.errors import InputError
+from golden_gate.evaluators import EvaluatorSettings, parse_evaluators
 from golden_gate.golden import Shard
 from golden_gate.merge import shard_report_path
 from golden_gate.scope import DEFAULT_PATHS
@@ -113,6 +114,8 @@ class ActionSettings(BaseModel):
 PLACE_INPUTS = {
     "judge.concurrency": "judge-concurrency",
     "evaluation.judge_concurrency": "judge-concurrency",
+    "evaluators.rule": "evaluator-rule",
+    "evaluators.panel": "judge-panel",
 }
 FIELD_INPUTS = {
     "url": "assistant-url",
@@ -120,6 +123,7 @@ FIELD_INPUTS = {
     "request_template": "request-template",
     "answer_path": "answer-path",
     "sources_path": "sources-path",
+    "context_path": "context-path",
     "headers": "assistant-headers",
     "timeout_s": "timeout",
     "model": "judge-model",
@@ -214,6 +218,7 @@ def read_action_settings(
                 request_template=inputs.raw("request-template", '{"text": "{question}"}'),
                 answer_path=inputs.raw("answer-path", "answer"),
                 sources_path=inputs.raw("sources-path") or None,
+                context_path=inputs.raw("context-path") or None,
                 headers=_headers(inputs.lines("assistant-headers")),
                 concurrency=inputs.integer("concurrency", 8),
                 timeout_s=inputs.number("timeout", 60.0),
@@ -223,6 +228,15 @@ def read_action_settings(
                 prompt_file=workspace / judge_prompt if judge_prompt else None,
                 base_url=inputs.raw("judge-base-url") or None,
                 concurrency=inputs.integer("judge-concurrency", 8),
+            ),
+            evaluators=EvaluatorSettings(
+                evaluators=parse_evaluators(
+                    inputs.raw("evaluators", "correctness"),
+                    flag="input 'evaluators'",
+                    root=workspace,
+                ),
+                rule=inputs.raw("evaluator-rule", "all"),
+                panel=inputs.raw("judge-panel", "majority"),
             ),
             compose=None
             if mode not in EVALUATING or not compose_file
