@@ -93,8 +93,10 @@ class Evaluation:
         if self.progress:
             self.progress.judge_calls += 1
         async with self._judge_slots:
+            # `context` only when an evaluator reads it: judges written before it keep working.
+            extra = {"context": context} if context is not None else {}
             verdict = await judge.judge(
-                question=question, answer=answer, reference=reference, context=context
+                question=question, answer=answer, reference=reference, **extra
             )
         if verdict.tokens:
             self.stats.input_tokens += verdict.tokens.input_tokens
