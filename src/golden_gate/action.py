@@ -49,11 +49,15 @@ SECRET_ENV = [key for keys in PROVIDER_KEYS.values() for key in keys]
 
 
 def judge_key_available(model: str, env: Mapping[str, str]) -> bool:
-    """False when the judge needs a key that is not set (fork pull requests get no secrets)."""
-    provider = model.partition(":")[0] if ":" in model else ""
-    if model == "keypoints" or provider not in PROVIDER_KEYS:
-        return True
-    return any(env.get(key) for key in PROVIDER_KEYS[provider])
+    """False when a judge (of a panel, `a,b`) needs a key that is not set (fork pull requests
+    get no secrets)."""
+    for name in (m.strip() for m in model.split(",")):
+        provider = name.partition(":")[0] if ":" in name else ""
+        if name == "keypoints" or provider not in PROVIDER_KEYS:
+            continue
+        if not any(env.get(key) for key in PROVIDER_KEYS[provider]):
+            return False
+    return True
 
 
 def mask_secrets(settings: ActionSettings, env: Mapping[str, str]) -> None:
@@ -96,6 +100,9 @@ def own_inputs(settings: ActionSettings) -> dict[str, str]:
         "labels": settings.labels,
         "baseline": settings.baseline or None,
     }
+    for spec in run.evaluators.evaluators:
+        if spec.prompt_file is not None:  # a custom evaluator's prompt is a rule file too
+            files.setdefault(f"evaluators ({spec.name})", spec.prompt_file)
     found = {}
     for name, path in files.items():
         if path:
@@ -378,7 +385,7 @@ def evaluated(
     results first and a cancelled or slow save cannot lose them."""
     from golden_gate.actions_cache import mode_from_env
     from golden_gate.cache_persistence import persisted_verdicts
-    from golden_gate.judge import make_judge
+    from golden_gate.evaluators import make_panel
     from golden_gate.pipeline import evaluate_report
     from golden_gate.report import save_report
     from golden_gate.rules import mark_origins
@@ -391,7 +398,11 @@ def evaluated(
             "cache is 'actions' but the runner exposes no cache service; using the directory only",
             title="golden-gate cache",
         )
-    judge = None if run_settings.deterministic_only else make_judge(run_settings.judge)
+    judge = (
+        None
+        if run_settings.deterministic_only
+        else make_panel(run_settings.judge, run_settings.evaluators)
+    )
     attempt = ctx.env.get("GITHUB_RUN_ATTEMPT", "1")
     if run_settings.shard is not None:
         # Shards of one run save side by side: each needs its own immutable key.

@@ -197,6 +197,30 @@ def cohens_kappa(confusion: Confusion, *, confidence: float = CONFIDENCE) -> Kap
     )
 
 
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa: `counts[i][j]` raters put subject i in category j, the same number of
+    raters for every subject (Fleiss 1971). None when undefined (no subjects, fewer than two
+    raters, or every rating in one category, where chance agreement is already perfect).
+
+    P_i = (sum_j n_ij^2 - n) / (n (n - 1)), P = mean P_i, p_j = sum_i n_ij / (N n),
+    P_e = sum_j p_j^2, kappa = (P - P_e) / (1 - P_e). With two raters and two categories it
+    differs from Cohen's kappa only in pooling the raters' margins (Scott's pi).
+    """
+    rows = [list(row) for row in counts]
+    if not rows:
+        return None
+    n = sum(rows[0])
+    if n < 2 or any(sum(row) != n for row in rows):
+        return None
+    subjects = len(rows)
+    p_bar = sum((sum(c * c for c in row) - n) / (n * (n - 1)) for row in rows) / subjects
+    totals = [sum(col) for col in zip(*rows, strict=True)]
+    p_e = sum((t / (subjects * n)) ** 2 for t in totals)
+    if p_e >= 1:
+        return None
+    return (p_bar - p_e) / (1 - p_e)
+
+
 # Landis & Koch (1977), "The measurement of observer agreement for categorical data".
 _LANDIS_KOCH = ((0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"))
 

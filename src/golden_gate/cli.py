@@ -64,6 +64,8 @@ FLAGS = {
     "compose.project": "--compose-project",
     "compose.service": "--compose-service",
     "compose.wait_timeout_s": "--wait-timeout",
+    "evaluators.rule": "--evaluator-rule",
+    "evaluators.panel": "--judge-panel",
 }
 
 
@@ -127,6 +129,9 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--answer-path", default="answer", help="dotted path to the answer")
     target.add_argument("--sources-path", default=None, help="dotted path to returned sources")
     target.add_argument(
+        "--context-path", default=None, help="dotted path to the retrieved passages"
+    )
+    target.add_argument(
         "--header",
         action="append",
         default=[],
@@ -164,6 +169,19 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     ev.add_argument("-o", "--report", type=Path, default=Path("report.json"), help="report path")
     ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_judge_args(parser)
+    judge = parser.add_argument_group("evaluators")
+    judge.add_argument(
+        "--evaluators",
+        default="correctness",
+        help="comma-separated presets (correctness, relevancy, groundedness, conciseness, "
+        "hallucination) or prompt files, each with an optional :threshold",
+    )
+    judge.add_argument(
+        "--evaluator-rule", default="all", help="a run passes when all|any|majority pass"
+    )
+    judge.add_argument(
+        "--judge-panel", default="majority", help="several judge models combine by majority|all"
+    )
     parser.add_argument(
         "--deterministic-only", action="store_true", help="checks only, no judge (fork PRs)"
     )
@@ -207,6 +225,17 @@ def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
         max_retries=args.judge_retries,
         max_tokens=args.judge_max_tokens,
         concurrency=args.judge_concurrency,
+    )
+
+
+def _evaluator_settings(args: argparse.Namespace) -> Any:
+    from golden_gate.evaluators import EvaluatorSettings, parse_evaluators
+
+    return _validated(
+        EvaluatorSettings,
+        evaluators=parse_evaluators(args.evaluators, flag="--evaluators"),
+        rule=args.evaluator_rule,
+        panel=args.judge_panel,
     )
 
 
@@ -266,12 +295,14 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
                 request_template=args.request_template,
                 answer_path=args.answer_path,
                 sources_path=args.sources_path,
+                context_path=args.context_path,
                 headers=headers,
                 concurrency=args.concurrency,
                 timeout_s=args.timeout,
                 retries=args.retries,
             ),
             judge=_judge_settings(args),
+            evaluators=_evaluator_settings(args),
             compose=None
             if args.compose_file is None
             else ComposeSettings(

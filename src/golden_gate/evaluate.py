@@ -7,6 +7,7 @@ busy. An infrastructure fault becomes an error run, never a failing verdict.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from golden_gate.cache import VerdictCache
 from golden_gate.checks import CheckSettings, checks_hash, needs_judge, run_checks
 from golden_gate.errors import InputError
 from golden_gate.escape import cut
+from golden_gate.evaluators import Evaluator, Panel, combine
 from golden_gate.golden import GoldenItem, item_hash
 from golden_gate.judge import Judge, JudgeError
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
@@ -25,7 +27,9 @@ from golden_gate.report import (
     DETERMINISTIC,
     AssistantInfo,
     DatasetInfo,
+    EvaluatorOutcome,
     ItemResult,
+    JudgeVote,
     Report,
     RunResult,
     RunSettings,
@@ -78,14 +82,14 @@ class Evaluation:
         self,
         *,
         client: AssistantClient,
-        judge: Judge | None,
+        judge: Judge | Panel | None,
         cache: VerdictCache,
         settings: EvalSettings,
         checks: CheckSettings,
         progress: Progress | None = None,
     ) -> None:
         self.client = client
-        self.judge = judge
+        self.panel = judge if isinstance(judge, Panel) or judge is None else Panel.of(judge)
         self.cache = cache
         self.settings = settings
         self.checks = checks
@@ -95,8 +99,15 @@ class Evaluation:
         self._judge_slots = asyncio.Semaphore(settings.judge_concurrency)
         self._in_flight: dict[str, asyncio.Future[Verdict]] = {}
 
-    async def _judge_call(self, key: str, item: GoldenItem, answer: str) -> Verdict:
-        assert self.judge is not None
+    async def _judge_call(
+        self,
+        key: str,
+        judge: Judge,
+        question: str,
+        answer: str,
+        reference: str,
+        context: str | None,
+    ) -> Verdict:
         budget = self.settings.max_judge_calls
         if budget is not None and self.stats.judge_calls >= budget:
             self.stats.budget_exhausted = True
@@ -105,9 +116,11 @@ class Evaluation:
         async with self._judge_slots:
             if self.progress:
                 self.progress.judge_in_flight += 1
+            # `context` only when an evaluator reads it: judges written before it keep working.
+            extra = {"context": context} if context is not None else {}
             try:
-                verdict = await self.judge.judge(
-                    question=item.question, answer=answer, reference=item.reference
+                verdict = await judge.judge(
+                    question=question, answer=answer, reference=reference, **extra
                 )
             except JudgeError as exc:
                 self.stats.judge_timeouts += exc.timed_out
@@ -126,14 +139,27 @@ class Evaluation:
             self.stats.input_tokens += tokens.input_tokens
             self.stats.output_tokens += tokens.output_tokens
 
-    async def verdict(self, item: GoldenItem, answer: str) -> Verdict:
-        """The judge's verdict, from the cache, from an identical call in flight, or new."""
-        assert self.judge is not None
+    async def verdict(
+        self,
+        item: GoldenItem,
+        answer: str,
+        *,
+        judge: Judge | None = None,
+        evaluator: Evaluator | None = None,
+        context: str | None = None,
+    ) -> Verdict:
+        """One judge's verdict for one evaluator (default: the first of each), from the cache,
+        from an identical call in flight, or new."""
+        assert self.panel is not None
+        evaluator = evaluator or self.panel.evaluators[0]
+        judge = judge or evaluator.judges[0]
+        # What the prompt reads besides question and answer: the key points, and the context.
+        material = item.reference if context is None else json.dumps([item.reference, context])
         key = self.cache.key(
-            judge_identity=self.judge.identity(),
+            judge_identity=evaluator.identity(judge),
             question=item.question,
             answer=answer,
-            reference=item.reference,
+            reference=material,
         )
         cached = self.cache.get(key)
         if cached is not None:
@@ -149,7 +175,9 @@ class Evaluation:
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            verdict = await self._judge_call(key, item, answer)
+            verdict = await self._judge_call(
+                key, judge, item.question, answer, item.reference, context
+            )
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # mark retrieved: waiters re-raise it, nobody else must
@@ -195,13 +223,95 @@ class Evaluation:
         }
         if any(not c.passed for c in checks):
             return RunResult(status="fail", **result)
-        if self.judge is None or not needs_judge(item):
+        if self.panel is None or not needs_judge(item):
             return RunResult(status="pass", **result)
-        try:
-            verdict = await self.verdict(item, answer.text)
-        except JudgeError as exc:
-            return RunResult(status="error", error_side="judge", error=f"judge: {exc}", **result)
-        return RunResult(status="pass" if verdict.passed else "fail", verdict=verdict, **result)
+        if self.panel.plain:
+            try:
+                verdict = await self.verdict(item, answer.text)
+            except JudgeError as exc:
+                error = f"judge: {exc}"
+                return RunResult(status="error", error_side="judge", error=error, **result)
+            status = "pass" if verdict.passed else "fail"
+            return RunResult(status=status, verdict=verdict, **result)
+        return await self._evaluated(item, answer.text, answer.context, result)
+
+    async def _evaluated(
+        self, item: GoldenItem, answer: str, context: str | None, result: dict[str, object]
+    ) -> RunResult:
+        """Every evaluator's panel, combined by the panel rule, then the evaluators' rule."""
+        assert self.panel is not None
+        outcomes = list(
+            await asyncio.gather(
+                *(self._evaluator(e, item, answer, context) for e in self.panel.evaluators)
+            )
+        )
+        decided = combine([_passed(o) for o in outcomes], self.panel.rule)
+        verdicts = [v for o in outcomes for v in o[1]]
+        outcomes_only = [o[0] for o in outcomes]
+        if decided is None:
+            errors = [e.comment for e in outcomes_only if e.status == "error"]
+            return RunResult(
+                status="error",
+                error_side="judge",
+                error=f"judge: {errors[0] if errors else 'no verdict'}",
+                evaluations=outcomes_only,
+                **result,  # type: ignore[arg-type]
+            )
+        failing = [o for o in outcomes_only if o.status == "fail"]
+        verdict = Verdict(
+            passed=decided,
+            comment="; ".join(f"{o.evaluator}: {o.comment}" for o in failing)
+            or f"passed {', '.join(o.evaluator for o in outcomes_only if o.status == 'pass')}",
+            cached=bool(verdicts) and all(v.cached for v in verdicts),
+            tokens=TokenUsage(
+                input_tokens=sum(v.tokens.input_tokens for v in verdicts if v.tokens),
+                output_tokens=sum(v.tokens.output_tokens for v in verdicts if v.tokens),
+            ),
+            latency_ms=max((v.latency_ms or 0.0 for v in verdicts), default=None),
+        )
+        return RunResult(
+            status="pass" if decided else "fail",
+            verdict=verdict,
+            evaluations=outcomes_only,
+            **result,  # type: ignore[arg-type]
+        )
+
+    async def _evaluator(
+        self, evaluator: Evaluator, item: GoldenItem, answer: str, context: str | None
+    ) -> tuple[EvaluatorOutcome, list[Verdict]]:
+        if evaluator.needs_context and context is None:
+            # The assistant returned no passages: nothing grounds the answer, so it fails.
+            comment = "no retrieved context in the assistant's response (context-path)"
+            return EvaluatorOutcome(evaluator=evaluator.name, status="fail", comment=comment), []
+        use = context if evaluator.needs_context else None
+
+        async def vote(judge: Judge) -> tuple[JudgeVote, Verdict | None]:
+            try:
+                v = await self.verdict(item, answer, judge=judge, evaluator=evaluator, context=use)
+            except JudgeError as exc:
+                return JudgeVote(judge=judge.name, error=str(exc)), None
+            passed = evaluator.passed(v.score, v.passed)
+            vote = JudgeVote(
+                judge=judge.name, passed=passed, score=v.score, comment=v.comment, cached=v.cached
+            )
+            return vote, v
+
+        votes = list(await asyncio.gather(*(vote(j) for j in evaluator.judges)))
+        assert self.panel is not None
+        decided = combine([v.passed for v, _ in votes], self.panel.panel)
+        first = votes[0][0]
+        status = "error" if decided is None else "pass" if decided else "fail"
+        deciding = next(
+            (v for v, _ in votes if v.passed is decided or (decided is None and v.error)), first
+        )
+        outcome = EvaluatorOutcome(
+            evaluator=evaluator.name,
+            status=status,
+            score=first.score,
+            comment=deciding.error or deciding.comment,
+            votes=[v for v, _ in votes],
+        )
+        return outcome, [v for _, v in votes if v is not None]
 
     async def run_item(self, item: GoldenItem) -> ItemResult:
         runs = list(await asyncio.gather(*(self.run_once(item) for _ in range(self.settings.runs))))
@@ -216,6 +326,11 @@ class Evaluation:
             self.progress.errors += result.errors
             self.progress.update()
         return result
+
+
+def _passed(outcome: tuple[EvaluatorOutcome, list[Verdict]]) -> bool | None:
+    status = outcome[0].status
+    return None if status == "error" else status == "pass"
 
 
 def _failed(runs: Sequence[RunResult]) -> bool:
@@ -267,7 +382,7 @@ async def evaluate(
     items: Sequence[GoldenItem],
     *,
     client: AssistantClient,
-    judge: Judge | None,
+    judge: Judge | Panel | None,
     cache: VerdictCache,
     settings: EvalSettings | None = None,
     checks: CheckSettings | None = None,
@@ -308,23 +423,26 @@ async def evaluate(
     if progress:
         progress.finish()
     stats = evaluation.stats
+    panel = evaluation.panel
     stats.elapsed_s = round(time.monotonic() - started, 3)
     if settings.judge_prices is not None:
         per_input, per_output = settings.judge_prices
         cost = (stats.input_tokens * per_input + stats.output_tokens * per_output) / 1e6
         stats.cost_usd = round(cost, 6)
     report = new_report(
-        judge=judge.name if judge is not None else DETERMINISTIC,
-        judge_prompt_hash=judge.prompt_hash if judge is not None else None,
-        tier="full" if judge is not None else DETERMINISTIC,
+        judge=panel.name if panel is not None else DETERMINISTIC,
+        judge_prompt_hash=panel.prompt_hash if panel is not None else None,
+        tier="full" if panel is not None else DETERMINISTIC,
         results=list(results),
         dataset=dataset,
         assistant=assistant,
         run_settings=RunSettings(
             runs=settings.runs,
             rerun_failures=settings.rerun_failures,
-            judge_temperature=judge.temperature if judge is not None else None,
+            judge_temperature=panel.temperature if panel is not None else None,
             checks_hash=checks_hash(evaluation.checks),
+            evaluators=panel.settings_label if panel is not None else None,
+            judge_panel=panel.panel if panel is not None and len(panel.judge_names) > 1 else None,
         ),
         stats=stats,
         warnings=_judge_warnings(results, stats, settings) or None,

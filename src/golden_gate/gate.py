@@ -284,6 +284,8 @@ _SETTING_NAMES = {
     "unanswered_counts_as_failure": "counting unanswered runs as failures",
     "judge_temperature": "judge temperature",
     "checks_hash": "deterministic checks (refusal phrases, forbidden patterns)",
+    "evaluators": "evaluators",
+    "judge_panel": "judge panel rules",
 }
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from golden_gate.cache_location import default_cache_dir
 from golden_gate.errors import InputError
+from golden_gate.evaluators import EvaluatorSettings, parse_evaluators
 from golden_gate.golden import Shard
 from golden_gate.merge import shard_report_path
 from golden_gate.scope import DEFAULT_PATHS
@@ -116,6 +117,8 @@ PLACE_INPUTS = {
     "judge.max_retries": "judge-retries",
     "judge.max_tokens": "judge-max-tokens",
     "evaluation.judge_concurrency": "judge-concurrency",
+    "evaluators.rule": "evaluator-rule",
+    "evaluators.panel": "judge-panel",
 }
 FIELD_INPUTS = {
     "url": "assistant-url",
@@ -123,6 +126,7 @@ FIELD_INPUTS = {
     "request_template": "request-template",
     "answer_path": "answer-path",
     "sources_path": "sources-path",
+    "context_path": "context-path",
     "headers": "assistant-headers",
     "timeout_s": "timeout",
     "model": "judge-model",
@@ -218,6 +222,7 @@ def read_action_settings(
                 request_template=inputs.raw("request-template", '{"text": "{question}"}'),
                 answer_path=inputs.raw("answer-path", "answer"),
                 sources_path=inputs.raw("sources-path") or None,
+                context_path=inputs.raw("context-path") or None,
                 headers=_headers(inputs.lines("assistant-headers")),
                 concurrency=inputs.integer("concurrency", 8),
                 timeout_s=inputs.number("timeout", 60.0),
@@ -230,6 +235,15 @@ def read_action_settings(
                 max_retries=inputs.integer("judge-retries", 6),
                 max_tokens=inputs.integer("judge-max-tokens", 1024),
                 concurrency=inputs.integer("judge-concurrency", 8),
+            ),
+            evaluators=EvaluatorSettings(
+                evaluators=parse_evaluators(
+                    inputs.raw("evaluators", "correctness"),
+                    flag="input 'evaluators'",
+                    root=workspace,
+                ),
+                rule=inputs.raw("evaluator-rule", "all"),
+                panel=inputs.raw("judge-panel", "majority"),
             ),
             compose=None
             if mode not in EVALUATING or not compose_file

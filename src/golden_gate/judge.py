@@ -88,8 +88,13 @@ class Judge(ABC):
         """Everything besides question, answer and reference that can change a verdict."""
 
     @abstractmethod
-    async def judge(self, *, question: str, answer: str, reference: str) -> Verdict:
-        """The verdict on `answer`; raises JudgeError when no verdict could be obtained."""
+    async def judge(
+        self, *, question: str, answer: str, reference: str, context: str | None = None
+    ) -> Verdict:
+        """The verdict on `answer`; raises JudgeError when no verdict could be obtained.
+
+        `context`: the retrieved passages, for prompts with a `{context}` placeholder.
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, most judges hold nothing
         """Release connections; call once at the end, inside the event loop that judged."""
@@ -150,7 +155,9 @@ class KeypointsJudge(Judge):
             return True
         return len(wanted & answer_tokens) >= self.threshold * len(wanted)
 
-    async def judge(self, *, question: str, answer: str, reference: str) -> Verdict:
+    async def judge(
+        self, *, question: str, answer: str, reference: str, context: str | None = None
+    ) -> Verdict:
         start = time.perf_counter()
         answer_tokens = set(_TOKEN.findall(answer.lower()))
         points = key_points(reference)
@@ -200,25 +207,39 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def load_prompt(path: Path) -> str:
+def load_prompt(
+    path: Path,
+    *,
+    required: tuple[str, ...] = PLACEHOLDERS,
+    allowed: tuple[str, ...] = PLACEHOLDERS,
+) -> str:
     """Read a prompt template and check openevals can fill it; InputError otherwise."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError(f"{path}: cannot read the judge prompt file ({reason})") from None
-    check_prompt(text, source=str(path))
+    check_prompt(text, source=str(path), required=required, allowed=allowed)
     return text
 
 
-def check_prompt(text: str, *, source: str) -> None:
-    """A prompt must use `{inputs}`, `{outputs}`, `{reference_outputs}` and nothing else."""
+def check_prompt(
+    text: str,
+    *,
+    source: str,
+    required: tuple[str, ...] = PLACEHOLDERS,
+    allowed: tuple[str, ...] = PLACEHOLDERS,
+) -> None:
+    """A prompt must use every `required` placeholder and none outside `allowed`.
+
+    By default (the correctness prompt): `{inputs}`, `{outputs}`, `{reference_outputs}`.
+    """
     fields: set[str] = set()
     try:
         fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
-        text.format(**dict.fromkeys(PLACEHOLDERS, ""))
+        text.format(**dict.fromkeys(allowed, ""))
     except (ValueError, KeyError, IndexError, AttributeError) as exc:
-        unknown = sorted(fields - set(PLACEHOLDERS)) if isinstance(exc, KeyError) else []
+        unknown = sorted(fields - set(allowed)) if isinstance(exc, KeyError) else []
         problem = (
             f"uses the placeholder {{{unknown[0]}}}, which is never filled"
             if unknown
@@ -227,7 +248,7 @@ def check_prompt(text: str, *, source: str) -> None:
         raise InputError(
             f"{source}: the judge prompt {problem}; write literal braces as {{{{ and }}}}"
         ) from None
-    for name in PLACEHOLDERS:
+    for name in required:
         if name not in fields:
             raise InputError(f"{source}: the judge prompt has no {{{name}}} placeholder")
 
@@ -304,12 +325,15 @@ class LLMJudge(Judge):
     Call `aclose()` before each loop ends so its connections are closed, not left to the GC.
     """
 
-    def __init__(self, settings: JudgeSettings) -> None:
+    def __init__(self, settings: JudgeSettings, *, prompt: str | None = None) -> None:
+        """`prompt`: an already checked template (an evaluator preset's), else the settings'."""
         _disable_tracing()
         self.settings = settings
         self.temperature = settings.temperature
         self.name = settings.model
-        if settings.prompt_file is not None:
+        if prompt is not None:
+            self.prompt = prompt
+        elif settings.prompt_file is not None:
             self.prompt = load_prompt(settings.prompt_file)
         else:
             from openevals.prompts import CORRECTNESS_PROMPT
@@ -387,7 +411,9 @@ class LLMJudge(Judge):
             binding.semaphore = asyncio.Semaphore(binding.concurrency)
         return binding
 
-    async def judge(self, *, question: str, answer: str, reference: str) -> Verdict:
+    async def judge(
+        self, *, question: str, answer: str, reference: str, context: str | None = None
+    ) -> Verdict:
         from langchain_core.callbacks import UsageMetadataCallbackHandler
         from langsmith import tracing_context
 
@@ -399,8 +425,9 @@ class LLMJudge(Judge):
             start = time.perf_counter()
             try:
                 with tracing_context(enabled=False):
+                    extra = {"context": context} if context is not None else {}
                     result = await binding.evaluator(
-                        inputs=question, outputs=answer, reference_outputs=reference
+                        inputs=question, outputs=answer, reference_outputs=reference, **extra
                     )
             except Exception as exc:
                 raise self._error(exc, handler) from None

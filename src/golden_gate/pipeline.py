@@ -17,6 +17,7 @@ from golden_gate import golden
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluate import evaluate
+from golden_gate.evaluators import Panel, make_panel
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.gate import (
     GateResult,
@@ -24,7 +25,7 @@ from golden_gate.gate import (
     floor_reachable,
     unreachable_floor_message,
 )
-from golden_gate.judge import Judge, make_judge
+from golden_gate.judge import Judge
 from golden_gate.progress import Progress
 from golden_gate.render import render_comment, render_summary
 from golden_gate.report import AssistantInfo, DatasetInfo, Report, load_report, save_report
@@ -65,7 +66,7 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
 async def _evaluate(
     items: list[golden.GoldenItem],
     settings: Settings,
-    judge: Judge | None,
+    judge: Judge | Panel | None,
     dataset: DatasetInfo,
     assistant: AssistantInfo,
     cache: VerdictCache,
@@ -107,7 +108,7 @@ def evaluate_report(
     settings: Settings,
     *,
     items: list[golden.GoldenItem] | None = None,
-    judge: Judge | None = None,
+    judge: Judge | Panel | None = None,
     cache: VerdictCache | None = None,
 ) -> Report:
     """Validate everything that costs nothing, start the assistant if asked, evaluate.
@@ -127,7 +128,7 @@ def evaluate_report(
             file=sys.stderr,
         )
     if judge is None and not settings.deterministic_only:
-        judge = make_judge(settings.judge)
+        judge = make_panel(settings.judge, settings.evaluators)
     cache = cache if cache is not None else VerdictCache(settings.cache_dir)
     fingerprint = golden.fingerprint(items)  # of the whole selection, so shards can agree
     if settings.shard is not None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from golden_gate import redaction
 from golden_gate.errors import InputError
 from golden_gate.escape import code_span, inline, marker_id
+from golden_gate.evaluators import agreement, evaluator_rates
 from golden_gate.gate import GateResult
 from golden_gate.report import ItemResult, Report, RuleChanges
 
@@ -143,6 +144,39 @@ def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]
     ]
 
 
+def _evaluators_text(report: Report) -> str | None:
+    """`correctness 12/14 (85.7%) · groundedness 10/14 (71.4%)`, escaped; None with one."""
+    rates = evaluator_rates(report)
+    if not rates:
+        return None
+    parts = [
+        f"{code_span(r.evaluator, limit=60)} {r.passed}/{r.judged} "
+        + (f"({r.passed / r.judged:.1%})" if r.judged else "(n/a)")
+        for r in rates
+    ]
+    rule = (report.run_settings.evaluators or "") if report.run_settings else ""
+    how = rule.rpartition("(")[2].rstrip(")") if rule.endswith(")") else "all"
+    return " · ".join(parts) + f" (a run passes when {how} pass)"
+
+
+def _agreement_text(report: Report, limit: int = 20) -> str | None:
+    """The panel's agreement line, escaped; None without a panel."""
+    found = agreement(report)
+    if found is None:
+        return None
+    kappa = "undefined" if found.kappa is None else f"{found.kappa:.2f}"
+    names = " and ".join(code_span(j, limit=60) for j in found.judges)
+    text = f"{found.method} = {kappa} between {names} over {found.verdicts} verdicts"
+    ids = found.disagreements
+    if ids:
+        shown = ", ".join(code_span(i, limit=80) for i in ids[:limit])
+        more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+        text += f" · judges disagree on {len(ids)} item(s): {shown}{more}"
+    else:
+        text += " · no disagreement"
+    return text
+
+
 def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(template_dir))]
     if user_template is not None:
@@ -230,6 +264,8 @@ class _Context:
             "assistant": report.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
             "rules": _rule_parts(report.rule_changes),
+            "evaluator_rates": _evaluators_text(report),
+            "judge_agreement": _agreement_text(report),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
             "unverified": unverified,
         }

@@ -65,6 +65,27 @@ class Verdict(BaseModel):
     served_model: str | None = None  # the model the judge's server says answered
 
 
+class JudgeVote(BaseModel):
+    """One panel member's verdict for one evaluator, or why it gave none."""
+
+    judge: str
+    passed: bool | None = None  # None: this judge could not judge (see `error`)
+    score: float | bool | None = None
+    comment: str = ""
+    cached: bool = False
+    error: str | None = None
+
+
+class EvaluatorOutcome(BaseModel):
+    """One evaluator's decision on one run: its panel's votes combined."""
+
+    evaluator: str
+    status: RunStatus
+    score: float | bool | None = None  # the first judge's score, for a reader
+    comment: str = ""
+    votes: list[JudgeVote] = Field(default_factory=list)
+
+
 class RunResult(BaseModel):
     """One run of one item: the answer, the checks, the verdict, or the error that stopped it."""
 
@@ -76,7 +97,8 @@ class RunResult(BaseModel):
     answer: str | None = None
     sources: list[str] | None = None
     checks: list[CheckOutcome] = Field(default_factory=list)
-    verdict: Verdict | None = None
+    verdict: Verdict | None = None  # with several evaluators or judges: their combination
+    evaluations: list[EvaluatorOutcome] | None = None  # only with several evaluators or judges
     error: str | None = None
     http_status: int | None = None
     latency_ms: float | None = None
@@ -95,9 +117,16 @@ class RunResult(BaseModel):
         check = self.failed_check
         if check is not None:
             return f"check {check.name}: {check.reason}"
+        failing = [e for e in self.evaluations or [] if e.status == "fail"]
+        if failing and self.status == "fail":
+            return "; ".join(f"{e.evaluator} failed: {e.comment or 'fail'}" for e in failing)
         if self.verdict is not None and not self.verdict.passed:
             return f"judge: {self.verdict.comment}" if self.verdict.comment else "judge: fail"
         return ""
+
+    @property
+    def failed_evaluators(self) -> list[str]:
+        return [e.evaluator for e in self.evaluations or [] if e.status == "fail"]
 
 
 def counts(run: RunResult) -> bool:
@@ -239,6 +268,9 @@ class RunSettings(BaseModel):
     unanswered_counts_as_failure: bool = True
     judge_temperature: float | None = None
     checks_hash: str | None = None
+    # `correctness:0.7,groundedness all` (evaluators, thresholds, rule); None before 0.3.
+    evaluators: str | None = None
+    judge_panel: str | None = None  # how several judge models combine, when there are several
 
 
 class RunStats(BaseModel):

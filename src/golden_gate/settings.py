@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, ValidationError
 from golden_gate.checks import CheckSettings
 from golden_gate.compose import ComposeSettings
 from golden_gate.evaluate import EvalSettings
+from golden_gate.evaluators import EvaluatorSettings
 from golden_gate.gate import GateSettings
 from golden_gate.golden import Shard
 from golden_gate.judge import JudgeSettings
@@ -22,6 +23,7 @@ class Settings(BaseModel):
     target: TargetSettings | None = None  # only evaluating needs the assistant
     compose: ComposeSettings | None = None  # start the assistant with docker compose first
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    evaluators: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
     checks: CheckSettings = Field(default_factory=CheckSettings)
     evaluation: EvalSettings = Field(default_factory=EvalSettings)
     gate: GateSettings = Field(default_factory=GateSettings)
@@ -48,6 +50,7 @@ _SECTIONS = {
     "ComposeSettings": "compose",
     "GateSettings": "gate",
     "CheckSettings": "checks",
+    "EvaluatorSettings": "evaluators",
 }
 
 

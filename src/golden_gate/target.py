@@ -46,6 +46,7 @@ class TargetSettings(BaseModel):
     request_template: str = '{"text": "{question}"}'
     answer_path: str = Field(default="answer", min_length=1)
     sources_path: str | None = None
+    context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
     headers: dict[str, str] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -102,6 +103,7 @@ class Answer(BaseModel):
 
     text: str | None = None
     sources: list[str] | None = None
+    context: str | None = None  # the retrieved passages' text, joined; None when absent
     http_status: int | None = None
     latency_ms: float
     error: str | None = None
@@ -121,6 +123,7 @@ class _Outcome:
     status: int | None = None
     text: str | None = None
     sources: list[str] | None = None
+    context: str | None = None
     error: str | None = None
     retryable: bool = False
     retry_after: float | None = None
@@ -205,6 +208,7 @@ class AssistantClient:
         return Answer(
             text=outcome.text,
             sources=outcome.sources,
+            context=outcome.context,
             http_status=outcome.status,
             latency_ms=outcome.latency_ms,
             error=error,
@@ -270,7 +274,7 @@ class AssistantClient:
             limit = self.settings.max_body_bytes
             return _Outcome(latency_ms, status, error=f"response body exceeds {limit} bytes")
         try:
-            text, sources = self._parse(raw, headers.get("content-type", ""))
+            text, sources, context = self._parse(raw, headers.get("content-type", ""))
         except _BadResponse as exc:
             return _Outcome(latency_ms, status, error=str(exc))
         # JSON can carry half an emoji ("\ud83d"): repaired here, the answer encodes anywhere.
@@ -279,8 +283,16 @@ class AssistantClient:
             repaired = [repair(source) for source in sources]
             sources = [source for source, _ in repaired]
             replaced += sum(count for _, count in repaired)
+        if context is not None:
+            context, count = repair(context)
+            replaced += count
         return _Outcome(
-            latency_ms, status, text=text, sources=sources, surrogates_replaced=replaced
+            latency_ms,
+            status,
+            text=text,
+            sources=sources,
+            context=context,
+            surrogates_replaced=replaced,
         )
 
     async def _read_capped(self, response: httpx.Response) -> bytes | None:
@@ -298,7 +310,7 @@ class AssistantClient:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _parse(self, raw: bytes, content_type: str) -> tuple[str, list[str] | None]:
+    def _parse(self, raw: bytes, content_type: str) -> tuple[str, list[str] | None, str | None]:
         if not raw.strip():
             raise _BadResponse("response body is empty")
         try:
@@ -313,7 +325,19 @@ class AssistantClient:
             raise _BadResponse(
                 f"answer at '{answer_path}' is not a string (got {_json_type(text)})"
             )
-        return text, self._sources(document)
+        return text, self._sources(document), self._context(document)
+
+    def _context(self, document: Any) -> str | None:
+        """Every string under `context_path` (passages, or objects holding them), joined."""
+        path = self.settings.context_path
+        if path is None:
+            return None
+        try:
+            value = _lookup(document, path, what="context")
+        except _BadResponse:
+            return None  # no context: the evaluators that need one say so (evaluators.py)
+        passages = [text.strip() for text in _strings(value) if text.strip()]
+        return "\n\n".join(passages) if passages else None
 
     def _sources(self, document: Any) -> list[str] | None:
         path = self.settings.sources_path

@@ -15,6 +15,18 @@ The verdict is derived from the prompt, never scripted:
 - the score is `true` when there is at least one key point and every key point is covered
   (boolean schema), or the covered fraction (number schema, i.e. `continuous=True`).
 
+Other openevals prompts are recognised by their opening line, each with its own rule on
+words of four or more letters ("long words"):
+
+- groundedness (`<context>` and `<outputs>`), hallucination (`<context>`, `<output>`): the
+  fraction of the answer's long words found in the context; true when all are;
+- relevancy (`<input>`, `<output>`): the fraction of the question's long words in the answer;
+  true at one half or more;
+- conciseness: true when the answer has at most 40 words (score 1, else 40 / words).
+
+A model whose name contains `lenient` passes at half the bar (covered fraction >= 0.5), so
+two judges can disagree.
+
 Faults are scripted with `enqueue(...)` (consumed one per request, in order) or made
 permanent with `default`. Each chat completion request is recorded (`requests`: the parsed
 JSON bodies; `prompts`, `paths`, `headers`; `calls` counts them), every request of any kind
@@ -50,6 +62,9 @@ Kind = Literal[
 _WORD = re.compile(r"[a-z0-9]+")
 _OUTPUT = re.compile(r"<output>\s*(.*?)\s*</output>", re.DOTALL)
 _REFERENCE = re.compile(r"<reference_outputs>\s*(.*?)\s*</reference_outputs>", re.DOTALL)
+_OUTPUTS = re.compile(r"<outputs>\s*(.*?)\s*</outputs>", re.DOTALL)
+_CONTEXT = re.compile(r"<context>\s*(.*?)\s*</context>", re.DOTALL)
+_INPUT = re.compile(r"<input>\s*(.*?)\s*</input>", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -135,6 +150,48 @@ def user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def _section(pattern: re.Pattern[str], prompt: str) -> str:
+    found = pattern.search(prompt)
+    return found.group(1) if found else ""
+
+
+def _long_words(text: str) -> set[str]:
+    return {w for w in words(text) if len(w) >= 4}
+
+
+def _fraction(part: set[str], whole: set[str]) -> float:
+    return len(part & whole) / len(part) if part else 1.0
+
+
+def evaluator_of(prompt: str) -> str:
+    """Which openevals prompt this is, by its opening words."""
+    head = prompt[:300].lower()
+    for name, marker in (
+        ("hallucination", "for hallucinations"),
+        ("groundedness", "supported by the retrieved context"),
+        ("relevancy", "relevant to the given input"),
+        ("conciseness", "for conciseness"),
+    ):
+        if marker in head:
+            return name
+    return "correctness"
+
+
+def _other_verdict(kind: str, prompt: str, numeric: bool, bar: float) -> tuple[float | bool, str]:
+    if kind in ("groundedness", "hallucination"):
+        answer = _section(_OUTPUTS if kind == "groundedness" else _OUTPUT, prompt)
+        fraction = _fraction(_long_words(answer), words(_section(_CONTEXT, prompt)))
+    elif kind == "relevancy":
+        question = _long_words(_section(_INPUT, prompt))
+        fraction = _fraction(question, words(_section(_OUTPUT, prompt)))
+        bar = min(bar, 0.5)
+    else:
+        count = len(_section(_OUTPUT, prompt).split())
+        fraction = 1.0 if count <= 40 else 40 / count
+    reasoning = f"{kind}: {fraction:.2f} of the words check out."
+    return (fraction if numeric else fraction >= bar), reasoning
+
+
 def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
     """The verdict JSON for a request, by the rule in the module docstring."""
     prompt = user_text(body)
@@ -144,19 +201,27 @@ def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
     points = key_points(reference.group(1)) if reference else []
     missing = [p for p in points if not words(p) <= answer_words]
     covered = len(points) - len(missing)
+    bar = 0.5 if "lenient" in str(body.get("model", "")) else 1.0
     schema = (
         body.get("response_format", {}).get("json_schema", {}).get("schema", {})
         if isinstance(body.get("response_format"), dict)
         else {}
     )
     properties = schema.get("properties", {})
-    if properties.get("score", {}).get("type") == "number":
-        score: bool | float = covered / len(points) if points else 0.0
+    numeric = properties.get("score", {}).get("type") == "number"
+    kind = evaluator_of(prompt)
+    score: bool | float
+    if kind != "correctness":
+        score, reasoning = _other_verdict(kind, prompt, numeric, bar)
     else:
-        score = bool(points) and not missing
-    reasoning = (
-        "Every key point is covered." if not missing else "Missing: " + "; ".join(missing) + "."
-    ) + f" Thus, the score should be: {str(score).lower()}."
+        if numeric:
+            score = covered / len(points) if points else 0.0
+        else:
+            score = bool(points) and covered >= bar * len(points)
+        reasoning = (
+            "Every key point is covered." if not missing else "Missing: " + "; ".join(missing) + "."
+        )
+    reasoning += f" Thus, the score should be: {str(score).lower()}."
     verdict: dict[str, Any] = {"score": score}
     if "reasoning" in properties or not properties:
         verdict = {"reasoning": reasoning, "score": score}

@@ -1,0 +1,200 @@
+"""Several evaluators per item and a panel of judges, through `golden-gate` against the real
+OpenAI-compatible fake judge (which derives each evaluator's verdict from its prompt)."""
+
+import json
+
+import pytest
+
+from golden_gate.calibrate import fleiss_kappa
+from golden_gate.errors import InputError
+from golden_gate.evaluators import combine, parse_evaluators
+from tests.fakes.assistant_server import AssistantServer
+from tests.fakes.judge_server import JudgeServer
+from tests.helpers import golden_gate
+
+CONTEXT = "Set option 0, option 1, option 2, option 3 or option 4 in the config, then restart "
+CONTEXT += "the server. Source: docs/config.md"
+
+
+def good(i: int) -> str:
+    return f"Set option {i} in the config, then restart the server. Source: docs/config.md"
+
+
+def write_golden(path, n=5):
+    lines = [
+        {
+            "id": f"q{i}",
+            "question": f"How do I configure feature {i}?",
+            "reference_key_points": [f"set option {i}", "restart the server"],
+            "reference_urls": ["docs/config.md"],
+            "tags": ["smoke"],
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def with_context(answer, sources):
+    return {"answer": answer, "sources": sources, "retrieval": {"passages": [{"text": CONTEXT}]}}
+
+
+@pytest.fixture
+def judge(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with JudgeServer() as server:
+        yield server
+
+
+def test_evaluators_parse_with_thresholds_and_refuse_unknown_names():
+    specs = parse_evaluators("correctness, groundedness:0.7,prompts/tone.txt", flag="--evaluators")
+    assert [(s.name, s.threshold) for s in specs] == [
+        ("correctness", None),
+        ("groundedness", 0.7),
+        ("tone", None),
+    ]
+    for bad, words in [
+        ("correctnes", "unknown evaluator 'correctnes'"),
+        ("groundedness:high", "not a number"),
+        ("relevancy:1.5", "within 0 and 1"),
+        ("relevancy,relevancy", "named twice"),
+        (" , ", "at least one"),
+    ]:
+        with pytest.raises(InputError, match=words):
+            parse_evaluators(bad, flag="--evaluators")
+
+
+def test_votes_combine_and_an_error_decides_only_when_it_could_not_matter():
+    assert combine([True, False], "all") is False
+    assert combine([True, None], "all") is None  # the missing vote could fail it
+    assert combine([False, None], "all") is False
+    assert combine([True, None], "any") is True
+    assert combine([True, False], "majority") is False  # a tie fails
+    assert combine([True, True, None], "majority") is True
+    assert combine([True, False, None], "majority") is None
+
+
+def test_fleiss_kappa_matches_the_textbook_example():
+    # Fleiss (1971) as worked on Wikipedia: 10 subjects, 14 raters, 5 categories; also
+    # statsmodels.stats.inter_rater.fleiss_kappa on the same table: 0.20993...
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    assert fleiss_kappa(table) == pytest.approx(0.2099307, abs=1e-6)
+    assert fleiss_kappa([[2, 0], [2, 0]]) is None  # every rating alike: undefined
+    assert fleiss_kappa([]) is None
+
+
+def test_an_llm_evaluator_with_the_offline_judge_is_one_sentence_and_exit_2(tmp_path):
+    golden = write_golden(tmp_path / "golden.jsonl")
+    result = golden_gate(
+        "eval", golden, "--url", "http://127.0.0.1:9", "--evaluators", "correctness,relevancy"
+    )
+    assert result.returncode == 2
+    assert "--evaluators: 'relevancy' needs a model judge" in result.stderr
+    assert "Traceback" not in result.stderr
+    bad_rule = golden_gate(
+        "eval", golden, "--url", "http://127.0.0.1:9", "--evaluator-rule", "most"
+    )
+    assert bad_rule.returncode == 2 and "--evaluator-rule" in bad_rule.stderr
+
+
+def test_two_evaluators_and_a_two_judge_panel_name_the_failing_evaluator(tmp_path, judge):
+    golden = write_golden(tmp_path / "golden.jsonl")
+    candidate = {
+        "How do I configure feature 0?": good(0),
+        # drops a key point: the strict judge fails correctness, the lenient one passes it
+        "How do I configure feature 1?": "Set option 1 in the config. Source: docs/config.md",
+        # correct, but a claim the context does not hold: groundedness fails (strict judge)
+        "How do I configure feature 2?": good(2) + " Also reboot the datacenter.",
+        "How do I configure feature 3?": good(3),
+        # says nothing: both judges fail correctness
+        "How do I configure feature 4?": "Source: docs/config.md",
+    }
+    flags = [
+        "--judge-model",
+        "openai:judge-strict,openai:judge-lenient",
+        "--judge-base-url",
+        judge.base_url,
+        "--evaluators",
+        "correctness,groundedness",
+        "--context-path",
+        "retrieval.passages",
+        "--sources-path",
+        "sources",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--quiet",
+    ]
+    baseline_answers = {f"How do I configure feature {i}?": good(i) for i in range(5)}
+    with AssistantServer(answers=baseline_answers, shape=with_context) as assistant:
+        made = golden_gate(
+            "eval", golden, "--url", assistant.url, "-o", tmp_path / "base.json", *flags
+        )
+    assert made.returncode == 0, made.stderr
+    with AssistantServer(answers=candidate, shape=with_context) as assistant:
+        ran = golden_gate(
+            "run", golden, "--url", assistant.url, "--baseline", tmp_path / "base.json",
+            "--comment-out", tmp_path / "comment.md", "-o", tmp_path / "report.json", *flags,
+        )  # fmt: skip
+        calls = judge.calls
+        again = golden_gate(
+            "eval", golden, "--url", assistant.url, "-o", tmp_path / "again.json", *flags
+        )
+    assert ran.returncode == 1, ran.stderr
+    comment = (tmp_path / "comment.md").read_text()
+    # per-evaluator pass rates over the five runs
+    assert (
+        "| Evaluators | <code>correctness</code> 3/5 (60.0%) · <code>groundedness</code> 4/5"
+        in (comment)
+    )
+    # each regressed item says which evaluator failed it
+    rows = {
+        line.split("|")[1].strip(): line for line in comment.splitlines() if "| <code>q" in line
+    }
+    assert "correctness failed" in rows["<code>q1</code>"]
+    assert "groundedness failed" in rows["<code>q2</code>"]
+    assert "correctness failed" in rows["<code>q4</code>"]
+    assert "groundedness failed" not in rows["<code>q1</code>"]
+    # agreement between the two judges over 10 verdicts: (0.8 - 0.66) / 0.34
+    assert "Cohen's κ = 0.41 between <code>openai:judge-strict</code> and" in comment
+    assert "judges disagree on 2 item(s): <code>q1</code>, <code>q2</code>" in comment
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["judge"] == "openai:judge-strict,openai:judge-lenient"
+    assert report["run_settings"]["evaluators"] == "correctness,groundedness (all)"
+    run = report["results"][1]["run_results"][0]
+    correctness = run["evaluations"][0]
+    assert correctness["status"] == "fail"
+    assert [v["passed"] for v in correctness["votes"]] == [False, True]
+    # each panel member's verdict for each evaluator is cached apart: the rerun asks nobody
+    assert again.returncode == 0, again.stderr
+    assert judge.calls == calls
+    assert json.loads((tmp_path / "again.json").read_text())["stats"]["judge_calls"] == 0
+
+
+def test_groundedness_without_context_fails_that_evaluator_and_asks_no_judge(tmp_path, judge):
+    golden = write_golden(tmp_path / "golden.jsonl", n=2)
+    answers = {f"How do I configure feature {i}?": good(i) for i in range(2)}
+    with AssistantServer(answers=answers) as assistant:
+        result = golden_gate(
+            "eval", golden, "--url", assistant.url, "-o", tmp_path / "r.json", "--quiet",
+            "--judge-model", "openai:judge-strict", "--judge-base-url", judge.base_url,
+            "--evaluators", "correctness,groundedness:0.9", "--context-path", "passages",
+            "--no-cache",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [r["passes"] for r in report["results"]] == [0, 0]
+    outcome = report["results"][0]["run_results"][0]["evaluations"][1]
+    assert outcome["status"] == "fail" and "no retrieved context" in outcome["comment"]
+    assert judge.calls == 2  # correctness only
+    assert report["run_settings"]["evaluators"] == "correctness,groundedness:0.9 (all)"
