@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from golden_gate.errors import EXIT_BAD_INPUT, InputError
 from golden_gate.golden import GoldenItem
@@ -366,9 +367,14 @@ def test_an_unreadable_prompt_file_is_an_input_error(tmp_path: Path, kind: str) 
     assert str(caught.value).startswith(f"{prompt_file}: cannot read the judge prompt file (")
 
 
-def test_an_unknown_provider_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="judge model 'nosuch:model' could not be set up"):
-        LLMJudge(JudgeSettings(model="nosuch:model"))
+@pytest.mark.parametrize("model", ["nosuch:model", "mistralai:mistral-large-latest", "llama3"])
+def test_an_unsupported_provider_is_refused_by_the_settings(model: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        JudgeSettings(model=model)
+
+    (problem,) = caught.value.errors()
+    assert problem["loc"] == ("model",)
+    assert "openai:, azure_openai:, anthropic:, google_genai:" in problem["msg"]
 
 
 def test_a_missing_api_key_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -487,7 +493,10 @@ def test_importing_the_judge_module_does_not_import_openevals_or_langchain() -> 
         import golden_gate.judge
         heavy = sorted(
             name for name in sys.modules
-            if name.split(".")[0] in {"openevals", "langchain", "langchain_core", "openai"}
+            if name.split(".")[0] in {
+                "openevals", "langchain", "langchain_core", "openai", "langchain_openai",
+                "anthropic", "langchain_anthropic", "google", "langchain_google_genai",
+            }
         )
         print(",".join(heavy))
         """

@@ -56,6 +56,7 @@ FLAGS = {
     "judge.base_url": "--judge-base-url",
     "judge.temperature": "--judge-temperature",
     "judge.timeout_s": "--judge-timeout",
+    "judge.max_tokens": "--judge-max-tokens",
     "judge.concurrency": "--judge-concurrency",
     "evaluation.judge_concurrency": "--judge-concurrency",
     "compose.file": "--compose-file",
@@ -167,12 +168,20 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
     judge.add_argument(
         "--judge-model",
         default="keypoints",
-        help="provider:model (e.g. openai:gpt-4.1-mini) or 'keypoints' (offline)",
+        help="provider:model with provider openai, azure_openai, anthropic or google_genai "
+        "(e.g. openai:gpt-4.1-mini), or 'keypoints' (offline)",
     )
     judge.add_argument("--judge-prompt", type=Path, default=None, help="judge prompt file")
-    judge.add_argument("--judge-base-url", default=None, help="OpenAI-compatible base URL")
+    judge.add_argument(
+        "--judge-base-url",
+        default=None,
+        help="the provider's API base URL (an OpenAI-compatible server, the Azure endpoint)",
+    )
     judge.add_argument("--judge-temperature", type=float, default=0.0)
     judge.add_argument("--judge-timeout", type=float, default=60.0)
+    judge.add_argument(
+        "--judge-max-tokens", type=int, default=1024, help="cap on the tokens of a verdict"
+    )
     judge.add_argument("--judge-concurrency", type=int, default=8)
     judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
     judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
@@ -188,6 +197,7 @@ def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
         base_url=args.judge_base_url,
         temperature=args.judge_temperature,
         timeout_s=args.judge_timeout,
+        max_tokens=args.judge_max_tokens,
         concurrency=args.judge_concurrency,
     )
 

@@ -125,6 +125,7 @@ FIELD_INPUTS = {
     "model": "judge-model",
     "prompt_file": "judge-prompt",
     "base_url": "judge-base-url",
+    "max_tokens": "judge-max-tokens",
     "max_error_rate": "max-error-rate",
     "max_judge_calls": "max-judge-calls",
     "rerun_failures": "rerun-failures",
@@ -222,6 +223,7 @@ def read_action_settings(
                 model=inputs.raw("judge-model", "keypoints"),
                 prompt_file=workspace / judge_prompt if judge_prompt else None,
                 base_url=inputs.raw("judge-base-url") or None,
+                max_tokens=inputs.integer("judge-max-tokens", 1024),
                 concurrency=inputs.integer("judge-concurrency", 8),
             ),
             compose=None

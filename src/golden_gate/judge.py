@@ -26,9 +26,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from golden_gate import redaction
+from golden_gate import providers, redaction
 from golden_gate.errors import InputError
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.report import TokenUsage, Verdict
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 KEYPOINTS = "keypoints"
 KEYPOINTS_RULE_VERSION = "keypoints/1"
 PLACEHOLDERS = ("inputs", "outputs", "reference_outputs")
-
-# Names LangChain routes to the Responses API, where openevals' json_schema request is not
-# what we test against; see `_is_openai`.
-_OPENAI_BARE_PREFIXES = ("gpt-", "chatgpt", "codex", "o1", "o3", "o4")
 
 
 class JudgeSettings(BaseModel):
@@ -60,6 +56,9 @@ class JudgeSettings(BaseModel):
     choices: list[float] | None = None
     use_reasoning: bool = True
     keypoint_threshold: float = Field(default=0.6, gt=0, le=1)
+    max_tokens: int = Field(default=providers.DEFAULT_MAX_TOKENS, ge=1, le=1_000_000)
+
+    _supported_model = field_validator("model")(providers.check_model)
 
 
 class JudgeError(Exception):
@@ -226,13 +225,6 @@ def check_prompt(text: str, *, source: str) -> None:
             raise InputError(f"{source}: the judge prompt has no {{{name}}} placeholder")
 
 
-def _is_openai(model: str) -> bool:
-    provider, sep, _ = model.partition(":")
-    if sep:
-        return provider == "openai"
-    return model.startswith(_OPENAI_BARE_PREFIXES)
-
-
 _usage_var: ContextVar[UsageMetadataCallbackHandler | None] = ContextVar(
     "golden_gate_judge_usage", default=None
 )
@@ -321,23 +313,12 @@ class LLMJudge(Judge):
         from openevals.llm import create_async_llm_as_judge
 
         s = self.settings
-        kwargs: dict[str, Any] = {
-            "timeout": s.timeout_s,
-            "max_retries": s.max_retries,
-            "temperature": s.temperature,
-        }
-        if s.base_url:
-            kwargs["base_url"] = s.base_url
-        client = None
-        if _is_openai(s.model):
-            import openai
-
-            # openevals asks for a json_schema chat completion; keep *-pro/codex names there.
-            kwargs["use_responses_api"] = False
-            client = openai.DefaultAsyncHttpxClient()
-            kwargs["http_async_client"] = client
+        provider, model_name = providers.resolve(s.model)
+        kwargs = providers.model_kwargs(provider, s)
+        client = providers.own_http_client(provider, kwargs)
         try:
-            chat_model = init_chat_model(s.model, **kwargs)
+            chat_model = init_chat_model(model_name, **kwargs)
+            client = providers.attach_http_client(provider, chat_model) or client
             evaluator = create_async_llm_as_judge(
                 prompt=self.prompt,
                 judge=chat_model,
@@ -361,13 +342,12 @@ class LLMJudge(Judge):
         return binding
 
     async def judge(self, *, question: str, answer: str, reference: str) -> Verdict:
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
         from langsmith import tracing_context
 
         binding = self._current()
         assert binding.semaphore is not None
         async with binding.semaphore:
-            handler = UsageMetadataCallbackHandler()
+            handler = providers.reply_recorder()
             token = _usage_var.set(handler)
             start = time.perf_counter()
             try:
@@ -376,7 +356,8 @@ class LLMJudge(Judge):
                         inputs=question, outputs=answer, reference_outputs=reference
                     )
             except Exception as exc:
-                raise JudgeError(self._describe(exc), tokens=_sum_usage(handler)) from None
+                reason = self._describe(exc, handler.stopped)
+                raise JudgeError(reason, tokens=_sum_usage(handler)) from None
             finally:
                 _usage_var.reset(token)
             latency_ms = (time.perf_counter() - start) * 1000
@@ -406,7 +387,7 @@ class LLMJudge(Judge):
             tokens=tokens,
         )
 
-    def _describe(self, exc: Exception) -> str:
+    def _describe(self, exc: Exception, stopped: str | None = None) -> str:
         s = self.settings
         reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
         try:
@@ -415,7 +396,9 @@ class LLMJudge(Judge):
         except ImportError:  # pragma: no cover - both ship with langchain-openai
             pass
         else:
-            if isinstance(exc, openai.APITimeoutError):
+            if (special := providers.describe_error(exc, s, stopped)) is not None:
+                reason = special
+            elif isinstance(exc, openai.APITimeoutError):
                 reason = f"timed out after {s.timeout_s:g}s (tried {s.max_retries + 1} times)"
             elif isinstance(exc, openai.APIStatusError):
                 status = exc.status_code
