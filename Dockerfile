@@ -89,6 +89,7 @@ RUN set -eux; \
     if [ -z "${PIP_CERT:-}" ]; then unset PIP_CERT; else export PIP_CERT; fi; \
     chmod 0755 /action/post-entrypoint; \
     /opt/venv/bin/pip install --no-cache-dir --no-deps /action; \
-    /opt/venv/bin/golden-gate --version
+    /opt/venv/bin/golden-gate --version; \
+    /opt/venv/bin/python -c 'from golden_gate.providers import import_integrations as i; print(*i())'
 
 ENTRYPOINT ["/opt/venv/bin/python", "/action/entrypoint.py"]

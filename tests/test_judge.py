@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from golden_gate.errors import EXIT_BAD_INPUT, InputError
 from golden_gate.golden import GoldenItem
@@ -225,7 +226,7 @@ def test_a_reply_cut_at_the_generation_cap_is_one_quick_sentence(server: JudgeSe
 
     assert str(error) == (
         f"judge {MODEL} failed: the reply hit the generation cap of 64 tokens "
-        "(judge-max-tokens) before a verdict"
+        "(judge-max-tokens) before a verdict (stop reason: length)"
     )
     assert server.calls == 1  # a runaway is not retried: one call, not minutes of them
     assert error.tokens is not None and error.tokens.output_tokens > 0  # still paid for
@@ -397,9 +398,14 @@ def test_an_unreadable_prompt_file_is_an_input_error(tmp_path: Path, kind: str) 
     assert str(caught.value).startswith(f"{prompt_file}: cannot read the judge prompt file (")
 
 
-def test_an_unknown_provider_is_an_input_error() -> None:
-    with pytest.raises(InputError, match="judge model 'nosuch:model' could not be set up"):
-        LLMJudge(JudgeSettings(model="nosuch:model"))
+@pytest.mark.parametrize("model", ["nosuch:model", "mistralai:mistral-large-latest", "llama3"])
+def test_an_unsupported_provider_is_refused_by_the_settings(model: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        JudgeSettings(model=model)
+
+    (problem,) = caught.value.errors()
+    assert problem["loc"] == ("model",)
+    assert "openai:, azure_openai:, anthropic:, google_genai:" in problem["msg"]
 
 
 def test_a_missing_api_key_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -527,7 +533,10 @@ def test_importing_the_judge_module_does_not_import_openevals_or_langchain() -> 
         import golden_gate.judge
         heavy = sorted(
             name for name in sys.modules
-            if name.split(".")[0] in {"openevals", "langchain", "langchain_core", "openai"}
+            if name.split(".")[0] in {
+                "openevals", "langchain", "langchain_core", "openai", "langchain_openai",
+                "anthropic", "langchain_anthropic", "google", "langchain_google_genai",
+            }
         )
         print(",".join(heavy))
         """

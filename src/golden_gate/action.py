@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from golden_gate import redaction, runner
+from golden_gate import providers, redaction, runner
 from golden_gate.context import Context
 from golden_gate.errors import (
     EXIT_BAD_INPUT,
@@ -34,30 +34,9 @@ if TYPE_CHECKING:
     from golden_gate.pipeline import Outcome
     from golden_gate.report import Report, RuleChanges
 
-# The environment variable each judge provider reads its key from.
-PROVIDER_KEYS = {
-    "openai": ("OPENAI_API_KEY",),
-    "azure_openai": ("AZURE_OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "google_genai": ("GOOGLE_API_KEY",),
-    "mistralai": ("MISTRAL_API_KEY",),
-    "groq": ("GROQ_API_KEY",),
-    "fireworks": ("FIREWORKS_API_KEY",),
-    "together": ("TOGETHER_API_KEY",),
-}
-SECRET_ENV = [key for keys in PROVIDER_KEYS.values() for key in keys]
-
-
-def judge_key_available(model: str, env: Mapping[str, str]) -> bool:
-    """False when a judge (of a panel, `a,b`) needs a key that is not set (fork pull requests
-    get no secrets)."""
-    for name in (m.strip() for m in model.split(",")):
-        provider = name.partition(":")[0] if ":" in name else ""
-        if name == "keypoints" or provider not in PROVIDER_KEYS:
-            continue
-        if not any(env.get(key) for key in PROVIDER_KEYS[provider]):
-            return False
-    return True
+# The environment variables the supported judge providers read their keys from.
+SECRET_ENV = providers.KEY_ENV
+judge_key_available = providers.key_available
 
 
 def mask_secrets(settings: ActionSettings, env: Mapping[str, str]) -> None:

@@ -193,10 +193,15 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
     judge.add_argument(
         "--judge-model",
         default="keypoints",
-        help="provider:model (e.g. openai:gpt-4.1-mini) or 'keypoints' (offline)",
+        help="provider:model with provider openai, azure_openai, anthropic or google_genai "
+        "(e.g. openai:gpt-4.1-mini), or 'keypoints' (offline)",
     )
     judge.add_argument("--judge-prompt", type=Path, default=None, help="judge prompt file")
-    judge.add_argument("--judge-base-url", default=None, help="OpenAI-compatible base URL")
+    judge.add_argument(
+        "--judge-base-url",
+        default=None,
+        help="the provider's API base URL (an OpenAI-compatible server, the Azure endpoint)",
+    )
     judge.add_argument("--judge-temperature", type=float, default=0.0)
     judge.add_argument(
         "--judge-timeout", type=float, default=60.0, help="per call (s), time queued included"

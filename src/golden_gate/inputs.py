@@ -132,6 +132,7 @@ FIELD_INPUTS = {
     "model": "judge-model",
     "prompt_file": "judge-prompt",
     "base_url": "judge-base-url",
+    "max_tokens": "judge-max-tokens",
     "max_error_rate": "max-error-rate",
     "max_judge_calls": "max-judge-calls",
     "rerun_failures": "rerun-failures",

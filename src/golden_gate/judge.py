@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from golden_gate import redaction
+from golden_gate import providers, redaction
 from golden_gate.errors import InputError
 from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.report import TokenUsage, Verdict
@@ -42,10 +42,6 @@ KEYPOINTS = "keypoints"
 KEYPOINTS_RULE_VERSION = "keypoints/1"
 PLACEHOLDERS = ("inputs", "outputs", "reference_outputs")
 
-# Names LangChain routes to the Responses API, where openevals' json_schema request is not
-# what we test against; see `_is_openai`.
-_OPENAI_BARE_PREFIXES = ("gpt-", "chatgpt", "codex", "o1", "o3", "o4")
-
 
 class JudgeSettings(BaseModel):
     """How answers are judged; everything here except transport settings changes verdicts."""
@@ -57,12 +53,14 @@ class JudgeSettings(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     max_retries: int = Field(default=6, ge=0, le=MAX_RETRIES)
     # A verdict with its reasoning takes a few hundred tokens; the cap stops a runaway reply.
-    max_tokens: int = Field(default=1024, ge=1, le=MAX_JUDGE_TOKENS)
+    max_tokens: int = Field(default=providers.DEFAULT_MAX_TOKENS, ge=1, le=MAX_JUDGE_TOKENS)
     concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     continuous: bool = False
     choices: list[float] | None = None
     use_reasoning: bool = True
     keypoint_threshold: float = Field(default=0.6, gt=0, le=1)
+
+    _supported_model = field_validator("model")(providers.check_model)
 
 
 class JudgeError(Exception):
@@ -253,13 +251,6 @@ def check_prompt(
             raise InputError(f"{source}: the judge prompt has no {{{name}}} placeholder")
 
 
-def _is_openai(model: str) -> bool:
-    provider, sep, _ = model.partition(":")
-    if sep:
-        return provider == "openai"
-    return model.startswith(_OPENAI_BARE_PREFIXES)
-
-
 _usage_var: ContextVar[UsageMetadataCallbackHandler | None] = ContextVar(
     "golden_gate_judge_usage", default=None
 )
@@ -371,24 +362,12 @@ class LLMJudge(Judge):
         from openevals.llm import create_async_llm_as_judge
 
         s = self.settings
-        kwargs: dict[str, Any] = {
-            "timeout": s.timeout_s,
-            "max_retries": s.max_retries,
-            "temperature": s.temperature,
-            "max_tokens": s.max_tokens,
-        }
-        if s.base_url:
-            kwargs["base_url"] = s.base_url
-        client = None
-        if _is_openai(s.model):
-            import openai
-
-            # openevals asks for a json_schema chat completion; keep *-pro/codex names there.
-            kwargs["use_responses_api"] = False
-            client = openai.DefaultAsyncHttpxClient()
-            kwargs["http_async_client"] = client
+        provider, model_name = providers.resolve(s.model)
+        kwargs = providers.model_kwargs(provider, s)
+        client = providers.own_http_client(provider, kwargs)
         try:
-            chat_model = init_chat_model(s.model, **kwargs)
+            chat_model = init_chat_model(model_name, **kwargs)
+            client = providers.attach_http_client(provider, chat_model) or client
             evaluator = create_async_llm_as_judge(
                 prompt=self.prompt,
                 judge=chat_model,
@@ -414,13 +393,12 @@ class LLMJudge(Judge):
     async def judge(
         self, *, question: str, answer: str, reference: str, context: str | None = None
     ) -> Verdict:
-        from langchain_core.callbacks import UsageMetadataCallbackHandler
         from langsmith import tracing_context
 
         binding = self._current()
         assert binding.semaphore is not None
         async with binding.semaphore:
-            handler = UsageMetadataCallbackHandler()
+            handler = providers.reply_recorder()
             token = _usage_var.set(handler)
             start = time.perf_counter()
             try:
@@ -446,16 +424,17 @@ class LLMJudge(Judge):
             served_model=min(handler.usage_metadata, default=None),
         )
 
-    def _error(self, exc: Exception, handler: UsageMetadataCallbackHandler) -> JudgeError:
-        import openai
-
+    def _error(self, exc: Exception, handler: Any) -> JudgeError:
         tokens = _sum_usage(handler)
         usage = getattr(getattr(exc, "completion", None), "usage", None)
         if usage is not None:  # a reply that could not be parsed was still paid for
             tokens.input_tokens += usage.prompt_tokens or 0
             tokens.output_tokens += usage.completion_tokens or 0
-        timed_out = isinstance(exc, openai.APITimeoutError)
-        return JudgeError(self._describe(exc), tokens=tokens, timed_out=timed_out)
+        return JudgeError(
+            self._describe(exc, handler.stopped),
+            tokens=tokens,
+            timed_out=providers.is_timeout(exc),
+        )
 
     def _passed(self, result: Any, tokens: TokenUsage) -> bool:
         score = result.get("score") if isinstance(result, dict) else None
@@ -473,7 +452,7 @@ class LLMJudge(Judge):
             tokens=tokens,
         )
 
-    def _describe(self, exc: Exception) -> str:
+    def _describe(self, exc: Exception, stopped: str | None = None) -> str:
         s = self.settings
         reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
         try:
@@ -482,7 +461,9 @@ class LLMJudge(Judge):
         except ImportError:  # pragma: no cover - both ship with langchain-openai
             pass
         else:
-            if isinstance(exc, openai.APITimeoutError):
+            if (special := providers.describe_error(exc, s, stopped)) is not None:
+                reason = special
+            elif isinstance(exc, openai.APITimeoutError):
                 reason = f"timed out after {s.timeout_s:g}s (tried {s.max_retries + 1} times)"
             elif isinstance(exc, openai.APIStatusError):
                 status = exc.status_code
@@ -490,12 +471,6 @@ class LLMJudge(Judge):
                 retried = status in (408, 409, 429) or status >= 500  # what the SDK retries
                 after = f" after {s.max_retries} retries" if retried else ""
                 reason = f"HTTP {status}{after}: {body}"
-            elif isinstance(exc, openai.LengthFinishReasonError):
-                # Raised on the reply, never retried: a runaway is one quick error.
-                reason = (
-                    f"the reply hit the generation cap of {s.max_tokens} tokens "
-                    "(judge-max-tokens) before a verdict"
-                )
             elif isinstance(exc, openai.APIConnectionError):
                 reason = f"cannot connect ({_one_line(str(exc))})"
             elif isinstance(exc, OutputParserException):

@@ -635,3 +635,26 @@ def test_a_killed_step_leaves_the_project_to_the_post_step(job: Job):
     post = job.run_post(step, **inputs)
     assert post.returncode == 0, post.stdout + post.stderr
     assert project_leftovers(job.project) == []
+
+
+def test_the_image_builds_a_judge_with_every_supported_provider():
+    """Each supported provider's LangChain integration and SDK are installed in the Action
+    image and build a judge there (no call is made: the models are built, not used)."""
+    code = "\n".join(
+        [
+            "from golden_gate.judge import JudgeSettings, LLMJudge",
+            "from golden_gate.providers import PROVIDERS, import_integrations",
+            "import_integrations()",
+            "models = {'openai': 'gpt-4.1-mini', 'azure_openai': 'judge-deployment',",
+            "          'anthropic': 'claude-sonnet-4-6', 'google_genai': 'gemini-2.5-flash'}",
+            "for name in PROVIDERS:",
+            "    model = f'{name}:{models[name]}'",
+            "    LLMJudge(JudgeSettings(model=model, base_url='http://127.0.0.1:9'))",
+            "    print(name)",
+        ]
+    )
+    keys = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY")
+    env = [arg for key in keys for arg in ("-e", f"{key}=k-test-dummy-key")]
+    entrypoint = ("--entrypoint", "/opt/venv/bin/python")
+    done = docker("run", "--rm", "--label", TEST_LABEL, *env, *entrypoint, ACTION_IMAGE, "-c", code)
+    assert lines(done) == ["openai", "azure_openai", "anthropic", "google_genai"]

@@ -56,7 +56,16 @@ from typing import Any, Literal
 from tests.fakes.background import BackgroundServer
 
 Kind = Literal[
-    "verdict", "status", "slow", "malformed_json", "no_score", "plain_text", "content", "length"
+    "verdict",
+    "status",
+    "slow",
+    "malformed_json",
+    "no_score",
+    "plain_text",
+    "content",
+    "refusal",
+    "cut_off",
+    "blocked",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -118,14 +127,29 @@ class Behaviour:
         return cls(kind="plain_text", text=text)
 
     @classmethod
-    def length(cls) -> Behaviour:
-        """200 with `finish_reason: "length"`: the reply stopped at the generation cap."""
-        return cls(kind="length", text='{"reasoning": "Let me think step by step, and then')
-
-    @classmethod
     def content(cls, text: str) -> Behaviour:
         """200 whose message content is exactly `text`."""
         return cls(kind="content", text=text)
+
+    @classmethod
+    def refusal(cls, text: str = "I can't help with that.") -> Behaviour:
+        """200 where the model declines, as its API says it (OpenAI: `message.refusal`)."""
+        return cls(kind="refusal", text=text)
+
+    @classmethod
+    def cut_off(cls) -> Behaviour:
+        """200 whose reply stopped at the token cap (OpenAI: `finish_reason` `length`)."""
+        return cls(kind="cut_off", text='{"reasoning": "The answer covers')
+
+    @classmethod
+    def length(cls) -> Behaviour:
+        """200 with `finish_reason: "length"`: the reply stopped at the generation cap."""
+        return cls(kind="cut_off", text='{"reasoning": "Let me think step by step, and then')
+
+    @classmethod
+    def blocked(cls) -> Behaviour:
+        """200 where the provider blocked the prompt (providers that have such a reply)."""
+        return cls(kind="blocked")
 
 
 def words(text: str) -> set[str]:
@@ -194,20 +218,26 @@ def _other_verdict(kind: str, prompt: str, numeric: bool, bar: float) -> tuple[f
 
 def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
     """The verdict JSON for a request, by the rule in the module docstring."""
-    prompt = user_text(body)
+    schema = (
+        body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+        if isinstance(body.get("response_format"), dict)
+        else {}
+    )
+    return verdict_for(
+        user_text(body), schema.get("properties", {}), model=str(body.get("model", ""))
+    )
+
+
+def verdict_for(prompt: str, properties: dict[str, Any], *, model: str = "") -> dict[str, Any]:
+    """The verdict for a prompt and the `properties` of the score schema it asks for; a
+    `lenient` model passes at half the bar."""
+    bar = 0.5 if "lenient" in model else 1.0
     output = _OUTPUT.search(prompt)
     reference = _REFERENCE.search(prompt)
     answer_words = words(output.group(1)) if output else set()
     points = key_points(reference.group(1)) if reference else []
     missing = [p for p in points if not words(p) <= answer_words]
     covered = len(points) - len(missing)
-    bar = 0.5 if "lenient" in str(body.get("model", "")) else 1.0
-    schema = (
-        body.get("response_format", {}).get("json_schema", {}).get("schema", {})
-        if isinstance(body.get("response_format"), dict)
-        else {}
-    )
-    properties = schema.get("properties", {})
     numeric = properties.get("score", {}).get("type") == "number"
     kind = evaluator_of(prompt)
     score: bool | float
@@ -229,7 +259,12 @@ def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
 
 
 class JudgeServer(BackgroundServer):
-    """The server, run in a background thread; use as a context manager."""
+    """The server, run in a background thread; use as a context manager.
+
+    It speaks OpenAI's chat completions, and Azure OpenAI's deployments path
+    (`/openai/deployments/NAME/chat/completions?api-version=...`). Stand-ins of other
+    providers' APIs subclass it and override the wire format (the `dialect` methods below).
+    """
 
     def __init__(
         self,
@@ -254,6 +289,7 @@ class JudgeServer(BackgroundServer):
         self.default = default or Behaviour.verdict()
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.queries: list[str] = []  # the query string of each recorded request
         self.headers: list[dict[str, str]] = []  # names lowercased
         self.seen: list[str] = []  # "METHOD /path" of every request, chat completions or not
         self.in_flight = 0
@@ -278,7 +314,40 @@ class JudgeServer(BackgroundServer):
     def prompts(self) -> list[str]:
         """The user message text of every request, in arrival order."""
         with self._lock:
-            return [user_text(body) for body in self.requests]
+            return [self.user_text(body) for body in self.requests]
+
+    # -- the dialect: the provider's wire format (subclasses override) --------------------
+
+    _AZURE = re.compile(r"^/openai/deployments/[^/]+/chat/completions$")
+
+    def accepts(self, path: str) -> bool:
+        """Whether `path` is where this API takes a judge call."""
+        return path in ("/v1/chat/completions", "/chat/completions") or bool(
+            self._AZURE.match(path)
+        )
+
+    def user_text(self, body: dict[str, Any]) -> str:
+        return user_text(body)
+
+    def sent_key(self, headers: dict[str, str]) -> str:
+        """The API key a request carried (headers lowercased)."""
+        return headers.get("api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+
+    def error(self, status: int, message: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": "server_error"}}
+
+    def reply(self, body: dict[str, Any], behaviour: Behaviour) -> dict[str, Any]:
+        """The 200 answer to a call for every kind of behaviour but status and slow."""
+        refusal, finish = None, "stop"
+        if behaviour.kind == "verdict":
+            content: str | None = json.dumps(derive_verdict(body))
+        elif behaviour.kind == "refusal":
+            content, refusal = None, behaviour.text
+        elif behaviour.kind == "cut_off":
+            content, finish = behaviour.text, "length"
+        else:
+            content = behaviour.text
+        return self._completion(body, content, refusal=refusal, finish=finish)
 
     @property
     def base_url(self) -> str:
@@ -302,10 +371,13 @@ class JudgeServer(BackgroundServer):
 
     # -- request handling (server threads) --------------------------------------------------
 
-    def _next(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> Behaviour:
+    def _next(
+        self, path: str, query: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> Behaviour:
         with self._lock:
             self.requests.append(body)
             self.paths.append(path)
+            self.queries.append(query)
             self.headers.append(headers)
             return self._script.popleft() if self._script else self.default
 
@@ -334,14 +406,22 @@ class JudgeServer(BackgroundServer):
         if self._slots is not None:
             self._slots.release()
 
-    def _completion(
-        self, body: dict[str, Any], content: str, finish_reason: str = "stop"
-    ) -> dict[str, Any]:
+    def _number(self) -> int:
         with self._lock:
             self._completions += 1
-            number = self._completions
+            return self._completions
+
+    def _completion(
+        self,
+        body: dict[str, Any],
+        content: str | None,
+        *,
+        refusal: str | None = None,
+        finish: str = "stop",
+    ) -> dict[str, Any]:
+        number = self._number()
         prompt_tokens = sum(len(user_text({"messages": [m]}).split()) for m in body["messages"])
-        completion_tokens = len(content.split())
+        completion_tokens = len((content or refusal or "").split())
         return {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
@@ -350,9 +430,9 @@ class JudgeServer(BackgroundServer):
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "message": {"role": "assistant", "content": content, "refusal": refusal},
                     "logprobs": None,
-                    "finish_reason": finish_reason,
+                    "finish_reason": finish,
                 }
             ],
             "usage": {
@@ -385,27 +465,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._leave()
 
     def do_POST(self) -> None:
-        path = self.path.split("?", 1)[0]
+        path, _, query = self.path.partition("?")
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         self.owner._enter("POST", path)
         try:
-            self._post(path, raw)
+            self._post(path, query, raw)
         finally:
             self.owner._leave()
 
-    def _post(self, path: str, raw: bytes) -> None:
-        if path not in ("/v1/chat/completions", "/chat/completions"):
-            self._send(404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+    def _post(self, path: str, query: str, raw: bytes) -> None:
+        owner = self.owner
+        if not owner.accepts(path):
+            self._send(404, owner.error(404, f"no route {path}"))
             return
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
-            self._send(400, {"error": {"message": "invalid JSON body", "type": "bad_request"}})
+            self._send(400, owner.error(400, "invalid JSON body"))
             return
-        owner = self.owner
         headers = {name.lower(): value for name, value in self.headers.items()}
-        behaviour = owner._next(path, headers, body)
+        behaviour = owner._next(path, query, headers, body)
         if not owner._acquire_slot():
             return
         try:
@@ -415,22 +495,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not slept:
             return
         if behaviour.kind == "status":
-            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            key = owner.sent_key(headers)
             message = behaviour.text.format(key=key) or f"fake judge says {behaviour.status}"
-            error = {"message": message, "type": "server_error"}
-            headers = {}
+            extra = {}
             if behaviour.retry_after is not None:
-                headers["Retry-After"] = f"{behaviour.retry_after:g}"
-            self._send(behaviour.status, {"error": error}, headers)
+                extra["Retry-After"] = f"{behaviour.retry_after:g}"
+            self._send(behaviour.status, owner.error(behaviour.status, message), extra)
             return
-        if behaviour.kind == "length":
-            self._send(200, owner._completion(body, behaviour.text, finish_reason="length"))
-            return
-        if behaviour.kind in ("malformed_json", "no_score", "plain_text", "content"):
-            content = behaviour.text
-        else:
-            content = json.dumps(derive_verdict(body))
-        self._send(200, owner._completion(body, content))
+        self._send(200, owner.reply(body, behaviour))
 
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
         data = json.dumps(payload).encode()
