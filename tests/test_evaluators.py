@@ -198,3 +198,37 @@ def test_groundedness_without_context_fails_that_evaluator_and_asks_no_judge(tmp
     assert outcome["status"] == "fail" and "no retrieved context" in outcome["comment"]
     assert judge.calls == 2  # correctness only
     assert report["run_settings"]["evaluators"] == "correctness,groundedness:0.9 (all)"
+
+
+def test_calibrating_a_panel_is_one_sentence_and_exit_2(tmp_path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        json.dumps({"id": "a", "question": "q?", "reference_key_points": ["k"]}) + "\n"
+    )
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "a", "answer": "k", "label": "pass"}) + "\n")
+    done = golden_gate(
+        "calibrate", golden, "--labels", labels, "--judge-model", "openai:a,openai:b",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "golden-gate: error: judge-model 'openai:a,openai:b' is a panel; calibrate one judge at "
+        "a time (each member's agreement with the human labels is its own kappa)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("claimed", "shown"),
+    [
+        ("openai:gpt-4.1-mini,anthropic:claude-x", "openai:gpt-4.1-mini,anthropic:claude-x"),
+        ("openai:a, @everyone", "(not a judge name)"),
+        ("openai:a,<b>", "(not a judge name)"),
+    ],
+)
+def test_a_forks_panel_keeps_its_name_and_nothing_else_passes(claimed, shown):
+    from golden_gate.post_comment import as_claim
+    from golden_gate.report import Report
+
+    report = Report.model_validate({"judge": claimed, "results": []})
+    assert as_claim(report).judge == shown

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from golden_gate.report import Report
 
 # A judge as golden-gate names one ("keypoints", "provider:model"); anything else is not shown.
-JUDGE_NAME = re.compile(r"[A-Za-z0-9_.-]{1,40}(:[A-Za-z0-9_./-]{1,80})?")
+_ONE_JUDGE = r"[A-Za-z0-9_.-]{1,40}(:[A-Za-z0-9_./-]{1,80})?"
+JUDGE_NAME = re.compile(rf"{_ONE_JUDGE}(,{_ONE_JUDGE}){{0,8}}")  # one judge, or a panel
 OFFLINE_JUDGES = ("keypoints", "deterministic")
 
 

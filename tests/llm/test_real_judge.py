@@ -162,3 +162,32 @@ def test_calibration_through_a_real_server_reports_kappa_and_its_interval(proxie
         assert kappa["reason"]
     else:
         assert -1 <= kappa["ci_low"] <= kappa["value"] <= kappa["ci_high"] <= 1
+
+
+def test_two_evaluators_and_a_two_judge_panel_on_a_real_server(
+    golden, assistant, proxies, tmp_path
+):
+    proxy = proxies[0]
+    panel = f"{JUDGE},{JUDGE}-second"  # one server, two names: two judges to the cache
+    comment = tmp_path / "comment.md"
+    done = golden_gate(
+        "run", golden, "--url", assistant, "--comment-out", comment, "-o", tmp_path / "r.json",
+        "--judge-model", panel, "--judge-base-url", f"{proxy.url}/v1",
+        "--evaluators", "correctness,relevancy",
+        "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-retries", "1",
+        "--judge-max-tokens", "384", "--max-error-rate", "1", "--floor", "0.01",
+        "--cache-dir", tmp_path / "cache", "--quiet",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode in (0, 1, 3), done.stderr
+    # Every item asked of each judge for each evaluator, once.
+    assert len(proxy.completions) == len(ITEMS) * 2 * 2
+    assert {body["model"] for body in proxy.completions} == {MODEL_ALIAS, f"{MODEL_ALIAS}-second"}
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["judge"] == panel
+    for run in judged_runs(report):
+        assert [e["evaluator"] for e in run["evaluations"]] == ["correctness", "relevancy"]
+        assert all(len(e["votes"]) == 2 for e in run["evaluations"])
+    text = comment.read_text(encoding="utf-8")
+    assert "| Evaluators | <code>correctness</code>" in text
+    assert "<code>relevancy</code>" in text
