@@ -28,11 +28,12 @@ import pytest
 from golden_gate.example_assistant import golden_path, start
 from golden_gate.golden import GoldenItem
 from golden_gate.judge import Judge, JudgeError, JudgeSettings, LLMJudge
-from golden_gate.report import TokenUsage, Verdict, load_report
+from golden_gate.report import TokenUsage, load_report
 from tests.action_world import REPO
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.gemini_server import GeminiServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
+from tests.test_judge import judge_all
 
 KEY = "k-test-0123456789abcdefDUMMY"
 ITEM = GoldenItem(
@@ -191,20 +192,6 @@ def llm_judge(stand_in: StandIn, server: JudgeServer, **overrides: Any) -> LLMJu
     }
     settings.update(overrides)
     return LLMJudge(JudgeSettings(**settings))
-
-
-def judge_all(judge: Judge, answers: list[str], item: GoldenItem = ITEM) -> list[Verdict]:
-    async def run() -> list[Verdict]:
-        try:
-            calls = [
-                judge.judge(question=item.question, answer=a, reference=item.reference)
-                for a in answers
-            ]
-            return list(await asyncio.gather(*calls))
-        finally:
-            await judge.aclose()
-
-    return asyncio.run(run())
 
 
 def judge_error(judge: Judge) -> JudgeError:

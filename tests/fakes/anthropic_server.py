@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.fakes.judge_server import Behaviour, JudgeServer, verdict_for
+from tests.fakes.judge_server import Behaviour, JudgeServer, user_text, verdict_for
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -29,18 +29,6 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
-
-
-def message_text(body: dict[str, Any]) -> str:
-    """The text of the last user message (a string or content blocks)."""
-    for message in reversed(body.get("messages", [])):
-        if message.get("role") != "user":
-            continue
-        content = message.get("content", "")
-        if isinstance(content, str):
-            return content
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return ""
 
 
 class AnthropicServer(JudgeServer):
@@ -56,7 +44,7 @@ class AnthropicServer(JudgeServer):
         return path == "/v1/messages"
 
     def user_text(self, body: dict[str, Any]) -> str:
-        return message_text(body)
+        return user_text(body)
 
     def sent_key(self, headers: dict[str, str]) -> str:
         return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
