@@ -342,6 +342,22 @@ def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate)
     assert gated.returncode == 1
 
 
+@pytest.mark.parametrize("panel", ["keypoints,openai:x", "openai:judge-a,openai:judge-b"])
+def test_calibrate_mode_refuses_a_panel_in_one_sentence(world, panel):
+    shutil.copytree(ROOT / "examples" / "calibration", world.workspace / "calibration")
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        mode="calibrate",
+        labels="calibration/labels.jsonl",
+        judge_model=panel,
+        extra_env={"OPENAI_API_KEY": "sk-test-0123456789abcdef"},
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"judge-model '{panel}' is a panel; calibrate one judge at a time" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
 def test_drift_opens_one_issue_updates_it_and_a_pass_closes_it(world, candidate, good_assistant):
     shutil.copy(baseline_path(), world.workspace / "evals" / "baseline.json")
     event = world.event("workflow_dispatch")

@@ -13,6 +13,7 @@ from golden_gate.errors import InputError
 from golden_gate.golden import load_golden
 from golden_gate.inputs import env_name, read_action_settings
 from golden_gate.report import load_report
+from tests.helpers import golden_gate
 
 WS = Path("/github/workspace")
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -154,3 +155,17 @@ def test_hostile_json_in_an_artifact_is_exit_2(tmp_path, value):
         _metadata(settings)
     with pytest.raises(InputError, match="not a calibration: invalid JSON"):
         load_calibration(path)
+
+
+@pytest.mark.parametrize("flag", ["--answer-path", "--sources-path", "--context-path"])
+@pytest.mark.parametrize("path", ["", "..", "a..b", ".retrieval", "passages."])
+def test_a_response_path_with_an_empty_segment_is_one_sentence(tmp_path, flag, path):
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"id": "a", "question": "q?"}\n')
+    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", flag, path, cwd=tmp_path)
+    assert done.returncode == 2
+    name = flag.removeprefix("--")
+    assert done.stderr.strip() == (
+        f"golden-gate: error: {flag}: {name} {path!r} has an empty segment; write keys and "
+        "array indexes joined by dots (retrieval.passages)"
+    )

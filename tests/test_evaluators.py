@@ -203,10 +203,18 @@ def test_groundedness_without_context_fails_that_evaluator_and_asks_no_judge(tmp
 def test_calibrating_a_panel_is_one_sentence_and_exit_2(tmp_path):
     golden = tmp_path / "golden.jsonl"
     golden.write_text(
-        json.dumps({"id": "a", "question": "q?", "reference_key_points": ["k"]}) + "\n"
+        "".join(
+            json.dumps({"id": i, "question": "q?", "reference_key_points": ["k"]}) + "\n"
+            for i in ("a", "b")
+        )
     )
     labels = tmp_path / "labels.jsonl"
-    labels.write_text(json.dumps({"id": "a", "answer": "k", "label": "pass"}) + "\n")
+    labels.write_text(
+        json.dumps({"id": "a", "answer": "k", "label": "pass"})
+        + "\n"
+        + json.dumps({"id": "b", "answer": "x", "label": "fail"})
+        + "\n"
+    )
     done = golden_gate(
         "calibrate", golden, "--labels", labels, "--judge-model", "openai:a,openai:b",
         cwd=tmp_path,
@@ -232,3 +240,119 @@ def test_a_forks_panel_keeps_its_name_and_nothing_else_passes(claimed, shown):
 
     report = Report.model_validate({"judge": claimed, "results": []})
     assert as_claim(report).judge == shown
+
+
+def _panel_report(vote_lists):
+    from golden_gate.report import (
+        EvaluatorOutcome,
+        ItemResult,
+        JudgeVote,
+        Report,
+        RunResult,
+        Verdict,
+    )
+
+    def run(votes):
+        outcome = EvaluatorOutcome(
+            evaluator="correctness",
+            status="pass",
+            votes=[JudgeVote(judge=f"j{i}", passed=v) for i, v in enumerate(votes)],
+        )
+        return RunResult(
+            status="pass", answer="a", verdict=Verdict(passed=True), evaluations=[outcome]
+        )
+
+    items = [
+        ItemResult(id=f"q{n}", tags=[], passes=1, runs=1, question="q", run_results=[run(votes)])
+        for n, votes in enumerate(vote_lists)
+    ]
+    return Report(judge="openai:j0,openai:j1", results=items)
+
+
+def test_a_report_with_uneven_votes_renders_without_crashing():
+    # A fork's report is untrusted: a unit with a third vote must not break the trusted render.
+    from golden_gate.evaluators import agreement
+    from golden_gate.gate import GateSettings, evaluate_gate
+    from golden_gate.post_comment import as_claim
+    from golden_gate.render import render_comment
+
+    report = _panel_report([[True, True], [True, False, True], [False, False]])
+    found = agreement(report)
+    assert found is not None and found.judges == ["j0", "j1"] and found.verdicts == 2
+    claim = as_claim(report)
+    assert "Judge agreement" in render_comment(claim, evaluate_gate(claim, None, GateSettings()))
+
+
+def test_panel_kappa_is_the_same_whichever_judge_is_named_first():
+    from golden_gate.evaluators import agreement
+
+    votes = [[True, True]] * 9 + [[True, False]]
+    forward = agreement(_panel_report(votes)).kappa
+    backward = agreement(_panel_report([list(reversed(v)) for v in votes])).kappa
+    assert forward == backward == pytest.approx(0.0)
+    assert agreement(_panel_report([[True, True]] * 4)).kappa is None  # chance agreement is 1
+
+
+@pytest.mark.parametrize(
+    "panel", ["openai:gpt-4o,gpt-4o", "openai:gpt-4o,OPENAI:gpt-4o", "keypoints,KEYPOINTS"]
+)
+def test_one_judge_spelled_twice_is_not_a_panel(panel):
+    from golden_gate.evaluators import make_panel
+    from golden_gate.judge import JudgeSettings
+
+    with pytest.raises(InputError, match="named twice"):
+        make_panel(JudgeSettings(model=panel))
+
+
+def test_moving_a_panel_to_another_server_does_not_change_what_it_asks(monkeypatch):
+    from golden_gate.evaluators import EvaluatorSettings, make_panel, parse_evaluators
+    from golden_gate.judge import JudgeSettings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    specs = EvaluatorSettings(
+        evaluators=parse_evaluators("correctness,relevancy", flag="--evaluators")
+    )
+    hashes = {
+        make_panel(
+            JudgeSettings(model="openai:a,openai:b", base_url=f"http://127.0.0.1:{port}/v1"),
+            specs,
+        ).prompt_hash
+        for port in (8080, 9090)
+    }
+    assert len(hashes) == 1
+
+
+@pytest.mark.parametrize("evaluators", ["correctness,relevancy", "correctness"])
+@pytest.mark.parametrize("panel", ["openai:judge-strict", "openai:judge-strict,openai:lenient"])
+def test_a_changed_served_model_is_warned_for_evaluators_and_panels(
+    tmp_path, evaluators, panel, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "question": f"How do I configure feature {i}?",
+                    "reference_key_points": [f"set option {i}"],
+                }
+            )
+            + "\n"
+            for i in range(2)
+        )
+    )
+    report = tmp_path / "r.json"
+    with JudgeServer() as judge:
+        for served, n in (("model-A", 1), ("model-B", 2)):
+            judge.served_model = served
+            answers = {f"How do I configure feature {i}?": f"Set option {i} now." for i in range(n)}
+            with AssistantServer(answers=answers) as assistant:
+                done = golden_gate(
+                    "eval", golden, "--url", assistant.url, "--judge-model", panel,
+                    "--judge-base-url", judge.base_url, "--evaluators", evaluators,
+                    "--cache-dir", tmp_path / "cache", "-o", report, "--quiet",
+                )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warnings = json.loads(report.read_text())["warnings"]
+    assert any("(model-A, model-B)" in w for w in warnings), warnings

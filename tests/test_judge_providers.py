@@ -516,3 +516,25 @@ def test_no_provider_sdk_is_imported_before_a_judge_is_built() -> None:
     )
 
     assert result.stdout.strip() == ""
+
+
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [
+        ("anthropic:claude-x", "ANTHROPIC_BASE_URL"),
+        ("google_genai:gemini-x", "GOOGLE_GEMINI_BASE_URL"),
+        ("openai:gpt-x", "OPENAI_BASE_URL"),
+    ],
+)
+def test_a_server_chosen_by_the_sdks_own_variable_is_another_judge(
+    monkeypatch: pytest.MonkeyPatch, model: str, variable: str
+) -> None:
+    # Verdicts from one server must never be served for another, however the SDK found it.
+    for key in ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv(key, "sk-test-0123456789abcdef")
+    identities = []
+    for url in ("http://127.0.0.1:8001/v1", "http://user:secret@127.0.0.1:8002/v1"):
+        monkeypatch.setenv(variable, url)
+        identities.append(LLMJudge(JudgeSettings(model=model)).identity())
+    assert identities[0] != identities[1]
+    assert "127.0.0.1:8002" in identities[1] and "secret" not in identities[1]

@@ -596,11 +596,6 @@ def run_calibration(
     already built from `judge_settings`, else one is built here.
     """
     _check_min_kappa(min_kappa)
-    if judge is None and "," in judge_settings.model:
-        raise InputError(
-            f"judge-model '{judge_settings.model}' is a panel; calibrate one judge at a time "
-            "(each member's agreement with the human labels is its own kappa)"
-        )
     golden_items = load_golden(golden_path)
     labels = load_labels(labels_path, golden_items)
     judge = judge if judge is not None else make_judge(judge_settings)

@@ -292,7 +292,12 @@ class Evaluation:
                 return JudgeVote(judge=judge.name, error=str(exc)), None
             passed = evaluator.passed(v.score, v.passed)
             vote = JudgeVote(
-                judge=judge.name, passed=passed, score=v.score, comment=v.comment, cached=v.cached
+                judge=judge.name,
+                passed=passed,
+                score=v.score,
+                comment=v.comment,
+                cached=v.cached,
+                served_model=v.served_model,
             )
             return vote, v
 
@@ -362,13 +367,25 @@ def _judge_warnings(
             "may have fewer parallel slots than judge-concurrency "
             f"({settings.judge_concurrency}); lower judge-concurrency or raise judge-timeout"
         )
-    served = sorted({v.served_model for v in verdicts if v.served_model})
-    if len(served) > 1:
-        warnings.append(
-            f"the verdicts in this report came from {len(served)} models behind one judge "
-            f"name ({', '.join(served)}): the server's model changed, and verdicts of both "
-            "(some from the cache) are mixed"
-        )
+    # Per judge name (a panel has several): which models its server said answered.
+    served: dict[str, set[str]] = {}
+    for item in results:
+        for run in item.run_results:
+            if run.evaluations:
+                for outcome in run.evaluations:
+                    for vote in outcome.votes:
+                        if vote.served_model:
+                            served.setdefault(vote.judge, set()).add(vote.served_model)
+            elif run.verdict is not None and run.verdict.served_model:
+                served.setdefault("", set()).add(run.verdict.served_model)
+    for models in served.values():
+        if len(models) > 1:
+            names = sorted(models)
+            warnings.append(
+                f"the verdicts in this report came from {len(names)} models behind one judge "
+                f"name ({', '.join(names)}): the server's model changed, and verdicts of both "
+                "(some from the cache) are mixed"
+            )
     return warnings
 
 

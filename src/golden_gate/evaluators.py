@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from golden_gate import providers
 from golden_gate.errors import InputError
 from golden_gate.judge import KEYPOINTS, Judge, JudgeSettings, load_prompt, make_judge
 from golden_gate.report import Report, counts
@@ -185,7 +186,13 @@ class Panel:
         if self.plain:
             self.prompt_hash = judge.prompt_hash
         else:
-            ids = [e.identity(j) + f"|{e.threshold}" for e in evaluators for j in e.judges]
+            # What the prompts ask and how scores are read, not where the judges live: a
+            # judge moved to another server asks the same question.
+            ids = [
+                f"{e.name}|{j.name}|{j.prompt_hash}|{e.threshold}"
+                for e in evaluators
+                for j in e.judges
+            ]
             self.prompt_hash = _sha256("\n".join(ids))
         # What `run_settings.evaluators` records, so a baseline judged otherwise is flagged.
         self.settings_label = ",".join(e.spec.label for e in evaluators) + (
@@ -221,12 +228,20 @@ def _preset_prompt(name: str) -> str:
     return str(getattr(openevals.prompts, PRESETS[name].prompt))
 
 
+def _same_judge(name: str) -> tuple[str, str]:
+    """What makes two panel names one judge: `gpt-4o`, `openai:gpt-4o`, `OPENAI:gpt-4o`."""
+    if name.strip().lower() == KEYPOINTS:
+        return (KEYPOINTS, "")
+    provider, model = providers.resolve(name)
+    return (provider.name, model.lower())
+
+
 def make_panel(judge: JudgeSettings, settings: EvaluatorSettings | None = None) -> Panel:
     """The evaluators the settings name, each with one judge per model; InputError when an
     evaluator needs a model judge and only the offline one is given."""
     settings = settings or EvaluatorSettings()
     names = models(judge.model)
-    if len(set(names)) != len(names):
+    if len({_same_judge(name) for name in names}) != len(names):
         raise InputError("--judge-model: a judge model is named twice in the panel")
     evaluators = []
     offline = any(m.lower() == KEYPOINTS for m in names)
@@ -299,7 +314,7 @@ def evaluator_rates(report: Report) -> list[EvaluatorRate]:
 
 def agreement(report: Report) -> Agreement | None:
     """The panel's agreement, or None when the report has no panel of two or more judges."""
-    from golden_gate.calibrate import Confusion, cohens_kappa, fleiss_kappa
+    from golden_gate.calibrate import fleiss_kappa
 
     judges: list[str] = []
     units: list[list[bool]] = []
@@ -313,13 +328,15 @@ def agreement(report: Report) -> Agreement | None:
                 if len(outcome.votes) < 2 or len(votes) < len(outcome.votes):
                     continue
                 judges = judges or [v.judge for v in outcome.votes]
+                if [v.judge for v in votes] != judges:  # a report read back may be uneven
+                    continue
                 units.append([bool(v.passed) for v in votes])
                 if len({v.passed for v in votes}) > 1:
                     disagreeing.add(item.id)
     if not judges:
         return None
     if len(judges) == 2:
-        kappa = cohens_kappa(Confusion.tally((a, b) for a, b in units)).value if units else None
+        kappa = _two_judge_kappa(units)
         method = "Cohen's κ"
     else:
         table = [[sum(u), len(u) - sum(u)] for u in units]
@@ -332,3 +349,18 @@ def agreement(report: Report) -> Agreement | None:
         method=method,
         disagreements=sorted(disagreeing),
     )
+
+
+def _two_judge_kappa(units: list[list[bool]]) -> float | None:
+    """Cohen's κ between two judges, the same whichever is listed first; None when chance
+    agreement is certain (both judges gave one and the same answer throughout)."""
+    if not units:
+        return None
+    n = len(units)
+    observed = sum(a == b for a, b in units) / n
+    first = sum(a for a, _ in units) / n
+    second = sum(b for _, b in units) / n
+    expected = first * second + (1 - first) * (1 - second)
+    if expected >= 1:
+        return None
+    return (observed - expected) / (1 - expected)

@@ -277,10 +277,25 @@ def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
     )
 
 
+def _sdk_url(chat_model: Any) -> str | None:
+    """The base URL the provider's SDK resolved (from settings or its own environment
+    variables, e.g. ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL), where it can be read."""
+    client = getattr(chat_model, "root_async_client", None)  # OpenAI, Azure OpenAI
+    if client is not None:
+        return str(client.base_url)
+    url = getattr(chat_model, "anthropic_api_url", None)  # Anthropic
+    if url:
+        return str(url)
+    try:  # Gemini: the google-genai client's resolved HTTP options
+        url = chat_model.client._api_client._http_options.base_url
+    except AttributeError:
+        return None
+    return str(url) if url else None
+
+
 def endpoint(chat_model: Any, base_url: str | None) -> str | None:
     """The URL verdicts come from, normalised: scheme, host, port and path, no credentials."""
-    client = getattr(chat_model, "root_async_client", None)  # the OpenAI SDK's own resolution
-    url = str(client.base_url) if client is not None else base_url
+    url = _sdk_url(chat_model) or base_url
     if not url:
         return None
     try:
@@ -488,6 +503,11 @@ class LLMJudge(Judge):
 
 def make_judge(settings: JudgeSettings) -> Judge:
     """The judge `settings.model` names: `keypoints`, or a `provider:model` LLM judge."""
+    if "," in settings.model:  # panels are built per member (evaluators.py)
+        raise InputError(
+            f"judge-model '{settings.model}' is a panel; calibrate one judge at a time "
+            "(each member's agreement with the human labels is its own kappa)"
+        )
     if settings.model.strip().lower() == KEYPOINTS:
         return KeypointsJudge(settings.keypoint_threshold)
     return LLMJudge(settings)

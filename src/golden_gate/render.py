@@ -154,8 +154,12 @@ def _evaluators_text(report: Report) -> str | None:
         + (f"({r.passed / r.judged:.1%})" if r.judged else "(n/a)")
         for r in rates
     ]
+    if len(rates) < 2:
+        return " · ".join(parts)
+    # The rule is the label's last "(…)", appended only when there are several evaluators.
     rule = (report.run_settings.evaluators or "") if report.run_settings else ""
     how = rule.rpartition("(")[2].rstrip(")") if rule.endswith(")") else "all"
+    how = how if how in ("all", "any", "majority") else "all"
     return " · ".join(parts) + f" (a run passes when {how} pass)"
 
 

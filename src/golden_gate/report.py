@@ -74,6 +74,7 @@ class JudgeVote(BaseModel):
     comment: str = ""
     cached: bool = False
     error: str | None = None
+    served_model: str | None = None  # the model this judge's server says answered
 
 
 class EvaluatorOutcome(BaseModel):

@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from golden_gate import jsontext, redaction
 from golden_gate.errors import InputError
@@ -44,7 +44,7 @@ class TargetSettings(BaseModel):
     url: str = ""  # empty: the compose-started service's address, known once it runs
     path: str = "/ask"
     request_template: str = '{"text": "{question}"}'
-    answer_path: str = Field(default="answer", min_length=1)
+    answer_path: str = "answer"
     sources_path: str | None = None
     context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
     headers: dict[str, str] = Field(default_factory=dict)
@@ -61,6 +61,18 @@ class TargetSettings(BaseModel):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(
                 f"the assistant URL must start with http:// or https:// (got {value!r})"
+            )
+        return value
+
+    @field_validator("answer_path", "sources_path", "context_path")
+    @classmethod
+    def _paths_are_dotted(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # An empty segment ("", "a..b", ".x") matches nothing: every run would fail alike.
+        if value is not None and any(not part.strip() for part in value.split(".")):
+            flag = info.field_name.replace("_", "-") if info.field_name else "path"
+            raise ValueError(
+                f"{flag} {value!r} has an empty segment; write keys and array indexes "
+                "joined by dots (retrieval.passages)"
             )
         return value
 
