@@ -91,7 +91,7 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
     runs = judged_runs(first)
     errors = [run for run in runs if run["status"] == "error"]
     for run in runs:
-        assert run.get("verdict") or run["error"].startswith(f"judge {JUDGE} failed")
+        assert run.get("verdict") or run["error"].startswith(f"judge: judge {JUDGE} failed: ")
         assert "\n" not in (run.get("error") or "")
     assert len(errors) < len(runs), "the real judge gave no verdict at all"
 
@@ -153,7 +153,8 @@ def test_calibration_through_a_real_server_reports_kappa_and_its_interval(proxie
     assert result["judge_calls"] == len(rows)
     assert result["n"] + len(result["errors"]) == len(rows)
     for error in result["errors"]:
-        assert error["error"].startswith(f"judge {JUDGE} failed: ") and "\n" not in error["error"]
+        assert error["error"].startswith(f"judge {JUDGE} failed: "), error
+        assert "\n" not in error["error"]
     if done.returncode == 3:
         assert result["errors"], "incomplete without an error"
     kappa = result["kappa"]
