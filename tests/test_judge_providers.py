@@ -26,29 +26,15 @@ from typing import Any
 import pytest
 
 from golden_gate.example_assistant import golden_path, start
-from golden_gate.golden import GoldenItem
 from golden_gate.judge import Judge, JudgeError, JudgeSettings, LLMJudge
 from golden_gate.report import TokenUsage, load_report
 from tests.action_world import REPO
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.gemini_server import GeminiServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
-from tests.test_judge import judge_all
+from tests.test_judge import CORRECT, ITEM, WRONG, judge_all
 
 KEY = "k-test-0123456789abcdefDUMMY"
-ITEM = GoldenItem(
-    id="cache-ttl",
-    question="How long are cached verdicts kept?",
-    reference_key_points=[
-        "Entries unused for 7 days are evicted",
-        "The cache is restored by key prefix",
-    ],
-)
-CORRECT = (
-    "Entries unused for 7 days are evicted, and at the start of a run the cache is restored "
-    "by key prefix."
-)
-WRONG = "Cached verdicts are kept forever."
 
 
 @dataclass(frozen=True)
