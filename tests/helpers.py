@@ -41,12 +41,14 @@ def ids(n: int) -> list[str]:
     return [f"q{i:04d}" for i in range(n)]
 
 
-def golden_gate(*args: object, cwd: object = None) -> subprocess.CompletedProcess[str]:
+def golden_gate(
+    *args: object, cwd: object = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """The command as a user runs it: a subprocess, its output and its exit code."""
     return subprocess.run(
         [sys.executable, "-m", "golden_gate", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
-        timeout=120,
+        timeout=timeout,
     )

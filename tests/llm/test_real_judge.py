@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from golden_gate.example_assistant import golden_path, start
+from tests import helpers
 from tests.llm.conftest import MODEL_ALIAS, RecordingProxy
 
 pytestmark = pytest.mark.llm
@@ -47,13 +47,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def golden_gate(*args: object, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The command as a user runs it, with time for a CPU-bound judge."""
-    return subprocess.run(
-        [sys.executable, "-m", "golden_gate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=900,
-    )
+    return helpers.golden_gate(*args, cwd=cwd, timeout=900)
 
 
 def evaluate(
