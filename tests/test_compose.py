@@ -2,7 +2,13 @@
 
 import pytest
 
-from golden_gate.compose import ComposeSettings, _container_port, _map_binds, down_from_state
+from golden_gate.compose import (
+    ComposeSettings,
+    _container_port,
+    _map_binds,
+    down_from_state,
+    project_to_tear_down,
+)
 from golden_gate.errors import InputError
 
 
@@ -46,3 +52,16 @@ def test_project_names_are_made_valid():
 
 def test_post_step_without_state_does_nothing():
     down_from_state({})  # no compose project was saved: no docker call at all
+
+
+def test_post_step_takes_the_project_from_state_else_from_the_inputs():
+    state = {"STATE_compose-project": "golden-gate-7", "INPUT_COMPOSE-FILE": "c.yml"}
+    assert project_to_tear_down(state)[0] == "golden-gate-7"
+    # act passes no saved state to a Docker action's post step: the inputs name the project.
+    inputs = {"INPUT_COMPOSE-FILE": "c.yml", "GITHUB_RUN_ID": "42"}
+    assert project_to_tear_down(inputs)[0] == "golden-gate-42"
+    named = {**inputs, "INPUT_COMPOSE-PROJECT": "Eval Run"}
+    assert project_to_tear_down(named)[0] == "eval-run"
+    # No compose file, or a name with nothing valid in it: nothing to take down.
+    assert project_to_tear_down({"GITHUB_RUN_ID": "42"})[0] is None
+    assert project_to_tear_down({**inputs, "INPUT_COMPOSE-PROJECT": "///"})[0] is None

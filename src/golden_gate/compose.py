@@ -3,7 +3,8 @@
 Inside the Action's container, compose services are siblings on the host's daemon: the action
 joins the project's network and addresses the service by name, and bind-mount sources under the
 workspace are rewritten to the workspace's path on the host (DESIGN §5). Outside a container
-(local use) the same code talks to the service's published port on 127.0.0.1.
+(local use) the same code talks to the service's published port on 127.0.0.1, as it does in a
+container that shares another's network namespace and so cannot join one (act's job container).
 """
 
 from __future__ import annotations
@@ -94,6 +95,18 @@ def own_container_id() -> str | None:
         )
         if candidate and done.returncode == 0:
             return done.stdout.strip()
+    return None
+
+
+def shared_network_mode(container: str) -> str | None:
+    """`host` or `container:<id>` when the container uses another's network namespace."""
+    done = _docker(
+        "inspect", "--type", "container", "--format", "{{.HostConfig.NetworkMode}}", container,
+        check=False,
+    )  # fmt: skip
+    mode = done.stdout.strip()
+    if done.returncode == 0 and (mode == "host" or mode.startswith("container:")):
+        return mode
     return None
 
 
@@ -236,11 +249,34 @@ class Compose:
             networks = config.get("networks") or {}
             if "default" in networks and networks["default"].get("name"):
                 network = networks["default"]["name"]
-            _docker("network", "connect", network, self.container)
-            self._network = network
-            return f"http://{self.settings.service}:{port}"
-        done = self._compose("port", self.settings.service, str(port))
+            joined = _docker("network", "connect", network, self.container, check=False)
+            if joined.returncode == 0:
+                self._network = network
+                return f"http://{self.settings.service}:{port}"
+            mode = shared_network_mode(self.container)
+            if mode is None:
+                tail = (joined.stderr or joined.stdout).strip().splitlines()[-1:]
+                raise IncompleteError(
+                    f"could not join the compose network {network}: {' '.join(tail)}"
+                )
+            # act runs a Docker action in its job container's network namespace (the host's
+            # by default), which no other network can be joined to: the published port is
+            # on this namespace's loopback then.
+            print(
+                f"golden-gate: this container shares the network of {mode} and cannot join "
+                f"{network}; reaching '{self.settings.service}' through its published port"
+            )
+        return self._published_url(port)
+
+    def _published_url(self, port: int) -> str:
+        done = self._compose("port", self.settings.service, str(port), check=False)
         host_port = done.stdout.strip().rsplit(":", 1)[-1]
+        if done.returncode != 0 or not host_port.isdigit() or host_port == "0":
+            raise IncompleteError(
+                f"the compose service '{self.settings.service}' publishes no host port for "
+                f"{port}, so it cannot be reached from here: publish it on loopback "
+                f'(ports: ["127.0.0.1::{port}"])'
+            )
         return f"http://127.0.0.1:{host_port}"
 
     def _wait_healthy(self, url: str, deadline: float) -> None:
@@ -309,12 +345,33 @@ class Compose:
                 self.down()
 
 
+def project_to_tear_down(env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The compose project the post step takes down, and where its name came from.
+
+    The step saves the project before `compose up`; a runner that passes no saved state to a
+    Docker action's post step (act does not) still gets the project the inputs name, the
+    same one the step used."""
+    saved = env.get("STATE_compose-project") or env.get("STATE_COMPOSE-PROJECT")
+    if saved:
+        return saved, "the step's saved state"
+    if not env.get("INPUT_COMPOSE-FILE", "").strip():
+        return None, "no compose-file input"
+    named = env.get("INPUT_COMPOSE-PROJECT", "").strip()
+    fallback = f"golden-gate-{env.get('GITHUB_RUN_ID', 'local')}"
+    try:
+        project = ComposeSettings(file="-", project=named or fallback).project
+    except ValueError:
+        return None, "an invalid compose-project input"
+    return project, "the inputs (the runner passed no saved state)"
+
+
 def down_from_state(env: Mapping[str, str]) -> None:
     """The post-entrypoint: tear the project down again in case the step was cancelled."""
-    project = env.get("STATE_compose-project") or env.get("STATE_COMPOSE-PROJECT")
-    file = env.get("STATE_compose-file") or env.get("STATE_COMPOSE-FILE")
+    project, source = project_to_tear_down(env)
     if not project:
         return
+    file = env.get("STATE_compose-file") or env.get("STATE_COMPOSE-FILE")
+    print(f"golden-gate: post: taking down compose project {project} (from {source})")
     args = ["compose", "-p", project]
     if file and Path(file).is_file():
         args[1:1] = ["-f", file]
