@@ -20,6 +20,9 @@ What runs is what a user of act runs:
 - the stand-in GitHub (checked against GitHub's OpenAPI description) and judge listen on
   127.0.0.1 in this process.
 
+Host mode (`-P ubuntu-latest=-self-hosted`) is run too, with the `--container-options` README
+documents for it.
+
 `make test-act` runs this (marker `act`); `make test` deselects it.
 """
 
@@ -237,11 +240,12 @@ class Repository:
         path.write_text(json.dumps(payload))
         return path
 
-    def act(self, number: int, action: str, **inputs: str) -> ActRun:
+    def act(self, number: int, action: str, *flags: str, **inputs: str) -> ActRun:
         """`act pull_request` for pull request `number`, as a user runs it, to its end."""
-        return self.finish(self.start(number, action, **inputs))
+        return self.finish(self.start(number, action, *flags, **inputs))
 
-    def start(self, number: int, action: str, **inputs: str) -> subprocess.Popen:
+    def start(self, number: int, action: str, *flags: str, **inputs: str) -> subprocess.Popen:
+        """Start `act pull_request`; `flags` replace the job-container mode's `-P`, `--bind`."""
         self.runs += 1
         run_id = str(8_000_000_000 + secrets.randbelow(999_999_999))
         self.projects.append(f"golden-gate-{run_id}")
@@ -254,7 +258,8 @@ class Repository:
             act_binary(),
             "pull_request",
             *("-W", ".github/workflows/pr-gate.yml", "-e", str(self.event(number, action))),
-            *("-P", f"ubuntu-latest={BASE_IMAGE}", "--pull=false", "--bind", "--json"),
+            *(flags or ("-P", f"ubuntu-latest={BASE_IMAGE}", "--bind")),
+            *("--pull=false", "--json"),
             *("--local-repository", f"org/golden-gate-action@v1={self.action}"),
             *("--local-repository", f"{upload_artifact}={UPLOAD_ARTIFACT_STAND_IN}"),
             *("-s", f"GITHUB_TOKEN={WRITE_TOKEN}", "-s", "JUDGE_API_KEY=sk-test"),
@@ -487,3 +492,21 @@ def test_a_killed_gate_step_leaves_the_assistant_to_the_post_step(repository: Re
     post = "\n".join(str(e.get("msg", "")) for e in run.step_log("Post", "gate"))
     assert f"taking down compose project {project}" in post, post
     assert repository.leftovers() == [], post
+
+
+def test_host_mode_with_the_documented_container_options(repository: Repository):
+    """act's host mode (`-P ubuntu-latest=-self-hosted`) hands the action paths under its work
+    dir (`--action-cache-path`, by default ~/.cache/act) that it does not mount, and starts it
+    on the default bridge: README's `--container-options` make both right."""
+    repository.push("change-1", {"prompts/answer.txt": "Answer more concisely.\n"}, "Shorter")
+    repository.github.add_pull(REPO, files=["prompts/answer.txt"], head="change-1")
+    work = repository.tmp / "act-actions"
+    options = f"--network host -v {work}:{work}"
+    run = repository.act(
+        1, "opened", "-P", "ubuntu-latest=-self-hosted", "--container-options", options
+    )
+    out = run.outputs
+    assert out["verdict"] == "failed" and out["regressions"] == "6", run.log
+    assert "### Regressed items (6)" in run.summary
+    assert run.result("Post", "gate") == "success"
+    assert repository.leftovers() == []
