@@ -18,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from golden_gate import actions_cache as ac
 from golden_gate.cache import VerdictCache
+from golden_gate.cache_archive import available_compression
+from golden_gate.cache_service_v2 import CacheServiceV2
 from golden_gate.report import TokenUsage, Verdict
 from tests.fakes.cache_server import CacheServer
 
@@ -82,7 +84,7 @@ def bench(compression: str, source: Path, work: Path, server: CacheServer) -> No
     version = ac.cache_version(compression)
     prefix = ac.key_prefix(f"bench{compression}")
     target = work / f"restored-{compression}"
-    with ac.CacheService(results_url=server.results_url, token=server.token) as service:
+    with CacheServiceV2(results_url=server.results_url, token=server.token) as service:
         started = time.perf_counter()
         saved = ac.save(service, directory=source, key=ac.save_key(prefix, 1, 1), version=version)
         save_s = time.perf_counter() - started
@@ -109,7 +111,7 @@ def main() -> None:
             f"written in {(time.perf_counter() - started) * 1000:.0f} ms"
         )
         compressions = ["gzip"]
-        if ac.available_compression() == "zstd":
+        if available_compression() == "zstd":
             compressions.append("zstd")
             how = "zstd binary" if shutil.which("zstd") else "zstandard module"
             print(f"zstd via the {how}")

@@ -1,8 +1,10 @@
-"""The judge verdict cache carried between workflow runs through the Actions cache service:
-the entrypoint run twice (and more) against the fake cache service and the fake judge."""
+"""The judge verdict cache carried between workflow runs through a cache service of the runner
+(v2, or the legacy v1 of act, Gitea and older GHES): the entrypoint run twice (and more) against
+the fake cache services and the fake judge."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -14,6 +16,10 @@ from tests import bombs
 from tests.action_world import World
 from tests.fakes.cache_server import CacheServer, Fault
 from tests.fakes.judge_server import JudgeServer
+from tests.fakes.legacy_cache_server import LegacyCacheServer
+
+V2_LINE = "golden-gate: judge cache: Actions cache service v2 (ACTIONS_RESULTS_URL)"
+V1_LINE = "golden-gate: judge cache: legacy cache service v1 (ACTIONS_CACHE_URL)"
 
 
 @pytest.fixture
@@ -26,13 +32,13 @@ def services(github_server, tmp_path):
 
 
 def run(world, cache_server, judge, **inputs):
+    """`cache_server`: a fake of either service, or None for a runner that offers neither."""
     # A fresh runner: the default cache directory is under this run's own RUNNER_TEMP.
     return world.run(
         "workflow_dispatch",
         world.event("workflow_dispatch"),
         extra_env={
-            "ACTIONS_RESULTS_URL": cache_server.results_url,
-            "ACTIONS_RUNTIME_TOKEN": cache_server.token,
+            **(cache_server.runner_env() if cache_server is not None else {}),
             "OPENAI_API_KEY": "sk-test-key-for-the-fake-judge",
             "GITHUB_RUN_ATTEMPT": "1",
         },
@@ -42,6 +48,15 @@ def run(world, cache_server, judge, **inputs):
     )
 
 
+def plain(summary: str) -> str:
+    """The summary as it reads: Markdown escapes, emphasis and reference-breaking spaces out."""
+    return summary.replace("\u200b", "").replace("\\", "").replace("**", "")
+
+
+def report_of(world) -> dict:
+    return json.loads((world.workspace / "golden-gate" / "report.json").read_text())
+
+
 def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services, candidate):
     world, cache, judge = services
     first = run(world, cache, judge, assistant_url=candidate)
@@ -49,8 +64,15 @@ def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services
     judged = judge.calls
     assert judged > 0 and first.outputs["judge-calls"] == str(judged)
     assert first.outputs["cache-restored-key"] == ""
+    assert V2_LINE in first.stdout
     assert "golden-gate: saved" in first.stdout
     assert len(cache.finalized()) == 1
+    prefix = cache.finalized()[0].key.rsplit("-", 2)[0] + "-"
+    assert f"golden-gate: no saved verdicts for {prefix}*" in first.stdout
+    assert (
+        "Judge cache: Actions cache service v2 (ACTIONS_RESULTS_URL); no saved verdicts for "
+        f"{prefix}*"
+    ) in plain(first.summary)
 
     second = run(world, cache, judge, assistant_url=candidate)
     assert second.returncode == 1
@@ -60,6 +82,14 @@ def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services
     assert second.outputs["cache-restored-key"].startswith("golden-gate-judge-")
     assert "nothing new was judged; the judge cache is not saved" in second.stdout
     assert len(cache.finalized()) == 1
+    restored = second.outputs["cache-restored-key"]
+    assert f"; restored {judged} verdicts from {restored}" in plain(second.summary)
+    assert report_of(world)["stats"]["judge_cache"] == {
+        "service": "v2",
+        "restore": "restored",
+        "note": f"Actions cache service v2 (ACTIONS_RESULTS_URL); restored {judged} verdicts "
+        f"from {restored}",
+    }
     assert second.outputs["verdict"] == first.outputs["verdict"]
     assert second.outputs["regressions"] == first.outputs["regressions"]
 
@@ -75,24 +105,90 @@ def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services
 
 
 @pytest.mark.parametrize(
-    "fault",
+    ("legacy", "fault"),
     [
-        Fault.error("GetCacheEntryDownloadURL", 500),
-        Fault.error("CreateCacheEntry", 500),
-        Fault.error("FinalizeCacheEntryUpload", 500),
-        Fault.conflict("CreateCacheEntry"),
-        Fault.rate_limited("GetCacheEntryDownloadURL", retry_after=None),
+        (False, Fault.error("GetCacheEntryDownloadURL", 500)),
+        (False, Fault.error("CreateCacheEntry", 500)),
+        (False, Fault.error("FinalizeCacheEntryUpload", 500)),
+        (False, Fault.conflict("CreateCacheEntry")),
+        (False, Fault.rate_limited("GetCacheEntryDownloadURL", retry_after=None)),
+        (True, Fault.error("getCacheEntry", 500)),
+        (True, Fault.conflict("reserveCache")),
     ],
-    ids=["restore-500", "create-500", "finalize-500", "create-409", "restore-429"],
+    ids=[
+        "restore-500",
+        "create-500",
+        "finalize-500",
+        "create-409",
+        "restore-429",
+        "v1-restore-500",
+        "v1-reserve-409",
+    ],
 )
-def test_cache_faults_are_warnings_and_the_gate_is_unchanged(services, candidate, fault):
+def test_cache_faults_are_warnings_and_the_gate_is_unchanged(services, candidate, legacy, fault):
     world, cache, judge = services
-    cache.inject(fault, fault)  # twice: the client retries once
-    done = run(world, cache, judge, assistant_url=candidate)
+    with LegacyCacheServer() if legacy else contextlib.nullcontext(cache) as cache:
+        cache.inject(fault, fault)  # twice: the client retries once
+        done = run(world, cache, judge, assistant_url=candidate)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.outputs["verdict"] == "failed" and done.outputs["regressions"] == "6"
     assert "::warning title=golden-gate cache::judge cache:" in done.stdout
     assert cache.token not in done.stdout.replace(f"::add-mask::{cache.token}", "")
+    assert (V1_LINE if legacy else V2_LINE) in done.stdout
+    if fault.target in ("GetCacheEntryDownloadURL", "getCacheEntry"):
+        # A lookup that failed is said to have failed, with its status: not "no saved verdicts".
+        assert "judge cache: could not look up saved verdicts for golden-gate-judge-" in done.stdout
+        assert f"{fault.target}: HTTP {fault.status}" in done.stdout
+        assert "no saved verdicts" not in done.stdout
+        assert "could not look up saved verdicts" in plain(done.summary)
+        assert report_of(world)["stats"]["judge_cache"]["restore"] == "failed"
+    if fault.status == 409:
+        assert "(another job saved it first)" in done.stdout
+
+
+def test_the_legacy_service_carries_verdicts_between_runs(services, candidate):
+    """act, Gitea/Forgejo act_runner and older GHES offer only the v1 service: it is used, and
+    the log, the summary and report.json say so."""
+    world, _, judge = services
+    with LegacyCacheServer() as cache:
+        first = run(world, cache, judge, assistant_url=candidate)
+        judged = judge.calls
+        second = run(world, cache, judge, assistant_url=candidate)
+
+    assert first.returncode == second.returncode == 1, first.stdout + first.stderr
+    assert V1_LINE in first.stdout and V1_LINE in second.stdout
+    (saved,) = cache.finalized()
+    assert f"golden-gate: no saved verdicts for {saved.key.rsplit('-', 2)[0]}-*" in first.stdout
+    assert f"to the legacy cache service v1 as {saved.key}" in first.stdout
+    assert judged > 0 and judge.calls == judged  # the second run judged nothing
+    assert second.outputs["judge-calls"] == "0"
+    assert second.outputs["cache-restored-key"] == saved.key
+    assert second.outputs["regressions"] == first.outputs["regressions"] == "6"
+    service = "legacy cache service v1 (ACTIONS_CACHE_URL)"
+    note = f"{service}; restored {judged} verdicts from {saved.key}"
+    assert f"Judge cache: {note}" in plain(second.summary)
+    assert report_of(world)["stats"]["judge_cache"] == {
+        "service": "v1",
+        "restore": "restored",
+        "note": note,
+    }
+    assert cache.ops().count("downloadCache") == 1
+
+
+def test_without_a_cache_service_the_log_and_summary_say_why(services, candidate):
+    world, cache, judge = services
+    done = run(world, None, judge, assistant_url=candidate, cache="actions")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    why = "the runner exposes no cache service (neither ACTIONS_RESULTS_URL nor ACTIONS_CACHE_URL)"
+    assert f"::warning title=golden-gate cache::cache is 'actions' but {why}; using the" in (
+        done.stdout
+    )
+    line = f"judge cache: directory only — {why}, so verdicts do not outlive this job"
+    assert f"golden-gate: {line}" in done.stdout
+    assert f"Judge cache: {line.removeprefix('judge cache: ')}" in plain(done.summary)
+    assert report_of(world)["stats"]["judge_cache"] == {"note": line.removeprefix("judge cache: ")}
+    assert cache.requests == []
 
 
 def test_corrupt_archive_restores_cold(services, candidate):

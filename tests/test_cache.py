@@ -259,7 +259,7 @@ def _hammer(directory: str, writer: str, seconds: float) -> tuple[int, list[str]
     import time
     import traceback
 
-    from golden_gate import actions_cache
+    from golden_gate import cache_archive
 
     problems: list[str] = []
     cache = VerdictCache(Path(directory), warn=problems.append)
@@ -268,9 +268,9 @@ def _hammer(directory: str, writer: str, seconds: float) -> tuple[int, list[str]
     while time.monotonic() < deadline:
         try:
             if writer == "P":
-                actions_cache.prune(Path(directory), keep=set(), cap_bytes=0)
+                cache_archive.prune(Path(directory), keep=set(), cap_bytes=0)
                 archive = Path(directory).with_name(f"pack-{rounds % 2}.tar.gz")
-                actions_cache.pack(Path(directory), archive, "gzip")
+                cache_archive.pack(Path(directory), archive, "gzip")
             else:
                 for n in range(20):
                     key = cache.key(judge_identity="j", question=f"q{n}", answer="a", reference="r")

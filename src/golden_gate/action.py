@@ -32,7 +32,7 @@ from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_fi
 if TYPE_CHECKING:
     from golden_gate.golden import GoldenItem
     from golden_gate.pipeline import Outcome
-    from golden_gate.report import Report, RuleChanges
+    from golden_gate.report import JudgeCacheStats, Report, RuleChanges
 
 # The environment variables the supported judge providers read their keys from.
 SECRET_ENV = providers.KEY_ENV
@@ -143,6 +143,19 @@ def workspace_relative(path: Path, settings: ActionSettings) -> str:
         return str(path.relative_to(settings.workspace))
     except ValueError:
         return str(path)
+
+
+def judge_cache_summary(cache: JudgeCacheStats | None) -> str:
+    """The summary's line on the judge cache: the service used or why none, and the restore."""
+    if cache is None or not cache.note:
+        return ""
+    from golden_gate.escape import inline
+
+    return f"\n**Judge cache:** {inline(cache.note, limit=600)}\n"
+
+
+def report_cache(report: Report) -> JudgeCacheStats | None:
+    return report.stats.judge_cache if report.stats is not None else None
 
 
 def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
@@ -257,7 +270,8 @@ def report_outcome(
     run_settings = settings.run.model_copy(update={"summary_path": None})
     outcome = gate_and_render(report, baseline, run_settings, notes=notes, failures=failures)
     failures.attempt(lambda: _write_comment_metadata(settings, ctx, notes))
-    failures.attempt(lambda: runner.write_summary(outcome.summary))
+    summary = outcome.summary + judge_cache_summary(report_cache(report))
+    failures.attempt(lambda: runner.write_summary(summary))
     failures.attempt(lambda: runner.set_outputs(outputs_for(outcome, settings)))
     print(f"golden-gate: {outcome.gate.headline}")
     print(f"golden-gate: report: {run_settings.report_path}")
@@ -362,7 +376,7 @@ def evaluated(
     """Build the judge (validating its prompt first), restore verdicts, evaluate, save the
     report and yield it; the verdicts are saved when the block ends, so the caller writes the
     results first and a cancelled or slow save cannot lose them."""
-    from golden_gate.actions_cache import mode_from_env
+    from golden_gate.actions_cache import choose_service, mode_from_env
     from golden_gate.cache_persistence import persisted_verdicts
     from golden_gate.evaluators import make_panel
     from golden_gate.pipeline import evaluate_report
@@ -374,7 +388,7 @@ def evaluated(
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(
-            "cache is 'actions' but the runner exposes no cache service; using the directory only",
+            f"cache is 'actions' but {choose_service(ctx.env).why}; using the directory only",
             title="golden-gate cache",
         )
     judge = (
@@ -399,6 +413,8 @@ def evaluated(
         report = evaluate_report(run_settings, items=items, judge=judge, cache=persisted.cache)
         if rule_changes is not None:
             mark_origins(report, rule_changes)
+        if report.stats is not None:
+            report.stats.judge_cache = persisted.stats()
         failures.attempt(lambda: save_report(report, run_settings.report_path))
         cache_outputs = {
             "cache-misses": str(report.stats.cache_misses if report.stats else 0),
@@ -457,6 +473,7 @@ def shard_written(
         f"golden-gate shard {shard}: {len(report.results)} items evaluated"
         + ("" if complete else f"; incomplete: {report.incomplete_reason}")
         + f". Report: `{settings.run.report_path}`.\n"
+        + judge_cache_summary(report_cache(report))
     )
     failures.attempt(lambda: runner.write_summary(summary))
     outputs = {
@@ -514,7 +531,8 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
             judge=judge,
         )
         # Written before the verdicts are saved (when this block ends): see `evaluated`.
-        failures.attempt(lambda: runner.write_summary(render_calibration(report)))
+        summary = render_calibration(report) + judge_cache_summary(persisted.stats())
+        failures.attempt(lambda: runner.write_summary(summary))
         line = calibration_line(report)
         kappa = report.kappa.value
         outputs = {
@@ -574,7 +592,8 @@ def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
         body = pull_request_body(
             report, current.report, path=settings.baseline, run_url=run_url(ctx)
         )
-        failures.attempt(lambda: runner.write_summary(body))
+        summary = body + judge_cache_summary(report_cache(report))
+        failures.attempt(lambda: runner.write_summary(summary))
         outputs = {
             "ran": "true",
             "verdict": "promoted",

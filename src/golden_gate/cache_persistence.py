@@ -1,8 +1,11 @@
 """Carrying the verdict cache from one workflow run to the next.
 
-`actions`: restore the newest entry of this judge (model, prompt, scoring) before evaluating,
+`actions`: restore the newest entry of this judge (model, prompt, scoring) from the cache service
+the runner exposes (v2 or the legacy v1, see `actions_cache.choose_service`) before evaluating,
 save a new one after, also when the gate failed, and only when something new was judged.
 `directory`: the user's own `actions/cache` step persists the directory. `off`: no cache at all.
+The log says which service was used, or why none was, and what the restore found; the same line
+is kept for the job summary and report.json (`PersistedCache.stats`).
 Nothing here can fail the gate: every cache problem is a warning and the run goes on cold.
 A directory a pull request could have written (see `cache_location`) is not used at all.
 """
@@ -14,18 +17,34 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from golden_gate import runner
 from golden_gate.cache import VerdictCache
+
+if TYPE_CHECKING:
+    from golden_gate.actions_cache import RestoreResult
+    from golden_gate.report import CacheServiceKind, JudgeCacheStats, RestoreStatus
 
 
 @dataclass
 class PersistedCache:
     cache: VerdictCache
     mode: str
+    service: CacheServiceKind | None = None
+    restore: RestoreStatus | None = None
     restored_key: str | None = None
     saved_key: str | None = None
+    # What the log said of where verdicts are kept and what the restore found; None when off.
+    note: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+    def stats(self) -> JudgeCacheStats | None:
+        from golden_gate.report import JudgeCacheStats
+
+        if self.note is None:
+            return None
+        return JudgeCacheStats(service=self.service, restore=self.restore, note=self.note)
 
 
 def prefix_for(identity: str) -> str:
@@ -39,6 +58,33 @@ def _warn(persisted: PersistedCache, message: str | None) -> None:
     if message:
         persisted.warnings.append(message)
         runner.warning(f"judge cache: {message}", title="golden-gate cache")
+
+
+def _say(persisted: PersistedCache, note: str) -> None:
+    persisted.note = note
+    print(f"golden-gate: judge cache: {note}")
+
+
+def _directory_only(directory: Path, env: Mapping[str, str]) -> str:
+    """Why the directory alone keeps the verdicts, and for how long."""
+    from golden_gate.actions_cache import choose_service
+
+    choice = choose_service(env)
+    why = "the input cache is 'directory'" if choice.kind is not None else choice.why
+    temp = env.get("RUNNER_TEMP", "").strip()
+    if temp and Path(temp).absolute() in Path(directory).absolute().parents:
+        lasts = "verdicts do not outlive this job"
+    else:
+        lasts = f"verdicts outlive this job only if a step of yours keeps {directory}"
+    return f"directory only — {why}, so {lasts}"
+
+
+def _restore_outcome(restored: RestoreResult, prefix: str) -> str:
+    if restored.status == "restored":
+        return f"restored {restored.entries} verdicts from {restored.restored_key}"
+    if restored.status == "miss":
+        return f"no saved verdicts for {prefix}*"
+    return (restored.warning or "the restore failed").rstrip(".")
 
 
 @contextmanager
@@ -57,14 +103,8 @@ def persisted_verdicts(
     With `workspace` (the checkout), a `directory` inside it that git does not vouch for is
     refused with a warning and the run judges everything afresh.
     """
-    from golden_gate.actions_cache import (
-        CacheService,
-        prune,
-        restore,
-        save,
-        save_key,
-        unpack_limits,
-    )
+    from golden_gate.actions_cache import SERVICE_NAMES, choose_service, restore, save, save_key
+    from golden_gate.cache_archive import prune, unpack_limits
     from golden_gate.cache_location import untrusted_reason
 
     refused = None
@@ -78,26 +118,29 @@ def persisted_verdicts(
         return
     persisted = PersistedCache(cache=VerdictCache(directory), mode=mode)
     persisted.cache.warn = lambda message: _warn(persisted, message)
-    if mode != "actions":
+    choice = choose_service(env)
+    if mode != "actions" or choice.kind is None:
+        _say(persisted, _directory_only(directory, env))
         try:
             yield persisted
         finally:
             prune(directory, keep=persisted.cache.used_keys, cap_bytes=cap_bytes)
         return
     prefix = prefix_for(identity)
-    token = env["ACTIONS_RUNTIME_TOKEN"]
-    runner.mask(token)
-    with CacheService(results_url=env["ACTIONS_RESULTS_URL"], token=token) as service:
+    persisted.service = choice.kind
+    with choice.open() as service:
+        for secret in service.secrets:
+            runner.mask(secret)
+        print(f"golden-gate: judge cache: {choice.description}")
         with runner.group("Judge cache: restore"):
             restored = restore(
                 service, directory=directory, prefix=prefix, limits=unpack_limits(cap_bytes)
             )
+            persisted.restore = restored.status
             persisted.restored_key = restored.restored_key
-            print(
-                f"golden-gate: restored {restored.entries} verdicts from {restored.restored_key}"
-                if restored.restored_key
-                else f"golden-gate: no saved verdicts for {prefix}*"
-            )
+            persisted.note = f"{choice.description}; {_restore_outcome(restored, prefix)}"
+            if restored.status != "failed":
+                print(f"golden-gate: {_restore_outcome(restored, prefix)}")
             _warn(persisted, restored.warning)
         try:
             yield persisted
@@ -114,6 +157,7 @@ def persisted_verdicts(
                         persisted.saved_key = key
                         print(
                             f"golden-gate: saved {saved.entries} verdicts ({saved.bytes} bytes) "
-                            f"as {key}; pruned {removed}"
+                            f"to the {SERVICE_NAMES[choice.kind]} as {key}; "
+                            f"pruned {removed}"
                         )
                     _warn(persisted, saved.warning)

@@ -274,6 +274,19 @@ class RunSettings(BaseModel):
     judge_panel: str | None = None  # how several judge models combine, when there are several
 
 
+# The runner's cache services (see actions_cache.choose_service), and what a restore found.
+CacheServiceKind = Literal["v2", "v1"]
+RestoreStatus = Literal["restored", "miss", "failed"]
+
+
+class JudgeCacheStats(BaseModel):
+    """Where this run's verdicts were kept between runs, and what the restore found."""
+
+    service: CacheServiceKind | None = None  # the cache service used; None: the directory
+    restore: RestoreStatus | None = None  # with a service only
+    note: str = ""  # the log's line, e.g. "legacy cache service v1 (...); no saved verdicts ..."
+
+
 class RunStats(BaseModel):
     judge_calls: int = 0
     cache_hits: int = 0
@@ -285,6 +298,7 @@ class RunStats(BaseModel):
     elapsed_s: float | None = None
     budget_exhausted: bool = False
     judge_timeouts: int = 0  # judge calls that failed because every try timed out
+    judge_cache: JudgeCacheStats | None = None  # the Action's judge cache; None elsewhere
 
 
 class Report(BaseModel):
