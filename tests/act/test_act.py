@@ -411,7 +411,9 @@ def test_two_pushes_one_sticky_comment_and_the_second_judges_nothing(repository:
     assert "failed" in first.summary
     assert first.result("Main", "gate") == "failure"
     # act's cache server speaks v1 only: the gate found it, and saved what it judged.
-    assert "ACTIONS_CACHE_URL" in log, log
+    assert "judge cache: legacy cache service v1 (ACTIONS_CACHE_URL" in log, log
+    assert "**Judge cache:** legacy cache service v1" in first.summary, first.summary
+    assert "no saved verdicts for golden-gate-judge-" in log, log
     assert re.search(r"saved \d+ verdicts", log), log
     # The report and the comment went to the artifact step (`if: always()`).
     artifact = repository.workspace / ".artifacts" / "golden-gate" / "golden-gate"
@@ -430,6 +432,7 @@ def test_two_pushes_one_sticky_comment_and_the_second_judges_nothing(repository:
     assert out2["judge-calls"] == "0", second.log
     assert int(out2["cache-hits"]) == judged, out2
     assert out2["cache-restored-key"].startswith("golden-gate-judge-"), out2
+    assert re.search(r"restored \d+ verdicts from golden-gate-judge-", second.log)
     assert repository.judge.calls == judged
     # One sticky comment, updated in place, its URL the same on both pushes.
     (comment,) = repository.github.comments(REPO, 1)
@@ -510,3 +513,85 @@ def test_host_mode_with_the_documented_container_options(repository: Repository)
     assert "### Regressed items (6)" in run.summary
     assert run.result("Post", "gate") == "success"
     assert repository.leftovers() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# the released Action: an image pulled by digest, nothing built
+
+
+@dataclass
+class Release:
+    ref: str  # <registry>/<path>@sha256:<digest>
+    action: Path  # the released ref's files: action.yml names the image by digest
+
+
+def script(*args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["bash", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"{' '.join(args)} exited {done.returncode}:\n{done.stderr[-4000:]}")
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Release]:
+    """A release made with the release workflow's own commands (scripts/release-image.sh),
+    pushed to a real registry (Debian's docker-registry) on 127.0.0.1."""
+    registry_dir = tmp_path_factory.mktemp("registry")
+    address = script("scripts/local-registry.sh", "start", str(registry_dir)).splitlines()[-1]
+    image = f"{address}/acme/golden-gate"
+    try:
+        # One platform, no attestations: what this engine can build (the script's header).
+        env = {
+            "PLATFORMS": "linux/amd64",
+            "ATTEST": "false",
+            "BUILD_ARGS": f"BASE_IMAGE={BASE_IMAGE}",
+        }
+        started = time.perf_counter()
+        ref = script("scripts/release-image.sh", "build-push", image, "0.0.0", env=env)
+        ref = ref.splitlines()[-1]
+        print(f"release: built and pushed {ref} in {time.perf_counter() - started:.1f} s")
+        action = action_files(tmp_path_factory.mktemp("released") / "action")
+        script("scripts/release-image.sh", "pin", ref, str(action / "action.yml"))
+        # What a runner has before its first job: not this image.
+        docker("image", "rm", "-f", f"{image}:0.0.0", ref, check=False)
+        yield Release(ref=ref, action=action)
+    finally:
+        docker("image", "rm", "-f", f"{image}:0.0.0", check=False)
+        for tagged in docker("images", image, "-q").stdout.split():
+            docker("image", "rm", "-f", tagged, check=False)
+        script("scripts/local-registry.sh", "stop", str(registry_dir))
+
+
+def test_a_released_action_pulls_its_image_by_digest_and_builds_nothing(
+    repository: Repository, release: Release
+):
+    assert f"image: docker://{release.ref}" in (release.action / "action.yml").read_text()
+    assert docker("image", "inspect", release.ref, check=False).returncode != 0
+    repository.push("change-1", {"prompts/answer.txt": "Answer more concisely.\n"}, "Shorter")
+    repository.github.add_pull(REPO, files=["prompts/answer.txt"], head="change-1")
+
+    built = repository.act(1, "opened")
+    repository.action = release.action
+    pulled = repository.act(1, "synchronize", "-P", f"ubuntu-latest={BASE_IMAGE}", "--bind")
+
+    assert f"docker pull image={release.ref}" in pulled.log, pulled.log
+    assert "docker build" not in pulled.log, pulled.log
+    assert docker("image", "inspect", release.ref, check=False).returncode == 0
+    out = pulled.outputs
+    assert out["verdict"] == "failed" and out["regressions"] == "6", pulled.log
+    assert "### Regressed items (6)" in pulled.summary
+    assert pulled.result("Post", "gate") == "success"
+    # Job set-up of the gate step: from its start to its container's start.
+    setup = {
+        name: run.seconds_between(r"Run Main Evaluate and gate", r"docker run image=")
+        for name, run in (("built (layer cache warm)", built), ("pulled", pulled))
+    }
+    print("act: gate step set-up: " + ", ".join(f"{k} {v:.1f} s" for k, v in setup.items()))
