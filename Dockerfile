@@ -7,9 +7,10 @@
 ARG BASE_IMAGE=python:3.11-slim
 FROM ${BASE_IMAGE}
 
-# PIP_CERT: optional path of a CA bundle inside the base image for pip (builds behind a TLS proxy).
-# Empty by default, and then pip uses its own bundle.
-ARG PIP_CERT=
+# PIP_CERT: optional path of a CA bundle inside the base image for pip (builds behind a TLS proxy),
+# as a build argument or the base image's ENV. Declared without a default: BuildKit would let an
+# empty default hide the base image's ENV. Unset, pip uses its own bundle.
+ARG PIP_CERT
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
