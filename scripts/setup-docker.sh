@@ -5,7 +5,14 @@
 #   2. compose v2: the static plugin from the next Debian release's docker-compose package
 #      (bookworm's docker-compose is the old Python v1), fetched with apt from a separate sources
 #      list for that suite;
-#   3. a base image, golden-gate-base:bookworm, made with debootstrap (no image registry is
+#   3. buildx: the plugin from the same suite's docker-buildx package, the same way, for
+#      scripts/release-image.sh (`docker buildx build --push --metadata-file`). With it installed,
+#      a plain `docker build` also goes through BuildKit (the engine's own, docker driver);
+#      DOCKER_BUILDKIT=0 selects the legacy builder;
+#   4. a real registry: Debian's docker-registry package (distribution 2.8), installed but not
+#      started (no service is started by the install); scripts/local-registry.sh runs one on
+#      127.0.0.1 with a configuration and storage in a directory of the caller's;
+#   5. a base image, golden-gate-base:bookworm, made with debootstrap (no image registry is
 #      reachable here), carrying the machine's CA bundle so pip works inside builds; the image
 #      names it in PIP_CERT.
 #
@@ -15,7 +22,7 @@
 # Environment:
 #   GG_BASE_IMAGE      name of the base image (default golden-gate-base:bookworm)
 #   GG_DOCKERD_LOG     dockerd's log file (default /var/log/golden-gate-dockerd.log)
-#   GG_COMPOSE_SUITE   Debian suite that has compose v2 (default trixie)
+#   GG_COMPOSE_SUITE   Debian suite that has compose v2 and a buildx plugin (default trixie)
 set -euo pipefail
 
 started=$(date +%s)
@@ -90,18 +97,17 @@ else
     log "engine: up in $(($(date +%s) - step)) s"
 fi
 
-# --- 2. compose v2 ---------------------------------------------------------------------------
-step=$(date +%s)
-if docker compose version >/dev/null 2>&1; then
-    log "compose: $(docker compose version --short 2>/dev/null || echo present), skipped"
-else
-    log "compose: fetching docker-compose from $compose_suite"
+# A Docker CLI plugin from a Debian package of $compose_suite: the .deb is fetched with apt using
+# a separate sources list for that suite (so the machine's apt state is untouched), and only the
+# plugin binary is extracted and installed.
+install_cli_plugin() { # package plugin
+    local package=$1 plugin=$2 work
     work=$(mktemp -d)
     chmod 755 "$work"
     mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/parts" "$work/pkg"
     printf 'deb [signed-by=%s] %s %s main\n' "$(debian_keyring)" "$(debian_mirror)" "$compose_suite" \
         >"$work/sources.list"
-    apt_opts=(
+    local apt_opts=(
         -o "Dir::Etc::SourceList=$work/sources.list"
         -o "Dir::Etc::SourceParts=$work/parts"
         -o "Dir::State::Lists=$work/lists"
@@ -109,18 +115,59 @@ else
     )
     apt-get -q "${apt_opts[@]}" update
     if id _apt >/dev/null 2>&1; then chown _apt "$work/pkg"; fi
-    (cd "$work/pkg" && apt-get -q "${apt_opts[@]}" download docker-compose)
-    dpkg -x "$work"/pkg/docker-compose_*.deb "$work/root"
-    plugin="$work/root/usr/libexec/docker/cli-plugins/docker-compose"
-    [ -x "$plugin" ] || die "the $compose_suite docker-compose package has no cli plugin"
-    install -D -m 0755 "$plugin" /usr/libexec/docker/cli-plugins/docker-compose
-    install -D -m 0755 "$plugin" "$HOME/.docker/cli-plugins/docker-compose"
+    (cd "$work/pkg" && apt-get -q "${apt_opts[@]}" download "$package")
+    dpkg -x "$work/pkg/${package}"_*.deb "$work/root"
+    local binary="$work/root/usr/libexec/docker/cli-plugins/$plugin"
+    [ -x "$binary" ] || die "the $compose_suite $package package has no cli plugin $plugin"
+    install -D -m 0755 "$binary" "/usr/libexec/docker/cli-plugins/$plugin"
+    install -D -m 0755 "$binary" "$HOME/.docker/cli-plugins/$plugin"
     rm -rf "$work"
+}
+
+# --- 2. compose v2 ---------------------------------------------------------------------------
+step=$(date +%s)
+if docker compose version >/dev/null 2>&1; then
+    log "compose: $(docker compose version --short 2>/dev/null || echo present), skipped"
+else
+    log "compose: fetching docker-compose from $compose_suite"
+    install_cli_plugin docker-compose docker-compose
     docker compose version >/dev/null || die "the compose plugin does not run"
     log "compose: $(docker compose version --short) installed in $(($(date +%s) - step)) s"
 fi
 
-# --- 3. the base image -----------------------------------------------------------------------
+# --- 3. buildx -------------------------------------------------------------------------------
+step=$(date +%s)
+if docker buildx version >/dev/null 2>&1; then
+    log "buildx: $(docker buildx version 2>/dev/null | awk '{print $2}'), skipped"
+else
+    log "buildx: fetching docker-buildx from $compose_suite"
+    install_cli_plugin docker-buildx docker-buildx
+    docker buildx version >/dev/null || die "the buildx plugin does not run"
+    log "buildx: $(docker buildx version | awk '{print $2}') installed in $(($(date +%s) - step)) s"
+fi
+
+# --- 4. a registry ---------------------------------------------------------------------------
+step=$(date +%s)
+if command -v docker-registry >/dev/null 2>&1; then
+    log "registry: docker-registry present, skipped"
+else
+    log "registry: installing docker-registry"
+    # The package's maintainer script starts its service (on port 5000, every interface) unless
+    # a policy says no: say no for this install when the machine has no policy of its own.
+    policy=/usr/sbin/policy-rc.d
+    own_policy=false
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy"
+        chmod 0755 "$policy"
+        own_policy=true
+    fi
+    apt_install docker-registry || { [ "$own_policy" = false ] || rm -f "$policy"; exit 1; }
+    [ "$own_policy" = false ] || rm -f "$policy"
+    command -v docker-registry >/dev/null || die "docker-registry did not install"
+    log "registry: $(docker-registry --version | awk '{print $NF}') installed in $(($(date +%s) - step)) s"
+fi
+
+# --- 5. the base image -----------------------------------------------------------------------
 step=$(date +%s)
 if docker image inspect "$base_image" >/dev/null 2>&1; then
     log "base image: $base_image exists, skipped"
@@ -145,5 +192,5 @@ else
     log "base image: $base_image built in $(($(date +%s) - step)) s"
 fi
 
-log "engine $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), base image $base_image"
+log "engine $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), buildx $(docker buildx version | awk '{print $2}'), base image $base_image"
 log "done in $(($(date +%s) - started)) s"
