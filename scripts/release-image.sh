@@ -7,20 +7,21 @@
 #   printf '%s' "$PASSWORD" | scripts/release-image.sh login IMAGE USER
 #       `docker login` to IMAGE's registry (its first path component), password on stdin.
 #   scripts/release-image.sh build-push IMAGE VERSION
-#       Builds the Dockerfile for $PLATFORMS, pushes it as IMAGE:VERSION (with provenance and SBOM
-#       attestations when $ATTEST is true) and prints the pushed reference, IMAGE@sha256:<digest>,
-#       the one line on stdout (also written to $REF_FILE when set).
+#       Builds the Dockerfile for $PLATFORMS, pushes it as IMAGE:VERSION (any X.Y.Z: the workflow
+#       runs check-version first) with provenance and SBOM attestations when $ATTEST is true,
+#       and prints the pushed reference, IMAGE@sha256:<digest>, the one line on stdout (also
+#       written to $REF_FILE when set).
 #   scripts/release-image.sh pin IMAGE@sha256:<digest> [IN [OUT]]
 #       Writes action.yml (IN, default action.yml) to OUT (default IN) with
 #       `image: docker://IMAGE@sha256:<digest>`: the runner then pulls that image and builds nothing.
 #   scripts/release-image.sh commit-tag VERSION IMAGE@sha256:<digest>
 #       Makes the release commit, HEAD with the pinned action.yml, on no branch (the work tree and
 #       the branch keep `image: Dockerfile`), tags it vVERSION and moves vMAJOR to it; prints it.
+#   scripts/release-image.sh push-tags VERSION [REMOTE]
+#       Pushes vVERSION, and force-pushes vMAJOR (only that tag is ever forced), to REMOTE (origin).
 #
 # Every command but pin works on the git repository of the current directory (its top level:
 # the build context, pyproject.toml); pin reads and writes the paths it is given.
-#   scripts/release-image.sh push-tags VERSION [REMOTE]
-#       Pushes vVERSION, and force-pushes vMAJOR (only that tag is ever forced), to REMOTE (origin).
 #
 # IMAGE is <registry>/<path>, e.g. <registry>/<owner>/golden-gate, lower case, no tag or digest.
 #
@@ -116,7 +117,10 @@ choose_builder() {
 build_push() { # image version
     local image=$1 version=$2 metadata=$work/metadata.json digest ref word words
     check_image "$image"
-    check_version "$version"
+    # Any X.Y.Z tags the image (benchmarks push 0.0.0); commit-tag, which releases, and the
+    # workflow's check-version want pyproject.toml's.
+    [[ $version =~ $VERSION_RE ]] || die "version '$version' is not X.Y.Z (e.g. 1.4.0, no leading v)."
+    to_top_level
     case $ATTEST in
     true) attest=(--provenance=mode=max --sbom=true) ;;
     false) attest=(--provenance=false --sbom=false) ;;
