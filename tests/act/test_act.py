@@ -174,15 +174,16 @@ class ActRun:
         results = [e.get("stepResult") for e in self.step_log(stage, step_id) if "stepResult" in e]
         return results[-1] if results else None
 
-    def seconds_between(self, first: str, then: str, *, stage: str = "Main") -> float:
-        """Seconds from the gate step's first log line matching `first` to the next matching
-        `then` (act's own timestamps)."""
-        times = [
-            (str(e.get("msg", "")), e["time"]) for e in self.step_log(stage, "gate") if "time" in e
-        ]
-        start = next(t for msg, t in times if re.search(first, msg))
-        end = next(t for msg, t in times if t >= start and re.search(then, msg))
-        return _seconds(end) - _seconds(start)
+    def setup_seconds(self) -> float:
+        """From act's first log line to the start of the gate's container in the main stage:
+        the job's set-up, the gate's image pulled or built included (act's own timestamps)."""
+        stamps = [_seconds(e["time"]) for e in self.events if "time" in e]
+        started = next(
+            _seconds(e["time"])
+            for e in self.step_log("Main", "gate")
+            if str(e.get("msg", "")).strip().startswith("🐳  docker run image=")
+        )
+        return started - min(stamps)
 
 
 def _seconds(stamp: str) -> float:
@@ -589,9 +590,6 @@ def test_a_released_action_pulls_its_image_by_digest_and_builds_nothing(
     assert out["verdict"] == "failed" and out["regressions"] == "6", pulled.log
     assert "### Regressed items (6)" in pulled.summary
     assert pulled.result("Post", "gate") == "success"
-    # Job set-up of the gate step: from its start to its container's start.
-    setup = {
-        name: run.seconds_between(r"Run Main Evaluate and gate", r"docker run image=")
-        for name, run in (("built (layer cache warm)", built), ("pulled", pulled))
-    }
-    print("act: gate step set-up: " + ", ".join(f"{k} {v:.1f} s" for k, v in setup.items()))
+    # Job set-up, up to the gate's container starting, and the whole job.
+    for name, run in (("built from the Dockerfile", built), ("pulled by digest", pulled)):
+        print(f"act: {name}: set-up {run.setup_seconds():.1f} s, job {run.elapsed:.1f} s")
