@@ -142,7 +142,8 @@ def force_clean(project: str) -> None:
 # the job: network, fakes, workspace, runner files
 
 
-def http_json(url: str, token: str | None = None, timeout: float = 5) -> Any:
+def http_json(url: str, token: str | None = None, timeout: float = 60) -> Any:
+    # The fake GitHub's first API call loads GitHub's OpenAPI description: seconds when loaded.
     request = urllib.request.Request(url, headers={"Accept": "application/vnd.github+json"})
     if token:
         request.add_header("Authorization", f"Bearer {token}")
