@@ -4,16 +4,17 @@
 # arguments). Either way the runner runs it as root with the workspace at /github/workspace and
 # the host's Docker socket mounted, so the gate can start the assistant with `docker compose`.
 #
-# Four stages; only the last is the image, and it receives files from the others, never their
-# tools or caches (BENCHMARKS.md, "Image size and job set-up"):
+# Only the last stage is the image, and it receives files from the others, never their tools or
+# caches (BENCHMARKS.md, "Image size and job set-up"):
 #
-#   system      the base with git, CA certificates (and Python when the base has none): the
-#               final image's first layer
-#   docker-cli  fetches the Docker CLI and the compose v2 plugin; only the two binaries leave it
-#   venv        builds /opt/venv from requirements.lock with pip (and binutils to strip debug
-#               info) on system's Python, then golden-gate itself; pip, setuptools and test
-#               suites stay behind
-#   (final)     system + the two binaries + /opt/venv + golden-gate + /action
+#   system        the base with git, CA certificates (and Python when the base has none): the
+#                 final image's first layer
+#   docker-cli    fetches the Docker CLI and the compose v2 plugin; only the two binaries leave
+#   venv          builds /opt/venv from requirements.lock with pip (and binutils to strip debug
+#                 info) on system's Python, without test suites
+#   app           golden-gate installed with that pip, under /opt/app
+#   runtime-venv  the venv without pip and setuptools
+#   (final)       system + the two binaries + runtime-venv's /opt/venv + app's /opt/app + /action
 #
 # BASE_IMAGE: any Debian (bookworm or later) image. The default has Python 3.11; a base without
 # Python (e.g. a debootstrap'd bookworm) gets Debian's python3 instead.
@@ -138,8 +139,8 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
 # The runtime dependencies, pinned (scripts/lock.sh regenerates requirements.lock), as pip
 # installs them (bytecode compiled: start-up time matters), then without what never runs:
-#   - the test suites of numpy, scipy and google-genai (about 55 MB; nothing imports them);
-#   - debug information in compiled extensions that carry it (zstandard: about 20 MB).
+#   - the test suites of numpy, scipy and google-genai (51 MB; nothing imports them);
+#   - debug information in the compiled extensions that carry it (31 MB, zstandard's 22).
 #     `strip --strip-debug` keeps every symbol; the other libraries are left alone, since
 #     stripping a library that auditwheel patched (numpy's OpenBLAS) breaks its loading.
 # Build tools (python3-venv on a base without ensurepip, binutils) exist in this stage only.
@@ -151,6 +152,7 @@ RUN set -eux; \
     if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then packages+=(python3-venv); fi; \
     apt-get update; \
     apt-get install -y --no-install-recommends "${packages[@]}"; \
+    rm -rf /var/lib/apt/lists/*; \
     python3 -m venv /opt/venv
 COPY requirements.lock /tmp/requirements.lock
 RUN set -eux; \
@@ -167,8 +169,11 @@ RUN set -eux; \
         fi; \
     done
 
-# golden-gate itself, installed under /opt/app (`--root`: the same paths below /opt/app), so the
-# final image takes it as a layer of its own: a change to our code leaves the venv layer alone.
+# --- app: golden-gate itself, with the venv's pip --------------------------------------------
+# Installed under /opt/app (`--root`: the same paths below /opt/app), so the final image takes it
+# as a layer of its own: a change to our code leaves the venv (stage runtime-venv) alone.
+FROM venv AS app
+ARG PIP_CERT
 COPY pyproject.toml README.md /src/
 COPY templates/ /src/templates/
 COPY src/ /src/src/
@@ -177,7 +182,8 @@ RUN set -eux; \
     /opt/venv/bin/pip install --no-cache-dir --no-deps --root /opt/app /src; \
     test -x /opt/app/opt/venv/bin/golden-gate
 
-# pip and setuptools are build tools: the gate never runs them.
+# --- runtime-venv: the venv without pip and setuptools, build tools the gate never runs -------
+FROM venv AS runtime-venv
 RUN /opt/venv/bin/pip uninstall -y -q pip setuptools
 
 # --- the image --------------------------------------------------------------------------------
@@ -185,8 +191,8 @@ FROM system
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 COPY --from=docker-cli /out/docker /usr/bin/docker
 COPY --from=docker-cli /out/docker-compose /usr/libexec/docker/cli-plugins/docker-compose
-COPY --from=venv /opt/venv /opt/venv
-COPY --from=venv /opt/app/ /
+COPY --from=runtime-venv /opt/venv /opt/venv
+COPY --from=app /opt/app/ /
 # /action: the entrypoints, and for reference the sources, templates and pyproject.toml (whose
 # test pins tests/container/Dockerfile.fakes reads).
 COPY pyproject.toml /action/
