@@ -47,6 +47,7 @@ import yaml
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
 from tests.action_world import PAYLOADS, REPO, WRITE_TOKEN
+from tests.engine import docker
 from tests.fakes.github_server import GitHubServer
 from tests.fakes.judge_server import JudgeServer
 
@@ -62,15 +63,6 @@ ASSISTANT_IMAGE = os.environ.get("GG_ASSISTANT_IMAGE", "golden-gate-example-assi
 DEFAULT_BASE = "python:3.11-slim"
 TEST_LABEL = "golden-gate.test=act"
 ACT_TIMEOUT_S = 900
-
-
-def docker(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return done
 
 
 def act_binary() -> str:

@@ -43,6 +43,7 @@ from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
 from golden_gate.inputs import env_name
 from tests.action_world import ACTION, PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
+from tests.engine import docker
 
 pytestmark = pytest.mark.container
 
@@ -61,15 +62,6 @@ RUN_TIMEOUT_S = 240
 
 # ---------------------------------------------------------------------------------------------
 # docker
-
-
-def docker(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(f"docker {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
-    return done
 
 
 def lines(done: subprocess.CompletedProcess) -> list[str]:
