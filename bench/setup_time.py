@@ -12,6 +12,8 @@ What a runner does before the gate's first line runs, measured in one run on thi
   (`scripts/release-image.sh build-push`) pushed to a real registry (Debian's docker-registry)
   on 127.0.0.1, after removing every local copy: what the released Action costs.
 
+Layers another local image shares (the container tier's build of the same Dockerfile) stay on
+the engine, so "pulled" can be a warm pull; tests/container/test_release.py times a cold one.
 The registry is on loopback, so "pulled" is the unpacking alone; over a network add the
 compressed size (printed) divided by the runner's bandwidth. Prints a Markdown table.
 Needs the engine, buildx and the registry of scripts/setup-docker.sh.
