@@ -11,6 +11,9 @@ from typing import Any, Self
 
 class QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    # The default backlog of 5 drops a burst of 32 connects, and a dropped SYN is retried only
+    # after a second: a stall that looks like a slow client.
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out and hung up is part of the tests, not a server bug.

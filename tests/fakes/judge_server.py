@@ -29,12 +29,12 @@ two judges can disagree.
 
 Faults are scripted with `enqueue(...)` (consumed one per request, in order) or made
 permanent with `default`. Each chat completion request is recorded (`requests`: the parsed
-JSON bodies; `prompts`, `paths`, `headers`; `calls` counts them), every request of any kind
-in `seen`, and the peak of concurrent requests in `max_in_flight`. `latency_s` adds a fixed
-delay to every answer (for benchmarks). `slots` serves at most that many chat completions at
-once and queues the rest, as llama-server's parallel slots do (a queued request's wait counts
-against the client's timeout). `served_model` is the `model` the replies name (default: the
-model asked for).
+JSON bodies; `bodies`: the same, byte for byte; `prompts`, `paths`, `headers`; `calls` counts
+them), every request of any kind in `seen`, and the peak of concurrent requests in
+`max_in_flight`. `latency_s` adds a fixed delay to every answer (for benchmarks). `slots`
+serves at most that many chat completions at once and queues the rest, as llama-server's
+parallel slots do (a queued request's wait counts against the client's timeout).
+`served_model` is the `model` the replies name (default: the model asked for).
 
     with JudgeServer() as server:
         server.base_url  # http://127.0.0.1:PORT/v1
@@ -288,6 +288,7 @@ class JudgeServer(BackgroundServer):
         self.latency_s = latency_s
         self.default = default or Behaviour.verdict()
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []  # each request's body, byte for byte
         self.paths: list[str] = []
         self.queries: list[str] = []  # the query string of each recorded request
         self.headers: list[dict[str, str]] = []  # names lowercased
@@ -372,10 +373,11 @@ class JudgeServer(BackgroundServer):
     # -- request handling (server threads) --------------------------------------------------
 
     def _next(
-        self, path: str, query: str, headers: dict[str, str], body: dict[str, Any]
+        self, path: str, query: str, headers: dict[str, str], body: dict[str, Any], raw: bytes
     ) -> Behaviour:
         with self._lock:
             self.requests.append(body)
+            self.bodies.append(raw)
             self.paths.append(path)
             self.queries.append(query)
             self.headers.append(headers)
@@ -485,7 +487,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, owner.error(400, "invalid JSON body"))
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
-        behaviour = owner._next(path, query, headers, body)
+        behaviour = owner._next(path, query, headers, body, raw)
         if not owner._acquire_slot():
             return
         try:
