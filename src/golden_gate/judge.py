@@ -4,7 +4,9 @@ Two judges share one interface (`Judge`):
 
 - `KeypointsJudge`, offline and deterministic (token overlap with the key points), the
   default, and what runs when there is no model or no key;
-- `LLMJudge`, an openevals LLM-as-judge over a LangChain chat model (DESIGN §7).
+- `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the OpenAI and
+  Azure OpenAI providers (judge_client.py), over a LangChain chat model for the others
+  (DESIGN §7).
 
 A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an error, never a
 "no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,
@@ -29,7 +31,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 
-from golden_gate import providers, redaction
+from golden_gate import judge_client, providers, redaction, tracing
 from golden_gate.errors import InputError
 from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.report import TokenUsage, Verdict
@@ -178,12 +180,6 @@ class KeypointsJudge(Judge):
 # -- the LLM judge ----------------------------------------------------------------------------
 
 
-def _disable_tracing() -> None:
-    # Inherited tracing would upload prompts and answers and add seconds at exit.
-    os.environ["LANGSMITH_TRACING"] = "false"
-    os.environ["LANGCHAIN_TRACING_V2"] = "false"
-
-
 def _secrets() -> list[str]:
     names = ("KEY", "TOKEN", "SECRET", "PASSWORD")
     values = [v for k, v in os.environ.items() if any(n in k.upper() for n in names)]
@@ -277,6 +273,24 @@ def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
     )
 
 
+def _recorded(
+    handler: Any, record: judge_client.CallRecord, exc: Exception | None = None
+) -> judge_client.CallRecord:
+    """The call's record: as the direct client filled it, or read from LangChain's callback."""
+    if handler is None:
+        return record
+    record = judge_client.CallRecord(
+        tokens=_sum_usage(handler),
+        served_model=min(handler.usage_metadata, default=None),
+        stopped=handler.stopped,
+    )
+    usage = getattr(getattr(exc, "completion", None), "usage", None)
+    if usage is not None:  # a reply that could not be parsed was still paid for
+        record.tokens.input_tokens += usage.prompt_tokens or 0
+        record.tokens.output_tokens += usage.completion_tokens or 0
+    return record
+
+
 def _sdk_url(chat_model: Any) -> str | None:
     """The base URL the provider's SDK resolved (from settings or its own environment
     variables, e.g. ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL), where it can be read."""
@@ -311,10 +325,13 @@ def endpoint(chat_model: Any, base_url: str | None) -> str | None:
 class _Binding:
     """The chat model, evaluator and HTTP client used inside one event loop."""
 
-    def __init__(self, evaluator: Any, client: Any, concurrency: int, endpoint: str | None) -> None:
+    def __init__(
+        self, evaluator: Any, client: Any, concurrency: int, endpoint: str | None, *, direct: bool
+    ) -> None:
         self.evaluator = evaluator
         self.client = client
         self.endpoint = endpoint
+        self.direct = direct  # openevals calls the SDK's client, not the LangChain model
         self.loop: asyncio.AbstractEventLoop | None = None
         self.semaphore: asyncio.Semaphore | None = None
         self.concurrency = concurrency
@@ -325,15 +342,17 @@ class LLMJudge(Judge):
     """openevals' LLM-as-judge with a chat model built from `provider:model`.
 
     The model is built here (not by openevals) so timeout, retries, temperature and base URL
-    apply. Its HTTP connections belong to one event loop: a call from another loop (a second
-    `asyncio.run`) gets a fresh model and client instead of a pool of dead connections
-    (LangChain's default client is shared process-wide and fails with "Event loop is closed").
+    apply. For OpenAI and Azure OpenAI, openevals is given the model's SDK client instead of the
+    model (judge_client.py): the same request, a fraction of the CPU. Its HTTP connections
+    belong to one event loop: a call from another loop (a second `asyncio.run`) gets a fresh
+    model and client instead of a pool of dead connections (LangChain's default client is
+    shared process-wide and fails with "Event loop is closed").
     Call `aclose()` before each loop ends so its connections are closed, not left to the GC.
     """
 
     def __init__(self, settings: JudgeSettings, *, prompt: str | None = None) -> None:
         """`prompt`: an already checked template (an evaluator preset's), else the settings'."""
-        _disable_tracing()
+        tracing.disable()
         self.settings = settings
         self.temperature = settings.temperature
         self.name = settings.model
@@ -368,6 +387,11 @@ class LLMJudge(Judge):
         return self._identity
 
     @property
+    def direct(self) -> bool:
+        """openevals calls the SDK's client itself, with no LangChain model in between."""
+        return self._binding.direct
+
+    @property
     def numeric(self) -> bool:
         """Scores are numbers (continuous or choices) rather than true/false."""
         return self.settings.continuous or bool(self.settings.choices)
@@ -383,9 +407,11 @@ class LLMJudge(Judge):
         try:
             chat_model = init_chat_model(model_name, **kwargs)
             client = providers.attach_http_client(provider, chat_model) or client
+            direct = judge_client.wanted(provider.name, chat_model)
             evaluator = create_async_llm_as_judge(
                 prompt=self.prompt,
-                judge=chat_model,
+                judge=judge_client.JudgeClient(chat_model) if direct else chat_model,
+                model=chat_model.model_name if direct else None,
                 continuous=s.continuous,
                 choices=s.choices,
                 use_reasoning=s.use_reasoning,
@@ -393,7 +419,8 @@ class LLMJudge(Judge):
         except Exception as exc:
             detail = redact(_one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
-        return _Binding(evaluator, client, s.concurrency, endpoint(chat_model, s.base_url))
+        url = endpoint(chat_model, s.base_url)
+        return _Binding(evaluator, client, s.concurrency, url, direct=direct)
 
     def _current(self) -> _Binding:
         loop = asyncio.get_running_loop()
@@ -413,8 +440,14 @@ class LLMJudge(Judge):
         binding = self._current()
         assert binding.semaphore is not None
         async with binding.semaphore:
-            handler = providers.reply_recorder()
-            token = _usage_var.set(handler)
+            record = judge_client.CallRecord()
+            # The direct client fills the record itself; LangChain reports to a callback.
+            handler = None if binding.direct else providers.reply_recorder()
+            token = (
+                judge_client.current_call.set(record)
+                if handler is None
+                else _usage_var.set(handler)
+            )
             start = time.perf_counter()
             try:
                 with tracing_context(enabled=False):
@@ -423,31 +456,29 @@ class LLMJudge(Judge):
                         inputs=question, outputs=answer, reference_outputs=reference, **extra
                     )
             except Exception as exc:
-                raise self._error(exc, handler) from None
+                raise self._error(exc, _recorded(handler, record, exc)) from None
             finally:
-                _usage_var.reset(token)
+                if handler is None:
+                    judge_client.current_call.reset(token)  # type: ignore[arg-type]
+                else:
+                    _usage_var.reset(token)  # type: ignore[arg-type]
             latency_ms = (time.perf_counter() - start) * 1000
-        tokens = _sum_usage(handler)
-        passed = self._passed(result, tokens)
+        record = _recorded(handler, record)
+        passed = self._passed(result, record.tokens)
         return Verdict(
             passed=passed,
             score=result["score"],
             comment=repair(str(result.get("comment") or ""))[0],  # the model's text, untrusted
-            tokens=tokens,
+            tokens=record.tokens,
             latency_ms=latency_ms,
             # The `model` of the server's reply (usage is keyed by it): what really judged.
-            served_model=min(handler.usage_metadata, default=None),
+            served_model=record.served_model,
         )
 
-    def _error(self, exc: Exception, handler: Any) -> JudgeError:
-        tokens = _sum_usage(handler)
-        usage = getattr(getattr(exc, "completion", None), "usage", None)
-        if usage is not None:  # a reply that could not be parsed was still paid for
-            tokens.input_tokens += usage.prompt_tokens or 0
-            tokens.output_tokens += usage.completion_tokens or 0
+    def _error(self, exc: Exception, record: judge_client.CallRecord) -> JudgeError:
         return JudgeError(
-            self._describe(exc, handler.stopped),
-            tokens=tokens,
+            self._describe(exc, record.stopped),
+            tokens=record.tokens,
             timed_out=providers.is_timeout(exc),
         )
 

@@ -1,0 +1,346 @@
+"""The two ways an OpenAI judge call is made are one judge: the SDK's client given to openevals
+directly (the default, judge_client.py) and LangChain's chat model (`GOLDEN_GATE_JUDGE_LANGCHAIN=1`,
+and what the other providers use).
+
+Both run against the same `JudgeServer` on 127.0.0.1, and must send the same request body,
+byte for byte, get the same verdicts, the same identity and so the same cache keys, and fail
+the same way: retries on 429 and 5xx, timeouts, token usage and the served model included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from golden_gate import judge_client, tracing
+from golden_gate.cache import VerdictCache
+from golden_gate.evaluate import EvalSettings, evaluate
+from golden_gate.golden import GoldenItem
+from golden_gate.judge import JudgeError, JudgeSettings, LLMJudge
+from golden_gate.report import Verdict
+from golden_gate.target import AssistantClient, TargetSettings
+from tests.fakes.assistant_server import AssistantServer
+from tests.fakes.judge_server import Behaviour, JudgeServer
+from tests.test_judge import CORRECT, DUMMY_KEY, ITEM, WRONG, judge_all
+
+PATHS = ("sdk", "langchain")
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", DUMMY_KEY)
+    for name in (
+        "OPENAI_BASE_URL",
+        "OPENAI_API_BASE",
+        "OPENAI_API_VERSION",
+        judge_client.FORCE_LANGCHAIN,
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def server() -> Any:
+    with JudgeServer() as running:
+        yield running
+
+
+def build(
+    path: str, server: JudgeServer, monkeypatch: pytest.MonkeyPatch, **overrides: Any
+) -> LLMJudge:
+    """A judge on `path`; the choice is made when the judge binds to its first event loop."""
+    settings: dict[str, Any] = {
+        "model": "openai:gpt-4.1-mini",
+        "base_url": server.base_url,
+        "timeout_s": 5.0,
+        "max_retries": 2,
+    }
+    settings.update(overrides)
+    if settings["model"].startswith("azure_openai:"):
+        settings["base_url"] = f"http://127.0.0.1:{server.port}"
+    with monkeypatch.context() as env:
+        env.setenv(judge_client.FORCE_LANGCHAIN, "1" if path == "langchain" else "")
+        judge = LLMJudge(JudgeSettings(**settings))
+    assert judge.direct is (path == "sdk")
+    return judge
+
+
+Outcome = Verdict | JudgeError
+
+
+def outcomes(judge: LLMJudge, answers: list[str]) -> list[Outcome]:
+    """Each answer's verdict or error, judged one after the other in one event loop."""
+
+    async def run() -> list[Outcome]:
+        results: list[Outcome] = []
+        try:
+            for answer in answers:
+                try:
+                    results.append(
+                        await judge.judge(
+                            question=ITEM.question, answer=answer, reference=ITEM.reference
+                        )
+                    )
+                except JudgeError as exc:
+                    results.append(exc)
+        finally:
+            await judge.aclose()
+        return results
+
+    return asyncio.run(run())
+
+
+def same(a: Outcome, b: Outcome) -> None:
+    if isinstance(a, Verdict):
+        assert isinstance(b, Verdict), str(b)
+        assert a.model_dump(exclude={"latency_ms"}) == b.model_dump(exclude={"latency_ms"})
+    else:
+        assert isinstance(b, JudgeError), b
+        assert (str(a), a.tokens, a.timed_out) == (str(b), b.tokens, b.timed_out)
+
+
+def both(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, answers: list[str], **overrides: Any
+) -> tuple[list[Outcome], list[Outcome], list[bytes], list[bytes]]:
+    """Outcomes and request bodies of the SDK path, then of the LangChain path."""
+    sdk = outcomes(build("sdk", server, monkeypatch, **overrides), answers)
+    sent = len(server.bodies)
+    chain = outcomes(build("langchain", server, monkeypatch, **overrides), answers)
+    return sdk, chain, server.bodies[:sent], server.bodies[sent:]
+
+
+# -- what is sent, and what comes back -------------------------------------------------------
+
+SETTINGS = {
+    "boolean": {},
+    "continuous": {"continuous": True},
+    "no-reasoning": {"use_reasoning": False},
+    "choices": {"choices": [0.0, 0.5, 1.0]},
+    "cap-and-temperature": {"max_tokens": 300, "temperature": 0.7},
+    # LangChain drops a non-default temperature for gpt-5 reasoning models.
+    "gpt-5": {"model": "openai:gpt-5-mini", "temperature": 0.3},
+    "o-series": {"model": "openai:o4-mini"},
+    "azure": {"model": "azure_openai:judge-deployment"},
+}
+
+
+@pytest.mark.parametrize("overrides", list(SETTINGS.values()), ids=list(SETTINGS))
+def test_both_paths_send_the_same_bytes_and_get_the_same_verdicts(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, overrides: dict[str, Any]
+) -> None:
+    sdk, chain, sdk_bodies, chain_bodies = both(server, monkeypatch, [CORRECT, WRONG], **overrides)
+
+    assert sdk_bodies == chain_bodies and len(sdk_bodies) == 2
+    assert server.paths[:2] == server.paths[2:] and server.queries[:2] == server.queries[2:]
+    for a, b in zip(sdk, chain, strict=True):
+        same(a, b)
+    right, wrong = sdk
+    assert isinstance(right, Verdict) and isinstance(wrong, Verdict)
+    assert right.passed and not wrong.passed
+    assert right.tokens is not None and right.tokens.input_tokens > 0
+    assert right.served_model
+
+
+def test_both_paths_are_one_judge_with_the_same_cache_keys(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk = build("sdk", server, monkeypatch)
+    chain = build("langchain", server, monkeypatch)
+
+    assert sdk.identity() == chain.identity()
+    assert sdk.prompt_hash == chain.prompt_hash
+    keys = [
+        VerdictCache.key(
+            judge_identity=j.identity(),
+            question=ITEM.question,
+            answer=CORRECT,
+            reference=ITEM.reference,
+        ).hex
+        for j in (sdk, chain)
+    ]
+    assert keys[0] == keys[1]
+
+
+def test_verdicts_cached_by_one_path_are_hits_for_the_other(
+    tmp_path: Any, server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    golden = [
+        GoldenItem(
+            id=f"q{i}",
+            question=f"{ITEM.question} ({i})",
+            reference_key_points=ITEM.reference_key_points,
+        )
+        for i in range(4)
+    ]
+    answers = {item.question: CORRECT if i % 2 else WRONG for i, item in enumerate(golden)}
+
+    def run(path: str) -> Any:
+        judge = build(path, server, monkeypatch)
+
+        async def go() -> Any:
+            async with AssistantClient(TargetSettings(url=assistant.url)) as client:
+                try:
+                    return await evaluate(
+                        golden,
+                        client=client,
+                        judge=judge,
+                        cache=VerdictCache(tmp_path / "cache"),
+                        settings=EvalSettings(rerun_failures=0),
+                    )
+                finally:
+                    await judge.aclose()
+
+        return asyncio.run(go())
+
+    with AssistantServer(answers=answers) as assistant:
+        first = run("sdk")
+        second = run("langchain")
+
+    assert first.stats is not None and second.stats is not None
+    assert first.stats.judge_calls == 4 and server.calls == 4
+    assert second.stats.judge_calls == 0 and second.stats.cache_hits == 4
+    assert [r.passed for r in first.results] == [r.passed for r in second.results]
+
+
+def test_a_reply_in_markdown_fences_reads_the_same(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangChain's JSON parser takes a fenced reply (servers that ignore response_format).
+    server.default = Behaviour.content('```json\n{"reasoning": "All there.", "score": true}\n```')
+
+    sdk, chain, _, _ = both(server, monkeypatch, [CORRECT])
+
+    same(sdk[0], chain[0])
+    assert isinstance(sdk[0], Verdict) and sdk[0].passed and sdk[0].comment == "All there."
+
+
+def test_the_served_model_is_recorded_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    with JudgeServer(served_model="qwen2.5-7b-instruct-q4_k_m.gguf") as other:
+        sdk, chain, _, _ = both(other, monkeypatch, [CORRECT])
+
+    same(sdk[0], chain[0])
+    assert isinstance(sdk[0], Verdict)
+    assert sdk[0].served_model == "qwen2.5-7b-instruct-q4_k_m.gguf"
+
+
+# -- faults --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        [Behaviour.rate_limited(retry_after=0.01)],
+        [Behaviour.server_error(500), Behaviour.server_error(503)],
+        [Behaviour.slow(2.0)],
+    ],
+    ids=["429", "500-then-503", "timeout"],
+)
+def test_both_paths_retry_429_5xx_and_timeouts(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, script: list[Behaviour]
+) -> None:
+    calls = []
+    results = []
+    for path in PATHS:
+        server.enqueue(*script)
+        start = server.calls
+        results.append(outcomes(build(path, server, monkeypatch, timeout_s=0.5), [CORRECT])[0])
+        calls.append(server.calls - start)
+
+    assert calls == [len(script) + 1] * 2
+    same(*results)
+    assert isinstance(results[0], Verdict) and results[0].passed
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        (Behaviour.server_error(500), "HTTP 500 after 2 retries: fake judge says 500"),
+        (Behaviour.slow(2.0), "timed out after 0.3s (tried 3 times)"),
+        (Behaviour.unauthorized(), "HTTP 401: Incorrect API key provided"),
+        (Behaviour.malformed_json(), "the reply was not the JSON verdict asked for"),
+        (Behaviour.plain_text("yes"), "the reply was not the JSON verdict asked for"),
+        (Behaviour.no_score(), "the reply has no 'score'"),
+        (Behaviour.content('{"reasoning": "ok", "score": "yes"}'), "the score was 'yes'"),
+        (Behaviour.refusal(), "the model declined to give a verdict (stop reason: refusal)"),
+        (Behaviour.length(), "the reply hit the generation cap of 1024 tokens"),
+    ],
+    ids=[
+        "500",
+        "timeout",
+        "401",
+        "malformed-json",
+        "plain-text",
+        "no-score",
+        "score-string",
+        "refusal",
+        "cut-off",
+    ],
+)
+def test_both_paths_fail_alike(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, behaviour: Behaviour, reason: str
+) -> None:
+    server.default = behaviour
+    errors = []
+    calls = []
+    for path in PATHS:
+        start = server.calls
+        errors.append(outcomes(build(path, server, monkeypatch, timeout_s=0.3), [CORRECT])[0])
+        calls.append(server.calls - start)
+
+    same(*errors)
+    assert calls[0] == calls[1]
+    error = errors[0]
+    assert isinstance(error, JudgeError)
+    assert reason in str(error)
+    assert DUMMY_KEY not in str(error)
+    assert error.timed_out is (behaviour.kind == "slow")
+    if behaviour.kind in ("cut_off", "no_score", "malformed_json"):
+        assert error.tokens is not None and error.tokens.output_tokens > 0  # paid for
+
+
+def test_concurrent_calls_on_the_sdk_path_stay_within_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with JudgeServer(latency_s=0.05) as slow:
+        verdicts = judge_all(build("sdk", slow, monkeypatch, concurrency=3), [CORRECT] * 9)
+
+        assert all(v.passed for v in verdicts)
+        assert slow.calls == 9 and slow.max_in_flight == 3
+
+
+def test_other_providers_keep_langchain(
+    monkeypatch: pytest.MonkeyPatch, server: JudgeServer
+) -> None:
+    # gpt-4-* is asked with a tool by LangChain, which the SDK path does not reproduce.
+    judge = build("langchain", server, monkeypatch, model="openai:gpt-4-turbo")
+    assert not judge.direct
+    with monkeypatch.context() as env:
+        env.delenv(judge_client.FORCE_LANGCHAIN, raising=False)
+        assert not LLMJudge(
+            JudgeSettings(model="openai:gpt-4-turbo", base_url=server.base_url)
+        ).direct
+        assert LLMJudge(JudgeSettings(model="openai:gpt-4o-mini", base_url=server.base_url)).direct
+
+
+# -- LangSmith, off ------------------------------------------------------------------------------
+
+
+def test_untraced_langsmith_work_runs_inline_and_traced_work_in_its_threads() -> None:
+    from langsmith import tracing_context
+
+    tracing.disable()
+    here = threading.get_ident()
+
+    async def where(enabled: bool) -> int:
+        from langsmith._internal._aiter import aio_to_thread
+
+        with tracing_context(enabled=enabled):
+            import contextvars
+
+            return await aio_to_thread(contextvars.copy_context(), threading.get_ident)
+
+    assert asyncio.run(where(False)) == here
+    assert asyncio.run(where(True)) != here
