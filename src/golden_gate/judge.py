@@ -403,7 +403,7 @@ class LLMJudge(Judge):
         s = self.settings
         provider, model_name = providers.resolve(s.model)
         kwargs = providers.model_kwargs(provider, s)
-        client = providers.own_http_client(provider, kwargs)
+        client = providers.own_http_client(provider, kwargs, s.concurrency)
         try:
             chat_model = init_chat_model(model_name, **kwargs)
             client = providers.attach_http_client(provider, chat_model) or client

@@ -162,16 +162,24 @@ def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
     return kwargs
 
 
-def own_http_client(provider: Provider, kwargs: dict[str, Any]) -> Any:
+def own_http_client(provider: Provider, kwargs: dict[str, Any], connections: int) -> Any:
     """An HTTP client owned by one event loop, passed in `kwargs` where the SDK takes one.
 
     LangChain's OpenAI and Anthropic models share one client process-wide, which fails with
-    "Event loop is closed" in a second event loop; Gemini's SDK makes one per model.
+    "Event loop is closed" in a second event loop; Gemini's SDK makes one per model. The
+    OpenAI client holds `connections` (the judge's concurrency) in small pools
+    (transport.py), as the assistant's does.
     """
     if provider.name in ("openai", "azure_openai"):
+        import httpx2
         import openai
 
-        client = openai.DefaultAsyncHttpxClient()
+        from golden_gate.transport import sharded, tls_context
+
+        client = openai.DefaultAsyncHttpxClient(
+            transport=sharded(connections, http=httpx2),
+            verify=tls_context(httpx2),  # for proxies from the environment
+        )
         kwargs["http_async_client"] = client
         return client
     return None
@@ -181,8 +189,11 @@ def attach_http_client(provider: Provider, chat_model: Any) -> Any:
     """For models that take no client argument: give them their own; return what to close."""
     if provider.name == "anthropic":
         import anthropic
+        import httpx2
 
-        client = anthropic.DefaultAsyncHttpxClient()
+        from golden_gate.transport import tls_context
+
+        client = anthropic.DefaultAsyncHttpxClient(verify=tls_context(httpx2))
         params = {**chat_model._client_params, "http_client": client}
         chat_model.__dict__["_async_client"] = anthropic.AsyncClient(**params)
         return client

@@ -23,7 +23,7 @@ from golden_gate.errors import InputError
 from golden_gate.golden import GoldenItem
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
-from golden_gate.transport import ShardedTransport
+from golden_gate.transport import sharded
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ class AssistantClient:
         self._client = (
             client
             if client is not None
-            else httpx.AsyncClient(transport=ShardedTransport(settings.concurrency))
+            else httpx.AsyncClient(transport=sharded(settings.concurrency))
         )
 
     async def __aenter__(self) -> Self:
