@@ -2,6 +2,9 @@
 
 import json
 
+import pytest
+
+from golden_gate.cli import build_parser, settings_from_args
 from golden_gate.report import report_json
 from tests.helpers import golden_gate, ids, report
 
@@ -127,3 +130,22 @@ def test_plan_fails_when_the_floor_is_out_of_reach():
     assert done.returncode == 1
     assert "out of reach: even 12 of 12 items passing" in done.stdout
     assert golden_gate("plan").returncode == 2  # neither a golden set nor --items
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ([], (8, 8)),
+        (["--concurrency", "32"], (32, 32)),
+        (["--concurrency", "32", "--judge-concurrency", "4"], (32, 4)),
+    ],
+    ids=["defaults", "follows", "set"],
+)
+def test_the_judge_concurrency_follows_concurrency_unless_set(tmp_path, flags, expected):
+    args = build_parser().parse_args(["eval", str(tmp_path / "golden.jsonl"), *flags])
+
+    settings = settings_from_args(args)
+
+    assert settings.target is not None
+    assert (settings.target.concurrency, settings.judge.concurrency) == expected
+    assert settings.evaluation.judge_concurrency == expected[1]

@@ -79,3 +79,30 @@ def test_bad_inputs_name_the_input(inputs, message):
 def test_post_comment_mode_needs_no_assistant():
     s = read_action_settings(env(**{"mode": "post-comment", "assistant-url": ""}), workspace=WS)
     assert s.run.target is None
+
+
+@pytest.mark.parametrize(
+    ("inputs", "expected"),
+    [
+        ({}, (8, 8, 8)),
+        ({"concurrency": "32"}, (32, 32, 32)),
+        ({"concurrency": "32", "judge-concurrency": "4"}, (32, 4, 4)),
+        ({"judge-concurrency": "16"}, (8, 16, 16)),
+    ],
+    ids=["defaults", "follows", "set", "set-alone"],
+)
+def test_the_judge_concurrency_follows_concurrency_unless_set(inputs, expected):
+    # action.yml's default for judge-concurrency is "", which arrives as an empty input.
+    s = read_action_settings(env(**{"judge-concurrency": "", **inputs}), workspace=WS)
+
+    run = s.run
+    assert (run.target.concurrency, run.judge.concurrency, run.evaluation.judge_concurrency) == (
+        expected
+    )
+
+
+def test_a_bad_concurrency_the_judge_follows_is_named_as_set():
+    calibrate = {"mode": "calibrate", "labels": "labels.jsonl", "assistant-url": ""}
+    with pytest.raises(InputError) as exc:
+        read_action_settings(env(**calibrate, concurrency="0"), workspace=WS)
+    assert str(exc.value).startswith("input 'concurrency': ")

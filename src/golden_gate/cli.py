@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from golden_gate import __version__, redaction
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError, InputError
+from golden_gate.limits import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:  # the commands import what they need when they run
     from golden_gate.gate import GateResult, GateSettings
@@ -138,7 +139,9 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="request header; VALUE may be $ENV_VAR (repeatable)",
     )
-    target.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+    target.add_argument(
+        "--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="requests in flight"
+    )
     target.add_argument("--timeout", type=float, default=60.0, help="per-request timeout (s)")
     target.add_argument("--retries", type=int, default=3, help="retries on transport faults")
     compose = parser.add_argument_group("compose (start the assistant first, always tear down)")
@@ -211,7 +214,11 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
         "--judge-max-tokens", type=int, default=1024, help="generation cap of one verdict"
     )
     judge.add_argument(
-        "--judge-concurrency", type=int, default=8, help="at most the server's parallel slots"
+        "--judge-concurrency",
+        type=int,
+        default=None,
+        help="judge calls in flight (default: --concurrency, else 8); at most the server's "
+        "parallel slots",
     )
     judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
     judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
@@ -229,8 +236,15 @@ def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
         timeout_s=args.judge_timeout,
         max_retries=args.judge_retries,
         max_tokens=args.judge_max_tokens,
-        concurrency=args.judge_concurrency,
+        concurrency=judge_concurrency(args),
     )
+
+
+def judge_concurrency(args: argparse.Namespace) -> int:
+    """--judge-concurrency, else the run's --concurrency (commands without one: 8)."""
+    if args.judge_concurrency is not None:
+        return int(args.judge_concurrency)
+    return int(getattr(args, "concurrency", DEFAULT_CONCURRENCY))
 
 
 def _evaluator_settings(args: argparse.Namespace) -> Any:
@@ -325,7 +339,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
                 rerun_failures=args.rerun_failures,
                 max_error_rate=args.max_error_rate,
                 max_judge_calls=args.max_judge_calls,
-                judge_concurrency=args.judge_concurrency,
+                judge_concurrency=judge_concurrency(args),
                 judge_prices=prices,
             ),
             cache_dir=_cache_dir(args),

@@ -18,6 +18,7 @@ from golden_gate.cache_location import default_cache_dir
 from golden_gate.errors import InputError
 from golden_gate.evaluators import EvaluatorSettings, parse_evaluators
 from golden_gate.golden import Shard
+from golden_gate.limits import DEFAULT_CONCURRENCY
 from golden_gate.merge import shard_report_path
 from golden_gate.scope import DEFAULT_PATHS
 from golden_gate.settings import Settings
@@ -155,12 +156,15 @@ def _headers(lines: list[str]) -> dict[str, str]:
     return headers
 
 
-def _explain(exc: ValidationError) -> str:
+def _explain(exc: ValidationError, *, judge_follows: bool = False) -> str:
+    """`judge_follows`: judge-concurrency is empty, so its value came from 'concurrency'."""
     from golden_gate.settings import first_problem
 
     path, message = first_problem(exc)
     field = path.rpartition(".")[2]
     name = PLACE_INPUTS.get(path) or FIELD_INPUTS.get(field, field.replace("_", "-"))
+    if judge_follows and name == "judge-concurrency":
+        name = "concurrency"
     return f"input '{name}': {message}"
 
 
@@ -210,6 +214,9 @@ def read_action_settings(
     # Outside the checkout by default: a pull request must not be able to supply verdicts.
     cache_dir = workspace / inputs.raw("cache-dir") if inputs.raw("cache-dir") else None
     comment_file = workspace / inputs.raw("comment-file", "golden-gate/comment.md")
+    concurrency = inputs.integer("concurrency", DEFAULT_CONCURRENCY)
+    # Empty (the default): the judge keeps up with the assistant.
+    judge_concurrency = inputs.integer("judge-concurrency", concurrency)
     try:
         run = Settings(
             golden=workspace / inputs.raw("golden", "evals/golden.jsonl"),
@@ -225,7 +232,7 @@ def read_action_settings(
                 sources_path=inputs.raw("sources-path") or None,
                 context_path=inputs.raw("context-path") or None,
                 headers=_headers(inputs.lines("assistant-headers")),
-                concurrency=inputs.integer("concurrency", 8),
+                concurrency=concurrency,
                 timeout_s=inputs.number("timeout", 60.0),
             ),
             judge=JudgeSettings(
@@ -235,7 +242,7 @@ def read_action_settings(
                 timeout_s=inputs.number("judge-timeout", 60.0),
                 max_retries=inputs.integer("judge-retries", 6),
                 max_tokens=inputs.integer("judge-max-tokens", 1024),
-                concurrency=inputs.integer("judge-concurrency", 8),
+                concurrency=judge_concurrency,
             ),
             evaluators=EvaluatorSettings(
                 evaluators=parse_evaluators(
@@ -264,7 +271,7 @@ def read_action_settings(
                 rerun_failures=inputs.integer("rerun-failures", 0),
                 max_error_rate=inputs.number("max-error-rate", 0.10),
                 max_judge_calls=inputs.integer("max-judge-calls", None),
-                judge_concurrency=inputs.integer("judge-concurrency", 8),
+                judge_concurrency=judge_concurrency,
                 judge_prices=parse_prices(prices, name="input 'judge-prices'") if prices else None,
             ),
             gate=GateSettings(
@@ -286,7 +293,7 @@ def read_action_settings(
             progress=True,
         )
     except ValidationError as exc:
-        raise InputError(_explain(exc)) from None
+        raise InputError(_explain(exc, judge_follows=not inputs.raw("judge-concurrency"))) from None
     pr_number = inputs.integer("pr-number", None)
     return ActionSettings(
         mode=mode,  # type: ignore[arg-type]

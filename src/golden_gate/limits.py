@@ -5,6 +5,7 @@ took 54 s just to build the transport, and a billion runs an item never finish.
 """
 
 MAX_CONCURRENCY = 1024  # requests or judge calls in flight at once
+DEFAULT_CONCURRENCY = 8  # requests in flight unless set; the judge's follows the run's
 MAX_RUNS = 100  # runs per item
 MAX_RERUN_FAILURES = 10  # extra runs for a failed item
 MAX_RETRIES = 10  # retries of one request on transport faults
