@@ -1,8 +1,10 @@
 """Evaluation end to end against a real assistant server and a real OpenAI-compatible judge."""
 
 import asyncio
+import io
 import itertools
 import json
+import re
 
 import pytest
 
@@ -361,8 +363,6 @@ def test_two_judge_servers_behind_one_model_name_never_share_verdicts(tmp_path, 
 
 
 def test_progress_beats_while_slow_judge_calls_run(judge_server):
-    import io
-
     from golden_gate.progress import Progress
 
     judge_server.latency_s = 0.8
@@ -380,8 +380,98 @@ def test_progress_beats_while_slow_judge_calls_run(judge_server):
         )
     lines = stream.getvalue().splitlines()
     # Before anything finished: one call sent, the other waiting for the slot (not counted).
-    assert any("0/2 items · 0 errors · 0 judge calls made · 1 in flight" in line for line in lines)
-    assert "2/2 items · 0 errors · 2 judge calls made · 0 in flight · 0 cache hits" in lines[-1]
+    assert any(
+        "0/2 items · 0 errors · assistant 0/8 in flight · judge 1/1 in flight · "
+        "0 judge calls made" in line
+        for line in lines
+    )
+    assert (
+        "2/2 items · 0 errors · assistant 0/8 in flight · judge 0/1 in flight · "
+        "2 judge calls made · 0 cache hits" in lines[-1]
+    )
+
+
+class Snapshots(io.StringIO):
+    """A log that notes, with each progress line, how many calls the judge server received."""
+
+    def __init__(self, server: JudgeServer) -> None:
+        super().__init__()
+        self.server = server
+        self.lines: list[tuple[str, int]] = []
+
+    def write(self, text: str) -> int:
+        if text.strip():
+            self.lines.append((text.strip(), self.server.calls))
+        return super().write(text)
+
+
+IN_FLIGHT = re.compile(r"assistant (\d+)/(\d+) in flight · judge (\d+)/(\d+) in flight")
+MADE = re.compile(r"(\d+) judge calls made")
+
+
+def test_progress_counts_judge_calls_made_and_in_flight_within_the_slots(judge_server):
+    from golden_gate.progress import Progress
+
+    judge_server.latency_s = 0.2  # slow enough that calls wait for the two slots
+    golden = items(10)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    stream = Snapshots(judge_server)
+    progress = Progress(10, stream=stream, interval_s=0, heartbeat_s=0.05)
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(
+            golden,
+            assistant.url,
+            llm_judge(judge_server, concurrency=2),
+            progress=progress,
+            judge_concurrency=2,
+        )
+
+    assert len(stream.lines) > 2
+    for line, received in stream.lines:
+        assistant_now, assistant_slots, judge_now, judge_slots = map(
+            int, IN_FLIGHT.search(line).groups()
+        )
+        made = int(MADE.search(line).group(1))
+        assert (assistant_slots, judge_slots) == (8, 2)
+        assert assistant_now <= assistant_slots and judge_now <= judge_slots, line
+        # Made means answered (or failed): never more than the server has received.
+        assert made <= received, line
+    last = stream.lines[-1][0]
+    assert "judge 0/2 in flight · 10 judge calls made" in last
+    assert rep.stats.judge_calls == 10 == judge_server.calls
+
+
+def test_an_interrupted_run_counts_only_the_judge_calls_made(judge_server):
+    judge_server.latency_s = 60.0  # nothing is answered before the interrupt
+    golden = items(6)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+
+    async def go(url):
+        judge = llm_judge(judge_server, concurrency=2)
+        async with AssistantClient(TargetSettings(url=url)) as client:
+            task = asyncio.ensure_future(
+                evaluate(
+                    golden,
+                    client=client,
+                    judge=judge,
+                    cache=VerdictCache(None),
+                    settings=EvalSettings(judge_concurrency=2),
+                )
+            )
+            while judge_server.calls < 2:  # both slots taken, four calls waiting for one
+                await asyncio.sleep(0.01)
+            task.cancel()
+            try:
+                return await task
+            finally:
+                await judge.aclose()
+
+    with AssistantServer(answers=answers) as assistant:
+        rep = asyncio.run(go(assistant.url))
+
+    assert rep.complete is False
+    assert judge_server.calls == 2
+    assert rep.stats.judge_calls == 0  # two cut short, four never sent
 
 
 def test_verdicts_from_two_models_behind_one_server_are_a_warning(tmp_path, judge_server):

@@ -97,6 +97,7 @@ class Evaluation:
         self.stats = RunStats()
         self.finished: dict[str, ItemResult] = {}  # kept as items finish: an interrupt keeps them
         self._judge_slots = asyncio.Semaphore(settings.judge_concurrency)
+        self._judge_calls_begun = 0  # made or waiting for a slot: what the budget counts
         self._in_flight: dict[str, asyncio.Future[Verdict]] = {}
 
     async def _judge_call(
@@ -109,10 +110,10 @@ class Evaluation:
         context: str | None,
     ) -> Verdict:
         budget = self.settings.max_judge_calls
-        if budget is not None and self.stats.judge_calls >= budget:
+        if budget is not None and self._judge_calls_begun >= budget:
             self.stats.budget_exhausted = True
             raise JudgeError(f"judge budget exhausted (max-judge-calls {budget})")
-        self.stats.judge_calls += 1
+        self._judge_calls_begun += 1
         async with self._judge_slots:
             if self.progress:
                 self.progress.judge_in_flight += 1
@@ -129,7 +130,11 @@ class Evaluation:
             finally:
                 if self.progress:
                     self.progress.judge_in_flight -= 1
-                    self.progress.judge_calls += 1
+                # Made: answered or failed; a call cut short by an interrupt is neither.
+                if not _cancelled():
+                    self.stats.judge_calls += 1
+                    if self.progress:
+                        self.progress.judge_calls += 1
         self._count_tokens(verdict.tokens)
         self.cache.put(key, verdict)  # only successful verdicts reach this line
         return verdict
@@ -333,6 +338,11 @@ class Evaluation:
         return result
 
 
+def _cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 def _passed(outcome: tuple[EvaluatorOutcome, list[Verdict]]) -> bool | None:
     status = outcome[0].status
     return None if status == "error" else status == "pass"
@@ -417,6 +427,12 @@ async def evaluate(
         checks=checks or CheckSettings(),
         progress=progress,
     )
+    if progress:
+        progress.watch(
+            assistant_in_flight=lambda: client.in_flight,
+            assistant_slots=client.settings.concurrency,
+            judge_slots=settings.judge_concurrency if evaluation.panel is not None else None,
+        )
     started = time.monotonic()
     tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
     heartbeat = asyncio.ensure_future(progress.heartbeat()) if progress else None

@@ -1,10 +1,19 @@
-"""Progress on stderr: a live line on a terminal, a periodic line in CI logs."""
+"""Progress on stderr: a live line on a terminal, a periodic line in CI logs.
+
+    golden-gate: 120/1000 items · 0 errors · assistant 32/32 in flight · judge 8/8 in flight
+    · 98 judge calls made · 3 cache hits · 4.1 s
+
+(one line). "in flight" is calls sent and not answered yet, against the limit: a side at its
+limit while the other is not is where the run waits. Judge calls are counted once made
+(answered or failed), never while they wait for a slot.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -33,13 +42,36 @@ class Progress:
         self.judge_calls = 0  # made: answered or failed
         self.judge_in_flight = 0  # sent and not answered yet (not those waiting for a slot)
         self.cache_hits = 0
+        # The limits, and where the assistant's requests in flight are read (`watch`).
+        self.assistant_slots: int | None = None
+        self.judge_slots: int | None = None
+        self._assistant_in_flight: Callable[[], int] = lambda: 0
+
+    def watch(
+        self,
+        *,
+        assistant_in_flight: Callable[[], int],
+        assistant_slots: int,
+        judge_slots: int | None,
+    ) -> None:
+        """Show requests in flight against both limits; `judge_slots` None: nothing is judged."""
+        self._assistant_in_flight = assistant_in_flight
+        self.assistant_slots = assistant_slots
+        self.judge_slots = judge_slots
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.started
+        flights = ""
+        if self.assistant_slots is not None:
+            flights += (
+                f"assistant {self._assistant_in_flight()}/{self.assistant_slots} in flight · "
+            )
+        if self.judge_slots is not None:
+            flights += f"judge {self.judge_in_flight}/{self.judge_slots} in flight · "
         return (
-            f"golden-gate: {self.done}/{self.total} items · {self.errors} errors · "
-            f"{self.judge_calls} judge calls made · {self.judge_in_flight} in flight · "
-            f"{self.cache_hits} cache hits · {elapsed:.1f} s"
+            f"golden-gate: {self.done}/{self.total} items · {self.errors} errors · {flights}"
+            f"{self.judge_calls} judge calls made · {self.cache_hits} cache hits · "
+            f"{elapsed:.1f} s"
         )
 
     def update(self, *, force: bool = False) -> None:

@@ -288,7 +288,7 @@ class JudgeCacheStats(BaseModel):
 
 
 class RunStats(BaseModel):
-    judge_calls: int = 0
+    judge_calls: int = 0  # made: answered or failed (not cut short by an interrupt)
     cache_hits: int = 0
     cache_misses: int = 0
     assistant_calls: int = 0

@@ -159,6 +159,7 @@ class AssistantClient:
         self._timeout = httpx.Timeout(settings.timeout_s)
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
+        self.in_flight = 0  # requests holding a slot (for the progress line)
         self._owns_client = client is None
         # The pools must hold the concurrency, or requests would queue in a pool and burn their
         # timeout there; kept small each (see transport.py). An injected client is the caller's.
@@ -191,7 +192,11 @@ class AssistantClient:
         while True:
             attempts += 1
             async with self._slots:
-                outcome = await self._attempt(body)
+                self.in_flight += 1
+                try:
+                    outcome = await self._attempt(body)
+                finally:
+                    self.in_flight -= 1
             if outcome.error is not None:
                 outcome.error = self._scrub(outcome.error)  # before it reaches a log line
             if not outcome.retryable or attempts > self.settings.retries:
