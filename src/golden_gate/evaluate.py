@@ -7,6 +7,7 @@ busy. An infrastructure fault becomes an error run, never a failing verdict.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import time
@@ -437,6 +438,10 @@ async def evaluate(
     tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
     heartbeat = asyncio.ensure_future(progress.heartbeat()) if progress else None
     interrupted = False
+    # What exists now (the judge's SDKs alone are ~200,000 objects) outlives the evaluation:
+    # kept out of the collector's reach, a full collection no longer stalls every call in
+    # flight for ~0.1 s while it walks them.
+    gc.freeze()
     try:
         await asyncio.gather(*tasks)
     except asyncio.CancelledError:
@@ -449,6 +454,7 @@ async def evaluate(
         if current is not None:
             current.uncancel()
     finally:
+        gc.unfreeze()
         if heartbeat is not None:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
