@@ -2,8 +2,11 @@
 
 1. Throughput: 1,000 items through `evaluate` against the fake assistant (its own process,
    fixed latency) at concurrency 1, 8, 32 and 64, with the offline keypoints judge and with
-   the LLM judge (openevals -> LangChain -> OpenAI SDK) against the fake OpenAI-compatible
+   the LLM judge (openevals -> the OpenAI SDK) against the fake OpenAI-compatible
    judge (its own process, fixed latency). Efficiency = ideal wall time / measured wall time.
+   Then the LLM judge's two ways of calling the model (openevals given the OpenAI SDK's
+   client, as shipped, and openevals over LangChain's model, GOLDEN_GATE_JUDGE_LANGCHAIN=1)
+   with the judge at 200 ms, at concurrency 8 and 32: efficiency and CPU per judged item.
 2. The same workload through a thread pool of 8 workers written as teams write it by hand.
 3. The pure core on a 100,000-item report: load, save, gate, comment, summary (bench/core_scale.py,
    in processes of their own).
@@ -11,7 +14,7 @@
    against the fake GitHub) and of importing the judge stack, as medians of fresh processes.
 5. The verdict-cache archive (bench/cache_bench.py), when it is there.
 
-    .venv/bin/python bench/run.py [--quick] [--only throughput,threadpool,core,startup,cache]
+    .venv/bin/python bench/run.py [--quick] [--only throughput,judge,threadpool,core,startup,cache]
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ LEVELS = (1, 8, 32, 64)
 POOL_LEVELS = (32, 64)
 JUDGE_MODEL = "openai:gpt-4.1-mini"
 DUMMY_KEY = "sk-bench-not-a-real-key"
+JUDGE_LATENCY = 0.2  # the stand-in judge of the judge-path table: slower than the assistant
+JUDGE_LEVELS = (8, 32)
+JUDGE_PATHS = {"sdk": "", "langchain": "1"}  # GOLDEN_GATE_JUDGE_LANGCHAIN for each path
 
 
 # -- the fakes, each in a process of its own ---------------------------------------------------
@@ -148,13 +154,18 @@ def run_level(
     latency: float,
     *,
     sharded: bool = False,
+    judge_latency: float | None = None,
+    path: str = "sdk",
 ) -> dict:
     settings = JudgeSettings(
         model=JUDGE_MODEL if judge_fake else "keypoints",
         base_url=judge_fake.url if judge_fake else None,
         concurrency=concurrency,
     )
+    # The path is chosen when the judge is built (judge_client.py).
+    os.environ["GOLDEN_GATE_JUDGE_LANGCHAIN"] = JUDGE_PATHS[path]
     judge = make_judge(settings)  # built (and its stack imported) before the clock starts
+    os.environ.pop("GOLDEN_GATE_JUDGE_LANGCHAIN")
     assistant.stats()
     if judge_fake:
         judge_fake.stats()
@@ -176,12 +187,17 @@ def run_level(
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     n = len(items)
-    # Pipelined: the assistant's batches, plus one judge call after the last answer.
+    # Pipelined: the assistant's batches, plus one judge call after the last answer; with a
+    # slower judge, its batches plus the first answer.
     ideal = n * latency / concurrency + (latency if judge_fake else 0.0)
+    if judge_fake and judge_latency is not None and judge_latency > latency:
+        ideal = n * judge_latency / concurrency + latency
     row = {
         "concurrency": concurrency,
         "items": n,
         "latency_s": latency,
+        "judge_latency_s": judge_latency,
+        "path": path,
         "sharded": sharded,
         "wall_s": wall,
         "ideal_s": ideal,
@@ -294,6 +310,76 @@ def print_throughput(result: dict[str, Any]) -> None:
             f"{row['ideal_s']:.2f} s | **{row['efficiency']:.2f}** | "
             f"{row['cpu_s'] / row['items'] * 1000:.1f} ms |"
         )
+    print()
+
+
+def judge_paths(quick: bool) -> dict[str, Any]:
+    """Both ways of calling the LLM judge at 200 ms, and the keypoints judge beside them (the
+    CPU an item spends besides the judge), interleaved so drifting load hits both paths."""
+    os.environ.setdefault("OPENAI_API_KEY", DUMMY_KEY)
+    n = 200 if quick else ITEMS
+    items = golden(n)
+    rows: list[dict[str, Any]] = []
+    with (
+        serve("assistant", LATENCY, answers(items)) as assistant,
+        serve("judge", JUDGE_LATENCY) as judge,
+    ):
+        assistant.stats()
+        for level in JUDGE_LEVELS:
+            rows.append(run_level(items, assistant, None, level, LATENCY, sharded=True))
+            for path in JUDGE_PATHS:
+                rows.append(
+                    run_level(
+                        items,
+                        assistant,
+                        judge,
+                        level,
+                        LATENCY,
+                        sharded=True,
+                        judge_latency=JUDGE_LATENCY,
+                        path=path,
+                    )
+                )
+    return {"items": n, "rows": rows}
+
+
+def print_judge_paths(result: dict[str, Any]) -> None:
+    rows = result["rows"]
+    print("### The LLM judge: the OpenAI SDK's client against LangChain's model\n")
+    print(
+        f"{result['items']:,} items, assistant "
+        f"{LATENCY * 1000:.0f} ms, judge {JUDGE_LATENCY * 1000:.0f} ms, judge concurrency = "
+        "concurrency (the default now). Ideal = items × judge latency / concurrency + one "
+        "assistant latency (the judge is the slower side). `sdk`: openevals given the OpenAI "
+        "SDK's client (shipped); `langchain`: openevals over LangChain's chat model "
+        "(`GOLDEN_GATE_JUDGE_LANGCHAIN=1`). CPU a judged item = this process's CPU over the run "
+        "/ judge calls; the judge's share = that minus the keypoints run's CPU an item at the "
+        "same concurrency (assistant, checks, verdict cache).\n"
+    )
+    print(
+        "| concurrency | path | wall | ideal | efficiency | CPU a judged item | "
+        "the judge's share | judge calls | peak in flight (judge) |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for level in JUDGE_LEVELS:
+        base = next(r for r in rows if r["concurrency"] == level and "judge" not in r)
+        base_ms = base["cpu_s"] / base["items"] * 1000
+        print(
+            f"| {level} | keypoints (no judge calls) | {base['wall_s']:.2f} s | "
+            f"{base['ideal_s']:.2f} s | **{base['efficiency']:.2f}** | "
+            f"{base_ms:.1f} ms an item | — | 0 | — |"
+        )
+        for row in (r for r in rows if r["concurrency"] == level and "judge" in r):
+            calls = max(row["judge_calls"], 1)
+            per_call = row["cpu_s"] / calls * 1000
+            share = (row["cpu_s"] - base["cpu_s"] * row["items"] / base["items"]) / calls * 1000
+            print(
+                f"| {level} | {row['path']} | {row['wall_s']:.2f} s | {row['ideal_s']:.2f} s | "
+                f"**{row['efficiency']:.2f}** | {per_call:.1f} ms | {share:.1f} ms | "
+                f"{row['judge_calls']:,} | {row['judge']['max_in_flight']} |"
+            )
+            if row["passed"] != row["items"] or row["errors"]:
+                print(f"<!-- {row['passed']} passed, {row['errors']} errors: expected all -->")
     print()
 
 
@@ -621,7 +707,7 @@ def machine() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer items: a smoke run")
-    parser.add_argument("--only", default="throughput,threadpool,core,startup,cache")
+    parser.add_argument("--only", default="throughput,judge,threadpool,core,startup,cache")
     args = parser.parse_args()
     only = set(args.only.split(","))
     started = time.perf_counter()
@@ -632,6 +718,8 @@ def main() -> None:
     if "throughput" in only:
         ours = throughput(args.quick)
         print_throughput(ours)
+    if "judge" in only:
+        print_judge_paths(judge_paths(args.quick))
     if "threadpool" in only:
         print_thread_pool(thread_pool(args.quick), ours)
     if "core" in only:
