@@ -443,11 +443,8 @@ class LLMJudge(Judge):
             record = judge_client.CallRecord()
             # The direct client fills the record itself; LangChain reports to a callback.
             handler = None if binding.direct else providers.reply_recorder()
-            token = (
-                judge_client.current_call.set(record)
-                if handler is None
-                else _usage_var.set(handler)
-            )
+            var: ContextVar[Any] = judge_client.current_call if handler is None else _usage_var
+            token = var.set(record if handler is None else handler)
             start = time.perf_counter()
             try:
                 with tracing_context(enabled=False):
@@ -458,10 +455,7 @@ class LLMJudge(Judge):
             except Exception as exc:
                 raise self._error(exc, _recorded(handler, record, exc)) from None
             finally:
-                if handler is None:
-                    judge_client.current_call.reset(token)  # type: ignore[arg-type]
-                else:
-                    _usage_var.reset(token)  # type: ignore[arg-type]
+                var.reset(token)
             latency_ms = (time.perf_counter() - start) * 1000
         record = _recorded(handler, record)
         passed = self._passed(result, record.tokens)
