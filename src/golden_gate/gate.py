@@ -188,40 +188,76 @@ class _Tally:
     """
 
     def __init__(self, items: ItemColumns) -> None:
-        ids, passes, runs = items.ids, items.passes, items.runs
+        runs = items.runs
         self.items = items
-        self.not_judged = sum(items.errors)  # runs without a verdict (judge-side or internal)
         self.clusters = items.clusters
-        # Items with an error run on either side: no counted run, or errors, or unanswered.
-        erred = list(map(any, zip(map(not_, runs), items.errors, items.unanswered, strict=True)))
-        self.errored = list(compress(ids, erred))
-        self.unanswered = sum(items.unanswered)
-        self.counted_ids = counted_ids = list(compress(ids, runs))
-        self.counted_passes = counted_passes = list(compress(passes, runs))
-        self.counted_runs = counted_runs = list(compress(runs, runs))
-        self.n = len(counted_runs)
-        # passes * 2 > runs: a strict majority passed
-        self.k = sum(map(lt, counted_runs, map(mul, counted_passes, repeat(2))))
-        fractions = list(map(truediv, counted_passes, counted_runs))
-        self.score_sum = reduce(add, fractions, 0.0)
-        self.runs = Counter(counted_runs)
-        # Items the pull request defined (rules.py): they count toward the floor only.
-        self.own = items.own.intersection(counted_ids)
-        if self.own:
-            base = [i not in self.own for i in counted_ids]
-            self.base_n = sum(base)
-            self.base_score_sum = reduce(add, compress(fractions, base), 0.0)
-        else:
-            self.base_n, self.base_score_sum = self.n, self.score_sum
-        # 0 < passes < runs (passes never exceed runs): the counted runs disagree
-        disagree = map(mul, counted_passes, map(ne, counted_passes, counted_runs))
-        self.unstable = list(compress(counted_ids, disagree))
-        # unbiased per-run variance of items with 2+ runs
-        self.variances = [
-            p * (r - p) / (r * (r - 1))
-            for p, r in zip(counted_passes, counted_runs, strict=True)
-            if r > 1
-        ]
+        self.counted_ids = list(compress(items.ids, runs))
+        self.counted_passes = list(compress(items.passes, runs))
+        self.counted_runs = list(compress(runs, runs))
+        self.n = len(self.counted_runs)
+        # What follows is computed when asked: a baseline needs little of it.
+
+    @cached_property
+    def errored(self) -> list[str]:
+        """Items with an error run on either side: no counted run, or errors, or unanswered."""
+        items = self.items
+        erred = map(any, zip(map(not_, items.runs), items.errors, items.unanswered, strict=True))
+        return list(compress(items.ids, erred))
+
+    @cached_property
+    def unanswered(self) -> int:
+        return sum(self.items.unanswered)
+
+    @cached_property
+    def k(self) -> int:
+        """Items whose counted runs passed by a strict majority (passes * 2 > runs)."""
+        return sum(map(lt, self.counted_runs, map(mul, self.counted_passes, repeat(2))))
+
+    @cached_property
+    def _fractions(self) -> list[float]:
+        return list(map(truediv, self.counted_passes, self.counted_runs))
+
+    @cached_property
+    def score_sum(self) -> float:
+        return reduce(add, self._fractions, 0.0)
+
+    @cached_property
+    def runs(self) -> Counter[int]:
+        return Counter(self.counted_runs)
+
+    @cached_property
+    def own(self) -> set[str]:
+        """Items the pull request defined (rules.py): they count toward the floor only."""
+        own = self.items.own
+        return own.intersection(self.counted_ids) if own else set()
+
+    @cached_property
+    def _base(self) -> tuple[int, float]:
+        """Items and score sum without the pull request's own items."""
+        if not self.own:
+            return self.n, self.score_sum
+        base = [i not in self.own for i in self.counted_ids]
+        return sum(base), reduce(add, compress(self._fractions, base), 0.0)
+
+    @property
+    def base_n(self) -> int:
+        return self._base[0]
+
+    @property
+    def base_score_sum(self) -> float:
+        return self._base[1]
+
+    @cached_property
+    def unstable(self) -> list[str]:
+        """0 < passes < runs (passes never exceed runs): the counted runs disagree."""
+        passes, runs = self.counted_passes, self.counted_runs
+        return list(compress(self.counted_ids, map(mul, passes, map(ne, passes, runs))))
+
+    @cached_property
+    def variances(self) -> list[float]:
+        """The unbiased per-run variance of each item with two or more runs."""
+        pairs = zip(self.counted_passes, self.counted_runs, strict=True)
+        return [p * (r - p) / (r * (r - 1)) for p, r in pairs if r > 1]
 
     @cached_property
     def counted(self) -> dict[str, tuple[int, int]]:
@@ -357,7 +393,8 @@ def _compare(
         # The same items in the same order (one golden set, run twice): paired by position,
         # in C, with no lookup an item. Shared: counted on both sides.
         ids = cand_items.ids
-        cand_counted, base_counted = map(bool, cand_items.runs), map(bool, base_items.runs)
+        cand_counted = list(map(bool, cand_items.runs))
+        base_counted = list(map(bool, base_items.runs))
         both = list(map(and_, cand_counted, base_counted))
         shared = list(compress(ids, both))
         differ = map(
@@ -370,12 +407,8 @@ def _compare(
             tuple(column[i] for column in columns)
             for i in compress(range(len(ids)), map(and_, both, differ))
         )
-        only_in_candidate = sorted(
-            compress(ids, map(gt, map(bool, cand_items.runs), map(bool, base_items.runs)))
-        )
-        only_in_baseline = sorted(
-            compress(ids, map(lt, map(bool, cand_items.runs), map(bool, base_items.runs)))
-        )
+        only_in_candidate = sorted(compress(ids, map(gt, cand_counted, base_counted)))
+        only_in_baseline = sorted(compress(ids, map(lt, cand_counted, base_counted)))
     else:
         cand, base = cand_tally.counted, base_tally.counted
         # The pull request's own items (new, or reworded copies) are never paired: a re-added
