@@ -27,7 +27,6 @@ from golden_gate.gate import (
 )
 from golden_gate.judge import Judge
 from golden_gate.progress import Progress
-from golden_gate.render import render_comment, render_summary
 from golden_gate.report import AssistantInfo, DatasetInfo, Report, load_report, save_report
 from golden_gate.settings import Settings
 from golden_gate.target import AssistantClient
@@ -128,7 +127,8 @@ def evaluate_report(
             file=sys.stderr,
         )
     if judge is None and not settings.deterministic_only:
-        judge = make_panel(settings.judge, settings.evaluators)
+        # Model judges are built on a thread while the first requests go out.
+        judge = make_panel(settings.judge, settings.evaluators, background=True)
     cache = cache if cache is not None else VerdictCache(settings.cache_dir)
     fingerprint = golden.fingerprint(items)  # of the whole selection, so shards can agree
     if settings.shard is not None:
@@ -182,6 +182,8 @@ def gate_and_render(
     unverified: bool = False,
 ) -> Outcome:
     """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
+    from golden_gate.render import render_comment, render_summary
+
     collected = failures if failures is not None else WriteFailures()
     gate = evaluate_gate(report, baseline, settings.gate)
     if notes is None:

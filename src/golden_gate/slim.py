@@ -16,6 +16,7 @@ does not read it does not check: a malformed run of an item no row shows goes un
 from __future__ import annotations
 
 import codecs
+import functools
 import gc
 import os
 import pickle
@@ -284,8 +285,13 @@ _DEFAULTS: dict[str, Any] = {
 }
 _DEFAULTS["tags"] = ()  # shared by every item without tags: immutable
 _KNOWN = frozenset((*_FIELDS, "question", "run_results"))
-# Strings are not cached: ids and hashes are unique, and the cache costs a lookup each.
-_ITEMS = TypeAdapter(list[_slim_item()], config=ConfigDict(cache_strings="keys"))  # type: ignore[misc]
+
+
+@functools.cache
+def _items_adapter() -> TypeAdapter[list[dict[str, Any]]]:
+    """Built on first use: a small report never needs it."""
+    # Strings are not cached: ids and hashes are unique, and the cache costs a lookup each.
+    return TypeAdapter(list[_slim_item()], config=ConfigDict(cache_strings="keys"))  # type: ignore[misc]
 
 
 class _Layout:
@@ -457,7 +463,7 @@ class _Reader:
             self.evaluations = self.evaluations or buffer.find(_EVALUATIONS, start, end) >= 0
         slim = layout.runs.sub(layout.no_runs, memoryview(buffer)[start:end])
         try:
-            items = _ITEMS.validate_json(b"[" + slim + b"]")
+            items = _items_adapter().validate_json(b"[" + slim + b"]")
         except ValueError:  # pydantic's ValidationError, bad JSON included
             raise _Slow from None
         if not all(map(_KNOWN.issuperset, items)):  # unknown fields: rare
