@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -133,13 +132,15 @@ def test_two_large_reports_read_at_once_are_read_as_one_at_a_time(tmp_path, pair
     # fresh interpreter.
     names = write_pair(pairs["scale-1k"], tmp_path, "ours")
     script = f"""
-import json, sys
 from golden_gate import slim
-report, baseline = slim.load_pair({names[0]!r}, {names[1]!r})
-alone = slim.load({names[1]!r}, rows=False)
-assert type(baseline).__name__ == "_FileReport"
-assert baseline.items == alone.items and baseline.header == alone.header
-assert report.record(report.items.ids[7]) is not None
+prepared = []
+report, baseline = slim.load_pair({names[0]!r}, {names[1]!r}, meanwhile=lambda: prepared.append(1))
+alone, base_alone = slim.load({names[0]!r}), slim.load({names[1]!r}, rows=False)
+assert type(report).__name__ == type(baseline).__name__ == "_FileReport" and prepared == [1]
+assert report.items == alone.items and report.header == alone.header
+assert report.starts == alone.starts and report.evaluations == alone.evaluations
+assert baseline.items == base_alone.items and baseline.header == base_alone.header
+assert report.record(report.items.ids[7]) == alone.record(alone.items.ids[7]) is not None
 print("same")
 """
     done = subprocess.run(
@@ -148,20 +149,19 @@ print("same")
     assert done.stdout == "same\n", done.stderr
 
 
-def test_a_baseline_that_fails_in_the_copy_is_read_again_for_its_sentence(tmp_path, pairs):
+def test_a_report_the_copy_cannot_read_is_read_again_for_its_sentence(tmp_path, pairs):
     names = write_pair(pairs["scale-1k"], tmp_path, "ours")
-    bad = Path(tmp_path / "bad.json")
-    bad.write_bytes(MALFORMED["large-passes-over-runs"])
+    (tmp_path / "bad.json").write_bytes(MALFORMED["large-passes-over-runs"])
     script = f"""
 from golden_gate import slim
 from golden_gate.errors import InputError
 try:
-    slim.load_pair({names[0]!r}, "bad.json")
+    slim.load_pair("bad.json", {names[1]!r})
 except InputError as exc:
     print(exc)
 """
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
-    expected = RECORDED["malformed"]["large-passes-over-runs"]["baseline"]["stderr"]
+    expected = RECORDED["malformed"]["large-passes-over-runs"]["report"]["stderr"]
     assert f"golden-gate: error: {done.stdout}" == expected, done.stderr

@@ -378,13 +378,24 @@ def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
         print(f"  report: {report_path}")
 
 
-def _load_pair(report: Path, baseline: Path | None) -> tuple[SlimReport, SlimReport | None]:
+def _load_pair(
+    report: Path, baseline: Path | None, *, builtin_templates: bool = False
+) -> tuple[SlimReport, SlimReport | None]:
     """The report and the baseline as slim views: a large one is read without its runs."""
     import gc
 
     from golden_gate import slim
 
-    views = slim.load_pair(report, baseline)
+    def prepare() -> None:  # while the other core reads the report (slim.load_pair)
+        from golden_gate import stats
+
+        stats.prepare()
+        if builtin_templates:
+            from golden_gate import render
+
+            render.prepare()
+
+    views = slim.load_pair(report, baseline, meanwhile=prepare)
     # What was read lives until the command ends: the cyclic collector need not walk it again.
     gc.freeze()
     return views
@@ -395,7 +406,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from golden_gate.gate import evaluate_gate
 
     settings = _gate_settings(args)
-    report, baseline = _load_pair(args.report, args.baseline)
+    rendering = args.comment_out is not None or args.summary_out is not None
+    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
     gate = evaluate_gate(report, baseline, settings)
     _print_gate(gate)
     failures = WriteFailures()
@@ -422,7 +434,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from golden_gate.gate import evaluate_gate
 
     settings = _gate_settings(args)
-    report, baseline = _load_pair(args.report, args.baseline)
+    builtin = args.format != "json" and args.template is None
+    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
     gate = evaluate_gate(report, baseline, settings)
     if args.format == "json":
         print(gate.model_dump_json(indent=2))

@@ -425,6 +425,13 @@ def render(
     return best
 
 
+def prepare() -> None:
+    """Compile the built-in templates now (a command with time to spare before it renders)."""
+    env = _environment(templates_dir(), None)
+    for name in ("comment.md.j2", "summary.md.j2"):
+        env.get_template(name)
+
+
 def render_comment(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
     return render(report, gate, template="comment.md.j2", limit=COMMENT_LIMIT, **kwargs)  # type: ignore[arg-type]
 

@@ -23,7 +23,7 @@ import pickle
 import re
 import signal
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -194,10 +194,16 @@ def load(path: str | Path, *, rows: bool = True, large: int = LARGE_REPORT_BYTES
 
 
 def load_pair(
-    report: str | Path, baseline: str | Path | None, *, large: int = LARGE_REPORT_BYTES
+    report: str | Path,
+    baseline: str | Path | None,
+    *,
+    large: int = LARGE_REPORT_BYTES,
+    meanwhile: Callable[[], object] | None = None,
 ) -> tuple[SlimReport, SlimReport | None]:
-    """A report and its baseline; two large files are read at once, the baseline by a forked
-    copy of this process (only when no other thread runs here: forking one is unsafe)."""
+    """A report and its baseline. Two large files are read at once: the report by a forked
+    copy of this process (only when no other thread runs here: forking one is unsafe), the
+    baseline here, then `meanwhile` runs (imports the caller will need) until the copy is done.
+    """
     if (
         baseline is None
         or not hasattr(os, "fork")
@@ -209,12 +215,12 @@ def load_pair(
         )
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the copy: read the baseline, hand its view back, and leave at once
+    if pid == 0:  # the copy: read the report, hand its view back, and leave at once
         try:
             os.close(read)
             try:
-                found: SlimReport | None = _read_paused(Path(baseline), rows=False)
-            except BaseException:
+                found: SlimReport | None = _read_paused(Path(report), rows=True)
+            except BaseException:  # whatever it is, the parent reads the report again
                 found = None
             with os.fdopen(write, "wb") as out:
                 pickle.dump(found, out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -222,7 +228,9 @@ def load_pair(
             os._exit(0)
     os.close(write)
     try:
-        candidate = load(report, large=large)
+        base = load(baseline, rows=False, large=large)
+        if meanwhile is not None:
+            meanwhile()
         with os.fdopen(read, "rb") as handed:
             read = -1
             view: SlimReport | None = pickle.load(handed)
@@ -233,7 +241,7 @@ def load_pair(
         if read >= 0:
             os.close(read)
         os.waitpid(pid, 0)
-    return candidate, view if view is not None else load(baseline, rows=False, large=large)
+    return (view if view is not None else load(report, large=large)), base
 
 
 def _size(path: Path) -> int:
