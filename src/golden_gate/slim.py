@@ -181,7 +181,8 @@ def of(report: Report | SlimReport) -> SlimReport:
 def load(path: str | Path, *, rows: bool = True, large: int = LARGE_REPORT_BYTES) -> SlimReport:
     """The slim view of a report file; InputError (one sentence, naming it) for a bad one.
 
-    `rows`: its items may be shown as rows (the candidate's are, a baseline's never).
+    `rows`: its items may be shown as rows (the candidate's are, a baseline's never); without,
+    a large report's records come from a full parse, when asked.
     `large`: from this many bytes on, the report is read the slim way.
     """
     path = Path(path)
@@ -456,7 +457,8 @@ class _Reader:
         self._check()
         report = _FileReport(self._header(head + b"[]" + tail), self.items, path=self.path)
         report.layout = layout
-        report.evaluations = self.evaluations
+        # Not looked for without rows (a baseline): asked, the full parse answers.
+        report.evaluations = self.evaluations or not self.rows
         if self.rows:
             if len(self.starts) != len(self.items):
                 raise _Slow
