@@ -9,12 +9,18 @@
    with the judge at 200 ms, at concurrency 8 and 32: efficiency and CPU per judged item.
 2. The same workload through a thread pool of 8 workers written as teams write it by hand.
 3. The pure core on a 100,000-item report: load, save, gate, comment, summary (bench/core_scale.py,
-   in processes of their own).
+   in processes of their own); and `golden-gate gate` on the 100k pair with the comment and the
+   job summary, wall and peak RSS (bench/core_speed.py).
 4. The cost of a skipped run (the Action's entrypoint, a pull request touching only README.md,
-   against the fake GitHub) and of importing the judge stack, as medians of fresh processes.
+   against the fake GitHub) and of importing the judge stack, as medians of fresh processes;
+   start-up to the first request of `eval` and `gate` on a small pair (bench/core_speed.py).
 5. The verdict-cache archive (bench/cache_bench.py), when it is there.
 
+`--before REF` measures the figures of bench/core_speed.py for a git ref too, checked out beside
+this tree (`git worktree add`), in the same run.
+
     .venv/bin/python bench/run.py [--quick] [--only throughput,judge,threadpool,core,startup,cache]
+                                  [--before REF]
 """
 
 from __future__ import annotations
@@ -469,7 +475,10 @@ def print_thread_pool(pool: dict[str, Any], ours: dict[str, Any] | None) -> None
 # -- 3. the pure core at scale ------------------------------------------------------------------
 
 
-def core(quick: bool) -> list[dict[str, Any]]:
+def core(quick: bool, trees: list[tuple[str, Path]]) -> list[dict[str, Any]]:
+    """bench/core_scale.py a size; on the largest, `golden-gate gate` in each tree."""
+    from bench import core_speed
+
     sizes = [(2_000, 40), (10_000, 200)] if quick else [(10_000, 200), (100_000, 2_000)]
     rows = []
     script = str(BENCH / "core_scale.py")
@@ -483,7 +492,13 @@ def core(quick: bool) -> list[dict[str, Any]]:
             done = subprocess.run(
                 [sys.executable, script, "measure", tmp], check=True, capture_output=True, text=True
             )
-        rows.append(json.loads(done.stdout))
+            row = json.loads(done.stdout)
+            if (items, regressions) == sizes[-1]:
+                runs = 3 if quick else 5
+                row["gate_command"] = [
+                    (label, core_speed.gate_large(tree, Path(tmp), runs)) for label, tree in trees
+                ]
+        rows.append(row)
     return rows
 
 
@@ -491,7 +506,7 @@ def print_core(rows: list[dict[str, Any]]) -> None:
     print("\n## 3. The pure core on a large report (a fresh process per size)\n")
     print(
         "| items | report.json | load baseline + report | save | gate | comment | summary "
-        "| gate + renders | + scipy import (once) | memory the core adds | process peak |"
+        "| gate + renders | + scipy.special import (once) | memory the core adds | process peak |"
     )
     print("|---:" * 11 + "|")
     for r in rows:
@@ -527,6 +542,24 @@ def print_core(rows: list[dict[str, Any]]) -> None:
         f"an item); the saved report.json is byte-identical to `report_json`: "
         f"{big['saved_identical']}.\n"
     )
+    commands = big.get("gate_command") or []
+    if commands:
+        print(
+            f"`golden-gate gate report.json baseline.json --comment-out … --summary-out …` on the "
+            f"{big['items']:,}-item pair, a fresh process each time (median of "
+            f"{len(commands[0][1]['large_walls'])}; peak RSS: `os.wait4`'s, the process and the "
+            "copy it forks to read the report):\n"
+        )
+        print("| tree | wall | peak RSS |")
+        print("|---|---:|---:|")
+        for label, r in commands:
+            print(f"| {label} | **{r['large_s']:.2f} s** | {r['large_peak_mib']:,.0f} MiB |")
+        same = len({tuple(r["outputs"]) for _, r in commands}) == 1
+        same = same and all(len(r["outputs"]) == 1 for _, r in commands)
+        print(
+            "\nStdout, comment and summary byte-identical across runs and trees: "
+            f"{'yes' if same else 'NO'}.\n"
+        )
 
 
 # -- 4. start-up costs --------------------------------------------------------------------------
@@ -625,9 +658,15 @@ print(time.perf_counter() - started)
 """
 
 
-def startup(quick: bool) -> dict[str, Any]:
+def startup(quick: bool, trees: list[tuple[str, Path]]) -> dict[str, Any]:
+    from bench import core_speed
+
     runs = 3 if quick else 7
     env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY}
+    per_tree = [
+        (label, {**core_speed.first_request(tree, runs), **core_speed.gate_small(tree, runs)})
+        for label, tree in trees
+    ]
     python, _, _ = _median_run([sys.executable, "-c", "pass"], runs=runs)
     gg, _, _ = _median_run([sys.executable, "-c", "import golden_gate.action"], runs=runs)
     judge_wall, _, outs = _median_run([sys.executable, "-c", IMPORT_JUDGE], env=env, runs=runs)
@@ -639,6 +678,7 @@ def startup(quick: bool) -> dict[str, Any]:
         "judge_import_s": inside,
         "skipped": skipped_run(runs),
         "runs": runs,
+        "trees": per_tree,
     }
 
 
@@ -660,6 +700,20 @@ def print_startup(s: dict[str, Any]) -> None:
     print(f"| for scale: `python -c 'import golden_gate.action'` | {s['import_action_s']:.2f} s |")
     if not sk["ok"]:
         print(f"\n**The skipped run did not skip cleanly**: {sk['stderr']}")
+    print()
+    print(
+        "Start-up to the first request: `golden-gate eval` of 20 items with the LLM judge "
+        "(the stand-in judge), from the process's spawn to the first request reaching the "
+        "bench's stand-in assistant. `gate` on a small pair: the demo's report against its "
+        f"baseline (14 items), start to exit. Medians of {s['runs']} fresh processes.\n"
+    )
+    print("| tree | start-up to first request | `eval` to exit | `gate`, small pair |")
+    print("|---|---:|---:|---:|")
+    for label, r in s["trees"]:
+        print(
+            f"| {label} | **{r['first_request_s']:.2f} s** | {r['eval_s']:.2f} s | "
+            f"**{r['small_s']:.2f} s** |"
+        )
     print()
 
 
@@ -708,8 +762,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer items: a smoke run")
     parser.add_argument("--only", default="throughput,judge,threadpool,core,startup,cache")
+    parser.add_argument(
+        "--before", default=None, help="a git ref whose start-up and gate are measured too"
+    )
     args = parser.parse_args()
     only = set(args.only.split(","))
+    with _trees(args.before) as trees:
+        _sections(args, only, trees)
+
+
+@contextlib.contextmanager
+def _trees(before: str | None) -> Iterator[list[tuple[str, Path]]]:
+    """This tree, and `before` checked out beside it when given."""
+    from bench import core_speed
+
+    if before is None:
+        yield [("this tree", ROOT)]
+        return
+    with core_speed.checkout(before) as tree:
+        yield [(f"before (`{before}`)", tree), ("this tree", ROOT)]
+
+
+def _sections(args: argparse.Namespace, only: set[str], trees: list[tuple[str, Path]]) -> None:
     started = time.perf_counter()
     load = os.getloadavg()
     print(f"# golden-gate benchmarks, {datetime.date.today().isoformat()}\n")
@@ -723,9 +797,9 @@ def main() -> None:
     if "threadpool" in only:
         print_thread_pool(thread_pool(args.quick), ours)
     if "core" in only:
-        print_core(core(args.quick))
+        print_core(core(args.quick, trees))
     if "startup" in only:
-        print_startup(startup(args.quick))
+        print_startup(startup(args.quick, trees))
     if "cache" in only:
         archive = cache_archive()
         if archive is not None:

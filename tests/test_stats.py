@@ -118,6 +118,7 @@ def test_one_more_regression_never_raises_p(b, c):
 
 # -- the paired sign-flip test on per-item score differences ----------------------------------
 
+from collections import Counter  # noqa: E402
 from fractions import Fraction  # noqa: E402
 from itertools import product  # noqa: E402
 
@@ -137,6 +138,23 @@ def brute_force_p(differences):
         if sum(s * abs(d) for s, d in zip(signs, nonzero, strict=True)) <= observed
     )
     return hits / 2 ** len(nonzero)
+
+
+def test_the_normal_quantile_is_scipy_stats_own():
+    # The floor's z comes from the standard library (no import to pay); scipy.stats agrees.
+    from scipy.stats import norm
+
+    for confidence in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 0.999999):
+        expected = norm.ppf(1 - (1 - confidence) / 2)
+        assert stats.z_value(confidence) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_exact_sign_flip_pmf_is_scipy_stats_binomial():
+    from scipy.stats import binom
+
+    for m in (1, 2, 7, 40, 1_500):
+        pmf = stats._weighted_binomial_pmf(Counter({1: m}), m)
+        assert list(pmf) == pytest.approx(list(binom.pmf(range(m + 1), m, 0.5)), rel=1e-9)
 
 
 def test_sign_test_equals_scipy_binomtest():

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the commands import what they need when they run
     from golden_gate.gate import GateResult, GateSettings
     from golden_gate.judge import JudgeSettings
     from golden_gate.settings import Settings
+    from golden_gate.slim import SlimReport
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[argparse.Namespace], int]
@@ -391,16 +392,52 @@ def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
         print(f"  report: {report_path}")
 
 
+def _load_pair(
+    report: Path, baseline: Path | None, *, builtin_templates: bool = False
+) -> tuple[SlimReport, SlimReport | None]:
+    """The report and the baseline as slim views: a large one is read without its runs."""
+    import gc
+
+    from golden_gate import slim
+
+    def prepare() -> None:  # while the other core reads the report (slim.load_pair)
+        from golden_gate import stats
+
+        stats.prepare()
+        if builtin_templates:
+            from golden_gate import render
+
+            render.prepare()
+
+    views = slim.load_pair(report, baseline, meanwhile=prepare)
+    # What was read lives until the command ends: the cyclic collector need not walk it again.
+    gc.freeze()
+    return views
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
+    from golden_gate.files import WriteFailures, write_result
     from golden_gate.gate import evaluate_gate
-    from golden_gate.report import load_report
 
     settings = _gate_settings(args)
-    report = load_report(args.report)
-    baseline = load_report(args.baseline) if args.baseline else None
+    rendering = args.comment_out is not None or args.summary_out is not None
+    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
     gate = evaluate_gate(report, baseline, settings)
     _print_gate(gate)
-    reason = report.incomplete_reason if not report.complete else gate.inconclusive
+    failures = WriteFailures()
+    if args.comment_out is not None or args.summary_out is not None:
+        from golden_gate.render import render_comment, render_summary
+
+        for path, render, what in (
+            (args.comment_out, render_comment, "comment"),
+            (args.summary_out, render_summary, "summary"),
+        ):
+            if path is not None:
+                text = render(report, gate, baseline=baseline, comment_id=args.comment_id)
+                failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
+    header = report.header
+    reason = header.incomplete_reason if not header.complete else gate.inconclusive
     if reason:
         _fail(f"no gate result: {reason}")
         return EXIT_INCOMPLETE
@@ -409,16 +446,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from golden_gate.gate import evaluate_gate
-    from golden_gate.render import render_comment
-    from golden_gate.report import load_report
 
     settings = _gate_settings(args)
-    report = load_report(args.report)
-    baseline = load_report(args.baseline) if args.baseline else None
+    builtin = args.format != "json" and args.template is None
+    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
     gate = evaluate_gate(report, baseline, settings)
     if args.format == "json":
         print(gate.model_dump_json(indent=2))
     else:
+        from golden_gate.render import render_comment
+
         if args.template is not None and not args.template.is_file():
             raise InputError(f"{args.template}: template not found")
         print(
@@ -578,6 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="candidate report.json")
     p.add_argument("baseline", type=Path, nargs="?", help="baseline report (optional)")
+    p.add_argument("--comment-out", type=Path, default=None, help="write the PR comment here")
+    p.add_argument("--summary-out", type=Path, default=None, help="write the job summary here")
+    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     _add_gate_args(p)
     p.set_defaults(handler=cmd_gate)
 

@@ -24,6 +24,7 @@ _WWW = re.compile(r"(?i)(w)(w)(w)")
 # GitHub links GH-123 like #123, and a hex word of 7 or more characters to the commit it may
 # name: a zero-width space after "GH-", and in hex words every 6 characters. One pass for both.
 _REFERENCE = re.compile(r"(?i)\bgh-(?=\d)|(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])")
+_HEX_RUN = re.compile(r"(?i)[0-9a-f]{7}")  # in every hex word _REFERENCE breaks
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "|": "&#124;"}
 _MARKDOWN = set("\\`*_[]()!~{}^$")
 # Every character that is escaped, and how: one regex pass finds them (most text has few),
@@ -92,9 +93,15 @@ def inline(text: str | None, *, limit: int = 300) -> str:
     # "scheme://" is what GitHub autolinks: a zero-width space after every ":" before a "/"
     # (no escape produces or removes a ":" or a "/", so this can follow them).
     escaped = _SPECIAL.sub(_escape, text).replace(":/", ":" + ZWSP + "/")
-    # "www." autolinks without a scheme; the dot is already escaped, so split the letters.
-    escaped = _WWW.sub(r"\1" + ZWSP + r"\2\3", escaped)
-    return _REFERENCE.sub(_break_reference, escaped)
+    # The last two passes scan every character, and most text has nothing for them: a test
+    # for what each needs at least (three w's; "gh-" or seven hex digits) goes first.
+    lowered = escaped.lower()
+    if "www" in lowered:
+        # "www." autolinks without a scheme; the dot is already escaped, so split the letters.
+        escaped = _WWW.sub(r"\1" + ZWSP + r"\2\3", escaped)
+    if "gh-" in lowered or _HEX_RUN.search(escaped):
+        escaped = _REFERENCE.sub(_break_reference, escaped)
+    return escaped
 
 
 def code_span(text: str, *, limit: int = 120) -> str:

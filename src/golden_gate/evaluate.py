@@ -157,6 +157,7 @@ class Evaluation:
         """One judge's verdict for one evaluator (default: the first of each), from the cache,
         from an identical call in flight, or new."""
         assert self.panel is not None
+        await self.panel.ready()  # judges built on a thread (deferred_judge.py)
         evaluator = evaluator or self.panel.evaluators[0]
         judge = judge or evaluator.judges[0]
         # What the prompt reads besides question and answer: the key points, and the context.
@@ -198,6 +199,8 @@ class Evaluation:
         """One run; whatever goes wrong in it is this run's error, never the whole evaluation's."""
         try:
             return await self._run_once(item, rerun=rerun)
+        except InputError:  # the judge could not be set up: the run's, not one item's
+            raise
         except Exception as exc:  # a bug or an unforeseen input: one item, not every result
             reason = cut(" ".join(f"{type(exc).__name__}: {exc}".split()), 300)
             return RunResult(status="error", rerun=rerun, error=f"internal error: {reason}")

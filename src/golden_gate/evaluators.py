@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from golden_gate import providers
+from golden_gate.deferred_judge import DeferredJudge
 from golden_gate.errors import InputError
 from golden_gate.judge import KEYPOINTS, Judge, JudgeSettings, load_prompt, make_judge
 from golden_gate.report import Report, counts
@@ -170,6 +174,7 @@ class Panel:
         self.evaluators = evaluators
         self.rule = rule
         self.panel = panel
+        self._ready = False
         first = evaluators[0].judges
         self.judge_names = [j.name for j in first]
         self.name = ",".join(self.judge_names)
@@ -181,23 +186,35 @@ class Panel:
             and evaluators[0].spec.prompt_file is None
             and evaluators[0].threshold is None
         )
-        judge = first[0]
-        self.temperature = judge.temperature
-        if self.plain:
-            self.prompt_hash = judge.prompt_hash
-        else:
-            # What the prompts ask and how scores are read, not where the judges live: a
-            # judge moved to another server asks the same question.
-            ids = [
-                f"{e.name}|{j.name}|{j.prompt_hash}|{e.threshold}"
-                for e in evaluators
-                for j in e.judges
-            ]
-            self.prompt_hash = _sha256("\n".join(ids))
+        self.temperature = first[0].temperature
         # What `run_settings.evaluators` records, so a baseline judged otherwise is flagged.
         self.settings_label = ",".join(e.spec.label for e in evaluators) + (
             f" ({rule})" if len(evaluators) > 1 else ""
         )
+
+    @cached_property
+    def prompt_hash(self) -> str | None:
+        """The judges' prompts (asked when the run ends: a judge may still be being built)."""
+        if self.plain:
+            return self.evaluators[0].judges[0].prompt_hash
+        # What the prompts ask and how scores are read, not where the judges live: a judge
+        # moved to another server asks the same question.
+        ids = [
+            f"{e.name}|{j.name}|{j.prompt_hash}|{e.threshold}"
+            for e in self.evaluators
+            for j in e.judges
+        ]
+        return _sha256("\n".join(ids))
+
+    async def ready(self) -> None:
+        """Wait for the judges still being built; a build's error is raised here."""
+        if self._ready:
+            return
+        for evaluator in self.evaluators:
+            for judge in evaluator.judges:
+                if isinstance(judge, DeferredJudge):
+                    await judge.ready()
+        self._ready = True
 
     @classmethod
     def of(cls, judge: Judge) -> Panel:
@@ -236,9 +253,15 @@ def _same_judge(name: str) -> tuple[str, str]:
     return (provider.name, model.lower())
 
 
-def make_panel(judge: JudgeSettings, settings: EvaluatorSettings | None = None) -> Panel:
+def make_panel(
+    judge: JudgeSettings, settings: EvaluatorSettings | None = None, *, background: bool = False
+) -> Panel:
     """The evaluators the settings name, each with one judge per model; InputError when an
-    evaluator needs a model judge and only the offline one is given."""
+    evaluator needs a model judge and only the offline one is given.
+
+    `background`: model judges are built on a thread while the caller goes on (a run's first
+    requests); what can be checked without building them is checked here first.
+    """
     settings = settings or EvaluatorSettings()
     names = models(judge.model)
     if len({_same_judge(name) for name in names}) != len(names):
@@ -251,28 +274,67 @@ def make_panel(judge: JudgeSettings, settings: EvaluatorSettings | None = None) 
                 f"--evaluators: '{spec.name}' needs a model judge; the offline keypoints "
                 "judge only judges correctness (give --judge-model provider:model)"
             )
-        evaluators.append(_evaluator(spec, names, judge))
+        evaluators.append(_evaluator(spec, names, judge, background=background))
     return Panel(evaluators, rule=settings.rule, panel=settings.panel)
 
 
-def _evaluator(spec: EvaluatorSpec, names: list[str], judge: JudgeSettings) -> Evaluator:
-    from golden_gate.judge import LLMJudge
-
+def _evaluator(
+    spec: EvaluatorSpec, names: list[str], judge: JudgeSettings, *, background: bool
+) -> Evaluator:
     # A threshold asks the judge for a score in [0, 1] instead of true or false.
     scoring = {"continuous": True} if spec.threshold is not None else {}
+    members = [judge.model_copy(update={"model": m, **scoring}) for m in names]
     if spec.name == CORRECTNESS and spec.prompt_file is None:
         # Today's correctness judge: the judge-prompt file or CORRECTNESS_PROMPT, or keypoints.
-        judges = [make_judge(judge.model_copy(update={"model": m, **scoring})) for m in names]
+        if background:
+            judges = [
+                _deferred(member, partial(make_judge, member), own_prompt=True)
+                for member in members
+            ]
+        else:
+            judges = [make_judge(member) for member in members]
         return Evaluator(spec, judges, needs_context=False)
     if spec.prompt_file is not None:
         prompt = load_prompt(spec.prompt_file, required=("outputs",), allowed=CUSTOM_PLACEHOLDERS)
+        fields = {f for _, f, _, _ in string.Formatter().parse(prompt) if f}
+        needs_context = "context" in fields
+    elif background:  # openevals' prompt is read on the judge's thread
+        prompt, needs_context = None, PRESETS[spec.name].needs_context
     else:
         prompt = _preset_prompt(spec.name)
-    fields = {f for _, f, _, _ in string.Formatter().parse(prompt) if f}
-    judges: list[Judge] = [
-        LLMJudge(judge.model_copy(update={"model": m, **scoring}), prompt=prompt) for m in names
-    ]
-    return Evaluator(spec, judges, needs_context="context" in fields)
+        fields = {f for _, f, _, _ in string.Formatter().parse(prompt) if f}
+        needs_context = "context" in fields
+    if background:
+        judges = [
+            _deferred(member, partial(_llm_judge, member, prompt, spec.name), own_prompt=False)
+            for member in members
+        ]
+    else:
+        judges = [_llm_judge(member, prompt, spec.name) for member in members]
+    return Evaluator(spec, judges, needs_context=needs_context)
+
+
+def _llm_judge(settings: JudgeSettings, prompt: str | None, preset: str) -> Judge:
+    from golden_gate.judge import LLMJudge
+
+    return LLMJudge(settings, prompt=prompt if prompt is not None else _preset_prompt(preset))
+
+
+def _deferred(settings: JudgeSettings, build: Callable[[], Judge], *, own_prompt: bool) -> Judge:
+    """A model judge built on a thread, after the checks that need no SDK; keypoints now.
+
+    `own_prompt`: the judge reads the judge-prompt file (the correctness judge does)."""
+    if settings.model.strip().lower() == KEYPOINTS:
+        return build()
+    if own_prompt and settings.prompt_file is not None:
+        load_prompt(settings.prompt_file)  # an unreadable or broken prompt: said now
+    if not providers.key_available(settings.model, os.environ):
+        provider, _ = providers.resolve(settings.model)
+        keys = " or ".join(provider.key_env)
+        raise InputError(
+            f"judge model '{settings.model}' could not be set up: no API key (set {keys})"
+        )
+    return DeferredJudge(build, name=settings.model, temperature=settings.temperature)
 
 
 # -- what a report says about its evaluators and judges (pure) -------------------------------

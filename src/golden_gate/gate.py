@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Collection
 from fractions import Fraction
+from functools import cached_property, reduce
+from itertools import compress, repeat
+from operator import add, and_, gt, lt, mul, ne, not_, or_, truediv
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from golden_gate import slim
 from golden_gate.report import Report
+from golden_gate.slim import ItemColumns, SlimReport
 from golden_gate.stats import (
     MONTE_CARLO_DRAWS,
     floor_percent,
@@ -174,53 +180,90 @@ class GateResult(BaseModel):
 
 
 class _Tally:
-    """What the gate needs of each item of a report, in one pass over its results.
+    """What the gate needs of a report's items, from its columns (slim.py).
 
-    A 100,000-item report is a million Python objects: each pass over it costs, so the gate
-    makes one a report instead of one a question.
+    A 100,000-item report is too large for a loop of Python statements an item: each count is
+    a builtin over a column (`map`, `compress`, `zip`), and the float sums keep the order of a
+    plain loop, so every figure is the one an item-by-item loop gives.
     """
 
-    def __init__(self, report: Report) -> None:
-        self.hashes: list[tuple[str, str | None]] = []  # every item, in order
-        self.counted: dict[str, tuple[int, int]] = {}  # id -> (passes, runs)
-        self.clusters: dict[str, str] = {}
-        self.errored: list[str] = []
-        self.unstable: list[str] = []
-        self.runs: Counter[int] = Counter()
-        self.variances: list[float] = []  # unbiased per-run variance of items with 2+ runs
-        self.n = 0
-        self.k = 0
-        self.score_sum = 0.0
-        self.unanswered = 0
-        self.not_judged = 0  # runs without a verdict (judge-side or internal errors)
-        self.own: set[str] = set()  # items the pull request defined (rules.py): floor only
-        self.base_n = 0
-        self.base_score_sum = 0.0
-        for r in report.results:
-            self.hashes.append((r.id, r.item_hash))
-            self.not_judged += r.errors
-            if r.cluster is not None:
-                self.clusters[r.id] = r.cluster
-            if r.runs == 0 or r.errors or r.unanswered:
-                self.errored.append(r.id)
-                self.unanswered += r.unanswered
-            if r.runs == 0:
-                continue
-            passes, runs = r.passes, r.runs
-            self.counted[r.id] = (passes, runs)
-            self.n += 1
-            self.k += passes * 2 > runs
-            self.score_sum += passes / runs
-            self.runs[runs] += 1
-            if getattr(r, "origin", None) == "pull-request":
-                self.own.add(r.id)
-            else:
-                self.base_n += 1
-                self.base_score_sum += passes / runs
-            if 0 < passes < runs:
-                self.unstable.append(r.id)
-            if runs > 1:
-                self.variances.append(passes * (runs - passes) / (runs * (runs - 1)))
+    def __init__(self, items: ItemColumns) -> None:
+        runs = items.runs
+        self.items = items
+        self.clusters = items.clusters
+        self.counted_ids = list(compress(items.ids, runs))
+        self.counted_passes = list(compress(items.passes, runs))
+        self.counted_runs = list(compress(runs, runs))
+        self.n = len(self.counted_runs)
+        # What follows is computed when asked: a baseline needs little of it.
+
+    @cached_property
+    def errored(self) -> list[str]:
+        """Items with an error run on either side: no counted run, or errors, or unanswered."""
+        items = self.items
+        erred = map(any, zip(map(not_, items.runs), items.errors, items.unanswered, strict=True))
+        return list(compress(items.ids, erred))
+
+    @cached_property
+    def unanswered(self) -> int:
+        return sum(self.items.unanswered)
+
+    @cached_property
+    def k(self) -> int:
+        """Items whose counted runs passed by a strict majority (passes * 2 > runs)."""
+        return sum(map(lt, self.counted_runs, map(mul, self.counted_passes, repeat(2))))
+
+    @cached_property
+    def _fractions(self) -> list[float]:
+        return list(map(truediv, self.counted_passes, self.counted_runs))
+
+    @cached_property
+    def score_sum(self) -> float:
+        return reduce(add, self._fractions, 0.0)
+
+    @cached_property
+    def runs(self) -> Counter[int]:
+        return Counter(self.counted_runs)
+
+    @cached_property
+    def own(self) -> set[str]:
+        """Items the pull request defined (rules.py): they count toward the floor only."""
+        own = self.items.own
+        return own.intersection(self.counted_ids) if own else set()
+
+    @cached_property
+    def _base(self) -> tuple[int, float]:
+        """Items and score sum without the pull request's own items."""
+        if not self.own:
+            return self.n, self.score_sum
+        base = [i not in self.own for i in self.counted_ids]
+        return sum(base), reduce(add, compress(self._fractions, base), 0.0)
+
+    @property
+    def base_n(self) -> int:
+        return self._base[0]
+
+    @property
+    def base_score_sum(self) -> float:
+        return self._base[1]
+
+    @cached_property
+    def unstable(self) -> list[str]:
+        """0 < passes < runs (passes never exceed runs): the counted runs disagree."""
+        passes, runs = self.counted_passes, self.counted_runs
+        return list(compress(self.counted_ids, map(mul, passes, map(ne, passes, runs))))
+
+    @cached_property
+    def variances(self) -> list[float]:
+        """The unbiased per-run variance of each item with two or more runs."""
+        pairs = zip(self.counted_passes, self.counted_runs, strict=True)
+        return [p * (r - p) / (r * (r - 1)) for p, r in pairs if r > 1]
+
+    @cached_property
+    def counted(self) -> dict[str, tuple[int, int]]:
+        """id -> (passes, runs) of the counted items."""
+        pairs = zip(self.counted_passes, self.counted_runs, strict=True)
+        return dict(zip(self.counted_ids, pairs, strict=True))
 
     @property
     def typical_runs(self) -> int:
@@ -231,9 +274,25 @@ class _Tally:
         return self.score_sum / self.n if self.n else 0.0
 
 
+def _changed_items(candidate: ItemColumns, baseline: ItemColumns) -> int:
+    """Shared items whose question or reference changed (both record a differing hash)."""
+    ours, theirs = candidate.hashes, baseline.hashes
+    if candidate.ids != baseline.ids:
+        by_id = dict(zip(baseline.ids, theirs, strict=True))
+        theirs = list(map(by_id.get, candidate.ids))
+    if ours == theirs:
+        return 0
+    return sum(1 for a, b in zip(ours, theirs, strict=True) if a and b and a != b)
+
+
 def _comparability_warnings(
-    candidate: Report, baseline: Report, tallies: tuple[_Tally, _Tally] | None = None
+    candidate: Report | SlimReport,
+    baseline: Report | SlimReport,
+    tallies: tuple[_Tally, _Tally] | None = None,
+    changed: int | None = None,
 ) -> list[str]:
+    cand_view, base_view = slim.of(candidate), slim.of(baseline)
+    candidate, baseline = cand_view.header, base_view.header
     warnings = []
     if candidate.judge != baseline.judge:
         warnings.append(
@@ -257,13 +316,9 @@ def _comparability_warnings(
         and cand.fingerprint != base.fingerprint
     ):
         warnings.append("the yardstick moved: the golden set differs from the baseline's")
-    cand_tally, base_tally = tallies or (_Tally(candidate), _Tally(baseline))
-    base_hashes = dict(base_tally.hashes)
-    changed = sum(
-        1
-        for item_id, item_hash in cand_tally.hashes
-        if item_hash and (base_hash := base_hashes.get(item_id)) and item_hash != base_hash
-    )
+    cand_tally, base_tally = tallies or (_Tally(cand_view.items), _Tally(base_view.items))
+    if changed is None:
+        changed = _changed_items(cand_view.items, base_view.items)
     if changed:
         warnings.append(
             f"the yardstick moved: {changed} shared item(s) changed question or reference "
@@ -317,27 +372,61 @@ def _run_settings_warnings(
     return warnings
 
 
-def compare(candidate: Report, baseline: Report, settings: GateSettings) -> Comparison:
+def compare(
+    candidate: Report | SlimReport, baseline: Report | SlimReport, settings: GateSettings
+) -> Comparison:
     """Pair items counted in both reports: the paired sign-flip test on per-item scores."""
-    return _compare(_Tally(candidate), _Tally(baseline), settings)[0]
+    return _compare(_tally(candidate), _tally(baseline), settings)[0]
+
+
+def _tally(report: Report | SlimReport) -> _Tally:
+    return _Tally(slim.of(report).items)
 
 
 def _compare(
     cand_tally: _Tally, base_tally: _Tally, settings: GateSettings
 ) -> tuple[Comparison, float]:
     """The comparison, and the variance of the differences (per item, clusters summed)."""
-    cand, base = cand_tally.counted, base_tally.counted
-    # The pull request's own items (new, or reworded copies) are never paired: a re-added id
-    # could otherwise offset a real regression with an easy question.
-    shared = sorted((cand.keys() - cand_tally.own) & base.keys())
+    cand_items, base_items = cand_tally.items, base_tally.items
+    shared: Collection[str]
+    if not cand_tally.own and cand_items.ids == base_items.ids:
+        # The same items in the same order (one golden set, run twice): paired by position,
+        # in C, with no lookup an item. Shared: counted on both sides.
+        ids = cand_items.ids
+        cand_counted = list(map(bool, cand_items.runs))
+        base_counted = list(map(bool, base_items.runs))
+        both = list(map(and_, cand_counted, base_counted))
+        shared = list(compress(ids, both))
+        differ = map(
+            or_,
+            map(ne, cand_items.passes, base_items.passes),
+            map(ne, cand_items.runs, base_items.runs),
+        )
+        columns = ids, cand_items.passes, cand_items.runs, base_items.passes, base_items.runs
+        changed = sorted(
+            tuple(column[i] for column in columns)
+            for i in compress(range(len(ids)), map(and_, both, differ))
+        )
+        only_in_candidate = sorted(compress(ids, map(gt, cand_counted, base_counted)))
+        only_in_baseline = sorted(compress(ids, map(lt, cand_counted, base_counted)))
+    else:
+        cand, base = cand_tally.counted, base_tally.counted
+        # The pull request's own items (new, or reworded copies) are never paired: a re-added
+        # id could otherwise offset a real regression with an easy question.
+        shared = (cand.keys() - cand_tally.own) & base.keys()
+        changed = sorted((i, *cand[i], *base[i]) for i in shared if cand[i] != base[i])
+        only_in_candidate = sorted(cand.keys() - base.keys())
+        only_in_baseline = sorted(base.keys() - cand.keys())
+    shared_count = len(shared)
     fractions: dict[tuple[int, int, int, int], Fraction] = {}  # few distinct (pc, rc, pb, rb)
     totals: dict[str, Fraction] = {}
     regressions: list[str] = []
     improvements: list[str] = []
     # The base branch's clusters rule (a pull request could split a cluster to look stronger).
     clusters = {**cand_tally.clusters, **base_tally.clusters}
-    for item_id in shared:
-        key = (*cand[item_id], *base[item_id])
+    # Only items whose (passes, runs) differ can differ in score, taken in the order of ids.
+    for item_id, *counts in changed:
+        key = (counts[0], counts[1], counts[2], counts[3])  # passes, runs: candidate, baseline
         d = fractions.get(key)
         if d is None:
             d = fractions[key] = Fraction(key[0], key[1]) - Fraction(key[2], key[3])
@@ -346,21 +435,23 @@ def _compare(
         (regressions if d < 0 else improvements).append(item_id)
         unit = clusters.get(item_id)
         unit = item_id if unit is None else "\0cluster:" + unit
-        totals[unit] = totals.get(unit, Fraction(0)) + d
+        before = totals.get(unit)
+        totals[unit] = d if before is None else before + d
     test = paired_sign_flip_test(list(totals.values()))
-    total = sum(totals.values(), Fraction(0))
-    net_drop = float(-total / len(shared)) if shared else 0.0
+    # Exact sums, over the few distinct differences rather than every unit.
+    distinct = Counter(totals.values())
+    total = sum((d * n for d, n in distinct.items()), Fraction(0))
+    net_drop = float(-total / shared_count) if shared_count else 0.0
     # The noise the test works against: the spread of the differences around their mean, so a
     # real drop does not count as noise in the power statement.
-    spread = (
-        max(0.0, float(sum(t * t for t in totals.values()) / len(shared)) - net_drop**2)
-        if shared
-        else 0.0
+    squares = sum((d * d * n for d, n in distinct.items()), Fraction(0))
+    spread = max(0.0, float(squares / shared_count) - net_drop**2) if shared_count else 0.0
+    shared_clusters = {clusters[i] for i in shared if i in clusters} if clusters else set()
+    units = len(shared_clusters) + (
+        sum(1 for i in shared if i not in clusters) if clusters else shared_count
     )
-    shared_clusters = {clusters[i] for i in shared if i in clusters}
-    units = len(shared_clusters) + sum(1 for i in shared if i not in clusters)
     comparison = Comparison(
-        shared=len(shared),
+        shared=shared_count,
         regressions=regressions,
         improvements=improvements,
         p_value=test.p_value,
@@ -372,8 +463,8 @@ def _compare(
         net_drop=net_drop,
         significant=test.p_value < settings.alpha and net_drop > settings.min_drop,
         underpowered=test.min_possible_p >= settings.alpha,
-        only_in_candidate=sorted(cand.keys() - base.keys()),
-        only_in_baseline=sorted(base.keys() - cand.keys()),
+        only_in_candidate=only_in_candidate,
+        only_in_baseline=only_in_baseline,
     )
     return comparison, spread
 
@@ -434,10 +525,10 @@ def plan_power(
 
 
 def planned_power(
-    *, n: int, runs: int, baseline: Report | None, settings: GateSettings
+    *, n: int, runs: int, baseline: Report | SlimReport | None, settings: GateSettings
 ) -> PowerNote:
     """Before anything runs: the power of n items × runs, from the baseline's variability."""
-    tally = _Tally(baseline) if baseline is not None else None
+    tally = _tally(baseline) if baseline is not None else None
     base_runs = tally.typical_runs if tally is not None and tally.n else runs
     if tally is not None and tally.variances:
         per_run = sum(tally.variances) / len(tally.variances)
@@ -489,7 +580,9 @@ def unreachable_floor_message(n: int, settings: GateSettings) -> str:
 
 
 def evaluate_gate(
-    candidate: Report, baseline: Report | None, settings: GateSettings | None = None
+    candidate: Report | SlimReport,
+    baseline: Report | SlimReport | None,
+    settings: GateSettings | None = None,
 ) -> GateResult:
     """Apply the floor and, with a baseline, the paired regression test.
 
@@ -497,20 +590,18 @@ def evaluate_gate(
     fail a gate that passes, the pass rests on what was not seen: `inconclusive` says so.
     """
     settings = settings or GateSettings()
-    result = _evaluate_gate(candidate, baseline, settings)
-    result.warnings.extend(candidate.warnings or [])  # what the evaluation itself saw
-    if result.passed and any(r.errors for r in candidate.results):
-        worst = candidate.model_copy(
-            update={
-                "results": [
-                    r.model_copy(update={"runs": r.runs + r.errors, "errors": 0}) if r.errors else r
-                    for r in candidate.results
-                ]
-            }
-        )
-        pessimistic = _evaluate_gate(worst, baseline, settings)
+    cand = slim.of(candidate)
+    base = slim.of(baseline) if baseline is not None else None
+    base_tally = _Tally(base.items) if base is not None else None
+    # Questions changed since the baseline: the same count for the pessimistic pass below.
+    changed = _changed_items(cand.items, base.items) if base is not None else None
+    result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings)
+    result.warnings.extend(cand.header.warnings or [])  # what the evaluation itself saw
+    if result.passed and any(cand.items.errors):
+        worst = cand.items.with_errors_counted()
+        pessimistic = _evaluate_gate(cand, worst, base, base_tally, changed, settings)
         if not pessimistic.passed:
-            not_judged = sum(r.errors for r in candidate.results)
+            not_judged = sum(cand.items.errors)
             result.inconclusive = (
                 f"{not_judged} run(s) got no verdict (the judge failed on them), and counted as "
                 f"failures they would fail the gate ({pessimistic.reasons[0].message}): "
@@ -520,17 +611,23 @@ def evaluate_gate(
 
 
 def _evaluate_gate(
-    candidate: Report, baseline: Report | None, settings: GateSettings
+    candidate: SlimReport,
+    items: ItemColumns,
+    baseline: SlimReport | None,
+    base_tally: _Tally | None,
+    changed: int | None,
+    settings: GateSettings,
 ) -> GateResult:
-    tally = _Tally(candidate)
+    """The gate on `items` (the candidate's, or them with unjudged runs counted as failures)."""
+    tally = _Tally(items)
     n, k = tally.n, tally.k
     errored = sorted(tally.errored)
     unstable = sorted(tally.unstable)
     if n == 0:
         message = (
             "no results: the report has no items"
-            if not candidate.results
-            else f"no results: none of the {len(candidate.results)} items got a verdict"
+            if not len(items)
+            else f"no results: none of the {len(items)} items got a verdict"
         )
         return GateResult(
             verdict="failed",
@@ -581,14 +678,12 @@ def _evaluate_gate(
         )
 
     comparison = None
-    base_tally = None
     spread = None
-    if baseline is None:
+    if baseline is None or base_tally is None:
         notes.append("no baseline: only the floor applies.")
     else:
-        base_tally = _Tally(baseline)
         tallies = (tally, base_tally)
-        warnings.extend(_comparability_warnings(candidate, baseline, tallies))
+        warnings.extend(_comparability_warnings(candidate, baseline, tallies, changed))
         if warnings and settings.require_comparable:
             reasons.append(
                 Reason(code="not-comparable", message="not comparable with the baseline")

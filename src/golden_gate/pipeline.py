@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from golden_gate import golden
+from golden_gate import golden, slim
 from golden_gate.cache import VerdictCache
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluate import evaluate
@@ -27,8 +27,7 @@ from golden_gate.gate import (
 )
 from golden_gate.judge import Judge
 from golden_gate.progress import Progress
-from golden_gate.render import render_comment, render_summary
-from golden_gate.report import AssistantInfo, DatasetInfo, Report, load_report, save_report
+from golden_gate.report import AssistantInfo, DatasetInfo, Report, save_report
 from golden_gate.settings import Settings
 from golden_gate.target import AssistantClient
 
@@ -44,7 +43,7 @@ class Outcome(BaseModel):
     exit_code: int
     report: Report
     gate: GateResult
-    baseline: Report | None = None
+    baseline: Report | slim.SlimReport | None = None
     comment: str
     summary: str
 
@@ -128,7 +127,8 @@ def evaluate_report(
             file=sys.stderr,
         )
     if judge is None and not settings.deterministic_only:
-        judge = make_panel(settings.judge, settings.evaluators)
+        # Model judges are built on a thread while the first requests go out.
+        judge = make_panel(settings.judge, settings.evaluators, background=True)
     cache = cache if cache is not None else VerdictCache(settings.cache_dir)
     fingerprint = golden.fingerprint(items)  # of the whole selection, so shards can agree
     if settings.shard is not None:
@@ -174,7 +174,7 @@ def calibration_note(path: Path, report: Report) -> str:
 
 def gate_and_render(
     report: Report,
-    baseline: Report | None,
+    baseline: Report | slim.SlimReport | None,
     settings: Settings,
     *,
     notes: list[str] | None = None,
@@ -182,6 +182,8 @@ def gate_and_render(
     unverified: bool = False,
 ) -> Outcome:
     """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
+    from golden_gate.render import render_comment, render_summary
+
     collected = failures if failures is not None else WriteFailures()
     gate = evaluate_gate(report, baseline, settings.gate)
     if notes is None:
@@ -228,7 +230,8 @@ def run(settings: Settings, failures: WriteFailures | None = None) -> Outcome:
     With `failures`, a file that cannot be written lands there and the others are still written.
     """
     collected = failures if failures is not None else WriteFailures()
-    baseline = load_report(settings.baseline) if settings.baseline is not None else None
+    # What the gate reads of the baseline: a large one is read without its runs.
+    baseline = slim.load(settings.baseline, rows=False) if settings.baseline is not None else None
     if settings.comment_template is not None and not Path(settings.comment_template).is_file():
         raise InputError(f"{settings.comment_template}: comment template not found")
     report = evaluate_report(settings)

@@ -83,7 +83,7 @@ def clear() -> None:
 def present(text: str) -> bool:
     """Whether `scrub` would change `text`."""
     return any(value in text for value in _ordered) or (
-        "://" in text and _USERINFO.search(text) is not None
+        "://" in text and "@" in text and _USERINFO.search(text) is not None
     )
 
 
@@ -91,7 +91,7 @@ def scrub(text: str) -> str:
     """`text` with every registered secret and every URL's credentials replaced by `***`."""
     if not text:
         return text
-    if "://" in text:
+    if "://" in text and "@" in text:  # both in every URL with credentials: a cheap test first
         text = _USERINFO.sub(r"\1" + MASK + "@", text)
     for value in _ordered:
         if value in text:

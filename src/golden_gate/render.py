@@ -7,20 +7,25 @@ scrubbed from what is rendered (see redaction.py).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable
 from functools import cached_property
+from itertools import chain, compress, repeat
+from operator import ge, lt, mul
 from pathlib import Path
 
 import jinja2
 from pydantic import BaseModel
 
-from golden_gate import redaction
+from golden_gate import redaction, slim
 from golden_gate.errors import InputError
 from golden_gate.escape import code_span, inline, marker_id
-from golden_gate.evaluators import agreement, evaluator_rates
 from golden_gate.gate import GateResult
 from golden_gate.report import ItemResult, Report, RuleChanges
+from golden_gate.slim import SlimReport
+
+UNTAGGED = ["(untagged)"]
 
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
 SUMMARY_LIMIT = 1_000_000  # bytes: the runner rejects step summaries over 1 MiB (1,048,576)
@@ -73,19 +78,31 @@ class Section:
 
     `rows` are escaped when a template first lists them: a section the template never shows
     (e.g. the failed items when there is a baseline) costs nothing however large it is.
+    `read` is told when a template reads what depends on the number of rows shown.
     """
 
-    def __init__(self, ids: list[str], total: int, row: Callable[[str], Row]) -> None:
+    def __init__(
+        self,
+        ids: list[str],
+        total: int,
+        row: Callable[[str], Row],
+        read: Callable[[], object] | None = None,
+    ) -> None:
         self.total = total
         self._ids = ids
         self._row = row
+        self._read = read
 
     @cached_property
     def rows(self) -> list[Row]:
+        if self._read is not None:
+            self._read()
         return [self._row(i) for i in self._ids]
 
     @property
     def omitted(self) -> int:
+        if self._read is not None:
+            self._read()
         return self.total - len(self._ids)
 
 
@@ -144,9 +161,9 @@ def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]
     ]
 
 
-def _evaluators_text(report: Report) -> str | None:
+def _evaluators_text(report: SlimReport) -> str | None:
     """`correctness 12/14 (85.7%) · groundedness 10/14 (71.4%)`, escaped; None with one."""
-    rates = evaluator_rates(report)
+    rates = report.evaluator_rates()
     if not rates:
         return None
     parts = [
@@ -157,15 +174,16 @@ def _evaluators_text(report: Report) -> str | None:
     if len(rates) < 2:
         return " · ".join(parts)
     # The rule is the label's last "(…)", appended only when there are several evaluators.
-    rule = (report.run_settings.evaluators or "") if report.run_settings else ""
+    settings = report.header.run_settings
+    rule = (settings.evaluators or "") if settings else ""
     how = rule.rpartition("(")[2].rstrip(")") if rule.endswith(")") else "all"
     how = how if how in ("all", "any", "majority") else "all"
     return " · ".join(parts) + f" (a run passes when {how} pass)"
 
 
-def _agreement_text(report: Report, limit: int = 20) -> str | None:
+def _agreement_text(report: SlimReport, limit: int = 20) -> str | None:
     """The panel's agreement line, escaped; None without a panel."""
-    found = agreement(report)
+    found = report.agreement()
     if found is None:
         return None
     kappa = "undefined" if found.kappa is None else f"{found.kappa:.2f}"
@@ -182,6 +200,19 @@ def _agreement_text(report: Report, limit: int = 20) -> str | None:
 
 
 def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
+    """The templates' environment; the built-in one is made (and its templates compiled)
+    once a process, since the comment and the summary share it."""
+    if user_template is None:
+        return _builtin_environment(template_dir)
+    return _new_environment(template_dir, user_template)
+
+
+@functools.cache
+def _builtin_environment(template_dir: Path) -> jinja2.Environment:
+    return _new_environment(template_dir, None)
+
+
+def _new_environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(template_dir))]
     if user_template is not None:
         loaders.insert(0, jinja2.FileSystemLoader(str(user_template.parent)))
@@ -199,6 +230,22 @@ def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Envir
     return env
 
 
+class _TagTally:
+    """Each counted item's tags, counted once, again for a pass: over the columns, in C."""
+
+    def __init__(self, items: slim.ItemColumns) -> None:
+        counted_ids = list(compress(items.ids, items.runs))
+        self.tags = [tags or UNTAGGED for tags in compress(items.tags, items.runs)]
+        counted_passes = list(compress(items.passes, items.runs))
+        counted_runs = list(compress(items.runs, items.runs))
+        twice = list(map(mul, counted_passes, repeat(2)))
+        passed = map(lt, counted_runs, twice)  # a strict majority of the runs passed
+        self.tagged = Counter(chain.from_iterable(self.tags))
+        self.passes = Counter(chain.from_iterable(compress(self.tags, passed)))
+        self.failed = sorted(compress(counted_ids, map(ge, counted_runs, twice)))
+        self.position = dict(zip(counted_ids, range(len(counted_ids)), strict=True))
+
+
 class _Context:
     """The template's context for a number of rows a section.
 
@@ -208,68 +255,60 @@ class _Context:
 
     def __init__(
         self,
-        report: Report,
+        report: Report | SlimReport,
         gate: GateResult,
         *,
-        baseline: Report | None,
+        baseline: Report | SlimReport | None,
         comment_id: str,
         extra_notes: list[str],
         baseline_path: str | None = None,
         extra: dict[str, object] | None = None,
         unverified: bool = False,
     ) -> None:
+        view = slim.of(report)
+        header = view.header
         comparison = gate.comparison
         regressed_ids = comparison.regressions if comparison else []
         improved_ids = comparison.improvements if comparison else []
-        regressions = set(regressed_ids)
-        self._items: dict[str, ItemResult] = {}
-        self._rows: dict[str, Row] = {}
-        failed_ids: list[str] = []
-        # Every counted item's tags, once, again for a pass and again for a regression: then
-        # counted in C instead of a loop a tag.
-        tagged: list[str] = []
-        passes: list[str] = []
-        regressed: list[str] = []
-        for item in report.results:
-            self._items[item.id] = item
-            if item.errored:
-                continue
-            tags = item.tags or ["(untagged)"]
-            tagged += tags
-            if item.passed:
-                passes += tags
-            else:
-                failed_ids.append(item.id)
-            if item.id in regressions:
-                regressed += tags
+        self.report = view
+        self._rows: dict[str, Row] = view.memo.setdefault("rows", {})  # shared by templates
+        tally = view.memo.get("tags")
+        if tally is None:
+            tally = view.memo["tags"] = _TagTally(view.items)
+        regressed = Counter(
+            chain.from_iterable(
+                tally.tags[tally.position[i]] for i in regressed_ids if i in tally.position
+            )
+        )
         self.sections = {
             "regressed": regressed_ids,
             "improved": improved_ids,
-            "failed": sorted(failed_ids),
+            "failed": tally.failed,
             "unstable": gate.unstable,
             "errors": gate.errored,
         }
-        self._tags = _tag_rows(Counter(tagged), Counter(passes), Counter(regressed))
+        self._tags = _tag_rows(tally.tagged, tally.passes, regressed)
+        complete = header.complete and not gate.inconclusive
         self._fixed = {
             "marker": marker(comment_id),
             "comment_id": marker_id(comment_id),
             "gate": gate,
-            "verdict": gate.verdict if report.complete and not gate.inconclusive else "incomplete",
+            "verdict": gate.verdict if complete else "incomplete",
             "headline": inline(gate.headline, limit=600),
             "settings": gate.settings,
             "comparison": comparison,
             "has_baseline": baseline is not None,
-            "judge": code_span(report.judge, limit=80),
-            "offline_judge": report.judge == "keypoints",
-            "tier": report.tier,
-            "stats": report.stats,
-            "complete": report.complete and not gate.inconclusive,
-            "incomplete_reason": inline(report.incomplete_reason or gate.inconclusive, limit=300),
-            "assistant": report.assistant,
+            "judge": code_span(header.judge, limit=80),
+            "offline_judge": header.judge == "keypoints",
+            "tier": header.tier,
+            "stats": header.stats,
+            "complete": complete,
+            "incomplete_reason": inline(header.incomplete_reason or gate.inconclusive, limit=300),
+            "assistant": header.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
-            "rules": _rule_parts(report.rule_changes),
-            "evaluator_rates": _evaluators_text(report),
-            "judge_agreement": _agreement_text(report),
+            "rules": _rule_parts(header.rule_changes),
+            "evaluator_rates": _evaluators_text(view),
+            "judge_agreement": _agreement_text(view),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
             "unverified": unverified,
         }
@@ -281,14 +320,18 @@ class _Context:
     def row(self, item_id: str) -> Row:
         row = self._rows.get(item_id)
         if row is None:
-            row = self._rows[item_id] = _row(self._items.get(item_id), item_id)
+            row = self._rows[item_id] = _row(self.report.record(item_id), item_id)
         return row
 
-    def key(self, max_rows: int) -> tuple[int, ...]:
-        """Two numbers with the same key give the same context: each section's rows shown."""
-        return tuple(min(max_rows, len(ids)) for ids in self.sections.values())
+    def shown(self, max_rows: int) -> dict[str, int]:
+        """How many rows each section shows at `max_rows`."""
+        return {name: min(max_rows, len(ids)) for name, ids in self.sections.items()}
 
-    def __call__(self, max_rows: int) -> dict[str, object]:
+    def __call__(
+        self, max_rows: int, read: Callable[[str], object] | None = None
+    ) -> dict[str, object]:
+        """The template's context; `read(name)` is told when the template reads a section's
+        rows (or how many it omits)."""
         return {
             **self._fixed,
             # Fresh lists each time: a template can never see what an earlier attempt did.
@@ -297,7 +340,12 @@ class _Context:
             "notes": list(self._notes),
             "tags": list(self._tags),
             **{
-                name: Section(ids[:max_rows], len(ids), self.row)
+                name: Section(
+                    ids[:max_rows],
+                    len(ids),
+                    self.row,
+                    None if read is None else functools.partial(read, name),
+                )
                 for name, ids in self.sections.items()
             },
             **self._extra,
@@ -305,10 +353,10 @@ class _Context:
 
 
 def render(
-    report: Report,
+    report: Report | SlimReport,
     gate: GateResult,
     *,
-    baseline: Report | None = None,
+    baseline: Report | SlimReport | None = None,
     comment_id: str = "default",
     template: str = "comment.md.j2",
     user_template: Path | None = None,
@@ -340,20 +388,25 @@ def render(
         extra=extra,
         unverified=unverified,
     )
-    rendered: dict[tuple[int, ...], str] = {}
+    # Each attempt's text, with how many rows it showed of each section it read: an attempt
+    # that would show as many of each of those renders the same text (nothing else in the
+    # context depends on the number), so it is not rendered again.
+    rendered: list[tuple[dict[str, int], str]] = []
 
     def attempt(max_rows: int) -> str:
-        # A number past every section's length renders what the longest did: render it once.
-        key = context.key(max_rows)
-        if key in rendered:
-            return rendered[key]
+        shown = context.shown(max_rows)
+        for read, text in rendered:
+            if all(shown[section] == count for section, count in read.items()):
+                return text
+        names: set[str] = set()
         try:
-            text = rendered[key] = redaction.scrub(tmpl.render(**context(max_rows)))
+            text = redaction.scrub(tmpl.render(**context(max_rows, names.add)))
         except jinja2.TemplateError as exc:
             raise InputError(f"{user_template or name}: the template failed ({exc})") from None
+        rendered.append(({section: shown[section] for section in names}, text))
         return text
 
-    most = max(len(report.results), 1)
+    most = max(len(context.report.items), 1)
     body = attempt(most)
     if measure(body) <= limit:
         return body
@@ -372,11 +425,18 @@ def render(
     return best
 
 
-def render_comment(report: Report, gate: GateResult, **kwargs: object) -> str:
+def prepare() -> None:
+    """Compile the built-in templates now (a command with time to spare before it renders)."""
+    env = _environment(templates_dir(), None)
+    for name in ("comment.md.j2", "summary.md.j2"):
+        env.get_template(name)
+
+
+def render_comment(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
     return render(report, gate, template="comment.md.j2", limit=COMMENT_LIMIT, **kwargs)  # type: ignore[arg-type]
 
 
-def render_summary(report: Report, gate: GateResult, **kwargs: object) -> str:
+def render_summary(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
     kwargs.pop("user_template", None)
     return render(
         report, gate, template="summary.md.j2", limit=SUMMARY_LIMIT, measure=utf8_bytes, **kwargs

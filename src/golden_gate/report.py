@@ -423,11 +423,23 @@ def _too_deep_field(report: Report) -> str | None:
     for i, item in enumerate(report.results):
         if found is not None:
             return found
-        if item.__pydantic_extra__:
-            found = deep(f"results.{i}.", item)
-        for j, run in enumerate(item.run_results):
-            if run.__pydantic_extra__:
-                found = found or deep(f"results.{i}.run_results.{j}.", run)
+        found = too_deep_item_field(item, f"results.{i}.")
+    return found
+
+
+def too_deep_item_field(item: ItemResult, where: str = "") -> str | None:
+    """An unknown field of the item or its runs nested too deep to be written again."""
+
+    def deep(where: str, owner: BaseModel) -> str | None:
+        for name, value in (owner.__pydantic_extra__ or {}).items():
+            if jsontext.nested_deeper(value, jsontext.MAX_DEPTH):
+                return where + name
+        return None
+
+    found = deep(where, item) if item.__pydantic_extra__ else None
+    for j, run in enumerate(item.run_results):
+        if run.__pydantic_extra__:
+            found = found or deep(f"{where}run_results.{j}.", run)
     return found
 
 

@@ -20,6 +20,11 @@ MONTE_CARLO_DRAWS = 200_000
 MONTE_CARLO_SEED = 20240917
 
 
+def prepare() -> None:
+    """Import what a p-value needs now (a command with time to spare before it needs one)."""
+    import scipy.special  # noqa: F401
+
+
 def z_value(confidence: float) -> float:
     """The two-sided normal quantile for a confidence level (1.959964 for 95 %)."""
     return NormalDist().inv_cdf(1 - (1 - confidence) / 2)

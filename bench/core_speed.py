@@ -1,0 +1,303 @@
+"""Start-up and the gate at scale, for this tree or for a git ref, in fresh processes.
+
+    .venv/bin/python bench/core_speed.py [--before REF] [--quick] [--runs N]
+
+Three figures, each a median of fresh processes (`python -m golden_gate` with the tree's `src`
+first on the path, so a ref checked out with `git worktree add` runs with this venv):
+
+- start-up to first request: `golden-gate eval` with the LLM judge (the bench's stand-in
+  OpenAI-compatible judge) against the bench's stand-in assistant, from the process's spawn
+  to the first request arriving at the assistant;
+- `gate` on a small pair: the demo's report against the bundled baseline (14 items), wall;
+- `gate` on the 100k pair (bench/core_scale.py's reports, written once): gate, comment and
+  job summary to files, wall and peak RSS (`os.wait4`'s rusage: the process and any child it
+  waited for), and the sha256 of what it printed and wrote, so two trees can be compared.
+
+A tree without `gate --comment-out` (before the slim view) runs the same work through its
+library: load both reports, gate, print as `gate` prints, render the comment and summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PAIRS = ROOT / "tests" / "data" / "gate_pairs"
+JUDGE_MODEL = "openai:gpt-4.1-mini"
+DUMMY_KEY = "sk-bench-not-a-real-key"
+ITEMS = 100_000
+REGRESSIONS = 2_000
+
+# The work `gate --comment-out --summary-out` does, through the library of a tree without it.
+LIBRARY_GATE = """
+import sys
+from pathlib import Path
+from golden_gate import cli
+from golden_gate.gate import GateSettings, evaluate_gate
+from golden_gate.render import render_comment, render_summary
+from golden_gate.report import load_report
+report, baseline = load_report(sys.argv[1]), load_report(sys.argv[2])
+gate = evaluate_gate(report, baseline, GateSettings())
+cli._print_gate(gate)
+Path(sys.argv[3]).write_text(render_comment(report, gate, baseline=baseline), encoding="utf-8")
+Path(sys.argv[4]).write_text(render_summary(report, gate, baseline=baseline), encoding="utf-8")
+"""
+
+
+@contextlib.contextmanager
+def checkout(ref: str | None) -> Iterator[Path]:
+    """This tree, or `ref` checked out in a temporary worktree (removed afterwards)."""
+    if ref is None:
+        yield ROOT
+        return
+    with tempfile.TemporaryDirectory(prefix="golden-gate-ref-") as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), ref],
+            check=True,
+        )
+        try:
+            yield tree
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False
+            )
+
+
+def _env(tree: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), **extra}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _golden_gate(tree: Path) -> list[str]:
+    return [sys.executable, "-m", "golden_gate"]
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int, str]:
+    """Wall seconds, exit code, peak RSS (KiB, the process and its waited children), stdout."""
+    with tempfile.TemporaryFile("w+") as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return wall, proc.returncode, usage.ru_maxrss, out.read()
+
+
+# -- start-up to first request --------------------------------------------------------------
+
+
+class _Assistant(BaseHTTPRequestHandler):
+    """Answers every question at once; notes when the first request arrived."""
+
+    first: float | None = None
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        with _Assistant.lock:
+            if _Assistant.first is None:
+                _Assistant.first = time.perf_counter()
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = json.dumps({"answer": "The handbook states fact 1.", "sources": []}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def first_request(tree: Path, runs: int) -> dict[str, Any]:
+    """Seconds from spawning `golden-gate eval` (LLM judge) to its first assistant request."""
+    from tests.fakes.judge_server import JudgeServer
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Assistant)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    firsts, walls = [], []
+    try:
+        with JudgeServer() as judge, tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            golden = work / "golden.jsonl"
+            golden.write_text(
+                "".join(
+                    json.dumps(
+                        {"id": f"q{i}", "question": f"Q{i}?", "reference_key_points": ["fact 1"]}
+                    )
+                    + "\n"
+                    for i in range(20)
+                )
+            )
+            argv = [
+                *_golden_gate(tree),
+                "eval",
+                str(golden),
+                "--url",
+                url,
+                "--judge-model",
+                JUDGE_MODEL,
+                "--judge-base-url",
+                judge.base_url,
+                "--no-cache",
+                "--quiet",
+                "-o",
+                str(work / "report.json"),
+            ]
+            env = _env(tree, OPENAI_API_KEY=DUMMY_KEY)
+            for _ in range(runs):
+                _Assistant.first = None
+                started = time.perf_counter()
+                done = subprocess.run(argv, env=env, cwd=work, capture_output=True, check=False)
+                walls.append(time.perf_counter() - started)
+                if done.returncode != 0 or _Assistant.first is None:
+                    raise RuntimeError(f"eval failed: {done.stderr.decode()[-500:]}")
+                firsts.append(_Assistant.first - started)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return {"first_request_s": statistics.median(firsts), "eval_s": statistics.median(walls)}
+
+
+# -- gate -------------------------------------------------------------------------------------
+
+
+def _has_gate_files(tree: Path) -> bool:
+    """`gate --comment-out --summary-out` came with the slim view (golden_gate/slim.py)."""
+    return (tree / "src" / "golden_gate" / "slim.py").is_file()
+
+
+def gate_small(tree: Path, runs: int) -> dict[str, Any]:
+    """`golden-gate gate` on the demo's report and the bundled baseline: wall seconds."""
+    argv = [*_golden_gate(tree), "gate", str(PAIRS / "demo" / "report.json")]
+    argv.append(str(PAIRS / "demo" / "baseline.json"))
+    with tempfile.TemporaryDirectory() as tmp:
+        walls = [_run(argv, _env(tree), Path(tmp))[0] for _ in range(runs)]
+    return {"small_s": statistics.median(walls), "small_walls": walls}
+
+
+def write_pair(directory: Path, items: int = ITEMS, regressions: int = REGRESSIONS) -> Path:
+    """bench/core_scale.py's baseline and candidate, written once into `directory`."""
+    if not (directory / "report.json").is_file():
+        subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "core_scale.py"), "write", str(directory),
+             "--items", str(items), "--regressions", str(regressions)],
+            check=True,
+        )  # fmt: skip
+    return directory
+
+
+def gate_large(tree: Path, pair: Path, runs: int) -> dict[str, Any]:
+    """Gate, comment and summary on a large pair: wall, peak RSS and what came out."""
+    walls, peaks, outputs = [], [], set()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        comment, summary = work / "comment.md", work / "summary.md"
+        report, baseline = str(pair / "report.json"), str(pair / "baseline.json")
+        if _has_gate_files(tree):
+            argv = [*_golden_gate(tree), "gate", report, baseline]
+            argv += ["--comment-out", str(comment), "--summary-out", str(summary)]
+        else:
+            argv = [
+                sys.executable,
+                "-c",
+                LIBRARY_GATE,
+                report,
+                baseline,
+                str(comment),
+                str(summary),
+            ]
+        for _ in range(runs):
+            wall, code, peak, stdout = _run(argv, _env(tree), work)
+            if code not in (0, 1):
+                raise RuntimeError(f"gate exited {code}")
+            walls.append(wall)
+            peaks.append(peak / 1024)
+            outputs.add(
+                tuple(
+                    hashlib.sha256(text.encode()).hexdigest()
+                    for text in (stdout, comment.read_text(), summary.read_text())
+                )
+            )
+    return {
+        "large_s": statistics.median(walls),
+        "large_walls": walls,
+        "large_peak_mib": max(peaks),
+        "outputs": sorted(outputs),
+    }
+
+
+def measure(tree: Path, pair: Path, *, runs: int) -> dict[str, Any]:
+    return {
+        **first_request(tree, runs),
+        **gate_small(tree, runs),
+        **gate_large(tree, pair, max(3, runs // 2)),
+    }
+
+
+def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    """Markdown: one column a tree."""
+    head = "| | " + " | ".join(name for name, _ in rows) + " |"
+    lines = [head, "|---" + "|---:" * len(rows) + "|"]
+
+    def line(label: str, cell: Any) -> None:
+        lines.append(f"| {label} | " + " | ".join(cell(r) for _, r in rows) + " |")
+
+    line("start-up to first request (eval, LLM judge)", lambda r: f"{r['first_request_s']:.2f} s")
+    line("`gate` on a small pair (14 items), wall", lambda r: f"{r['small_s']:.2f} s")
+    line(
+        "`gate` on the 100k pair + comment + summary, wall",
+        lambda r: f"**{r['large_s']:.2f} s**",
+    )
+    line("the same, peak RSS", lambda r: f"{r['large_peak_mib']:,.0f} MiB")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", default=None, help="a git ref measured beside this tree")
+    parser.add_argument("--quick", action="store_true", help="10,000 items, 3 runs each")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    runs = 3 if args.quick else args.runs
+    with tempfile.TemporaryDirectory(prefix="golden-gate-pair-") as tmp:
+        items = 10_000 if args.quick else ITEMS
+        pair = write_pair(Path(tmp), items, items // 50)
+        rows = []
+        if args.before:
+            with checkout(args.before) as before:
+                rows.append((f"before ({args.before})", measure(before, pair, runs=runs)))
+        rows.append(("this tree", measure(ROOT, pair, runs=runs)))
+    print(table(rows))
+    if len({tuple(r["outputs"]) for _, r in rows}) == 1 and all(
+        len(r["outputs"]) == 1 for _, r in rows
+    ):
+        print("\nThe large pair's output (stdout, comment, summary) is byte-identical throughout.")
+    else:
+        print(
+            "\n**The large pair's output differs**: " + json.dumps([r["outputs"] for _, r in rows])
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""The slim report view (golden_gate/slim.py) changes no output.
+
+tests/data/gate_outputs.json holds, for report pairs built by tests/gate_pairs.py, the sha256 of
+what `gate`, `report` (Markdown and JSON) and the job summary printed with the code before the
+slim view, and the sentence and exit code of malformed reports. Each is reproduced here: through
+the commands as they are, and with every report read the slim way however small it is.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from golden_gate import slim
+from golden_gate.errors import InputError
+from golden_gate.gate import GateSettings, evaluate_gate
+from golden_gate.render import render_comment, render_summary
+from golden_gate.report import load_report
+from tests.gate_pairs import (
+    MALFORMED,
+    OUTPUTS,
+    PAIR_BUILDERS,
+    SHAPES,
+    _cli,
+    _inside,
+    _sha,
+    malformed_outputs,
+    outputs,
+    write_pair,
+)
+
+RECORDED = json.loads(OUTPUTS.read_text())
+# Read by the fast path only where a row shows them: a malformed run elsewhere goes unnoticed.
+UNREAD_RUNS = {"large-bad-run-status", "large-failed-bad-run"}
+
+
+@pytest.fixture(scope="module")
+def pairs() -> dict[str, tuple]:
+    return {name: build() for name, build in PAIR_BUILDERS.items()}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", list(PAIR_BUILDERS))
+def test_the_commands_print_what_they_printed_before(tmp_path, pairs, name, shape):
+    names = write_pair(pairs[name], tmp_path, shape)
+    assert outputs(tmp_path, names) == RECORDED["pairs"][name]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", list(PAIR_BUILDERS))
+def test_read_the_slim_way_however_small_nothing_changes(tmp_path, pairs, name, shape):
+    names = write_pair(pairs[name], tmp_path, shape)
+    want = RECORDED["pairs"][name]
+    report = slim.load(tmp_path / names[0], large=0)
+    baseline = slim.load(tmp_path / names[1], rows=False, large=0) if len(names) > 1 else None
+    fast = isinstance(report, slim._FileReport)
+    # Indented reports take the fast path; a compact one, one with no items, or one with half
+    # an emoji (which pydantic's parser refuses and report.py repairs) is parsed in full.
+    assert fast == (shape != "compact" and name not in ("hostile", "empty"))
+    gate = evaluate_gate(report, baseline, GateSettings())
+    assert _sha(gate.model_dump_json(indent=2) + "\n") == want["verdict_json"]
+    assert _sha(render_comment(report, gate, baseline=baseline)) == want["comment"]
+    assert _sha(render_summary(report, gate, baseline=baseline)) == want["summary"]
+
+
+@pytest.mark.parametrize("name", ["demo", "scale-1k", "scale-1k-alone", "panel", "judge-errors"])
+def test_gate_writes_the_comment_and_summary_the_action_renders(tmp_path, pairs, name):
+    names = write_pair(pairs[name], tmp_path, "ours")
+    want = RECORDED["pairs"][name]
+    with _inside(tmp_path):
+        code, stdout, _ = _cli(
+            ["gate", *names, "--comment-out", "comment.md", "--summary-out", "summary.md"]
+        )
+    assert (code, _sha(stdout)) == (want["exit_code"], want["gate_stdout"])
+    assert _sha((tmp_path / "comment.md").read_text(encoding="utf-8")) == want["comment"]
+    assert _sha((tmp_path / "summary.md").read_text(encoding="utf-8")) == want["summary"]
+
+
+@pytest.mark.parametrize("name", sorted(set(MALFORMED) - UNREAD_RUNS))
+def test_a_malformed_report_gets_the_same_sentence_and_exit_code(tmp_path, name):
+    assert malformed_outputs(tmp_path, name, MALFORMED[name]) == RECORDED["malformed"][name]
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_read_the_slim_way_a_malformed_report_is_the_same_sentence(tmp_path, name):
+    recorded = RECORDED["malformed"][name]["report"]
+    path = tmp_path / "bad.json"
+    path.write_bytes(MALFORMED[name])
+    if name in UNREAD_RUNS:
+        report = slim.load(path, large=0)
+        assert len(report.items) > 1  # the runs are not read...
+        with pytest.raises(InputError) as caught:
+            report.record("a")  # ...until a row shows the item
+    else:
+        with pytest.raises(InputError) as caught:
+            slim.load(path, large=0)
+    assert recorded["exit_code"] == caught.value.exit_code == 2
+    assert recorded["stderr"] == f"golden-gate: error: {caught.value}\n".replace(
+        str(path), "bad.json"
+    )
+
+
+def test_a_malformed_run_is_refused_once_a_row_shows_its_item(tmp_path):
+    (tmp_path / "bad.json").write_bytes(MALFORMED["large-failed-bad-run"])
+    (tmp_path / "good.json").write_text(json.dumps({"judge": "j", "results": [
+        {"id": "a", "passes": 1, "runs": 1}]}))  # fmt: skip
+    with _inside(tmp_path):
+        code, _, stderr = _cli(["gate", "bad.json", "good.json", "--comment-out", "c.md"])
+    assert code == 2
+    assert stderr == RECORDED["malformed"]["large-failed-bad-run"]["report"]["stderr"]
+
+
+@pytest.mark.parametrize("shape", ["ours", "indent2"])
+def test_a_row_reads_the_record_the_full_parse_reads(tmp_path, pairs, shape):
+    for name in ("scale-1k", "unknown-fields", "panel", "several-runs"):
+        names = write_pair(pairs[name], tmp_path, shape)
+        view = slim.load(tmp_path / names[0], large=0)
+        assert isinstance(view, slim._FileReport)
+        full = load_report(tmp_path / names[0])
+        for item in full.results:
+            assert view.record(item.id) == item
+        assert view.record("no such item") is None
+        assert view.items.ids == [item.id for item in full.results]
+        assert view.items.runs == [item.runs for item in full.results]
+
+
+def test_two_large_reports_read_at_once_are_read_as_one_at_a_time(tmp_path, pairs):
+    # Forking is only done with no other thread running (pytest's workers have some), so in a
+    # fresh interpreter.
+    names = write_pair(pairs["scale-1k"], tmp_path, "ours")
+    script = f"""
+from golden_gate import slim
+prepared = []
+report, baseline = slim.load_pair({names[0]!r}, {names[1]!r}, meanwhile=lambda: prepared.append(1))
+alone, base_alone = slim.load({names[0]!r}), slim.load({names[1]!r}, rows=False)
+assert type(report).__name__ == type(baseline).__name__ == "_FileReport" and prepared == [1]
+assert report.items == alone.items and report.header == alone.header
+assert report.starts == alone.starts and report.evaluations == alone.evaluations
+assert baseline.items == base_alone.items and baseline.header == base_alone.header
+assert report.record(report.items.ids[7]) == alone.record(alone.items.ids[7]) is not None
+print("same")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout == "same\n", done.stderr
+
+
+def test_a_report_the_copy_cannot_read_is_read_again_for_its_sentence(tmp_path, pairs):
+    names = write_pair(pairs["scale-1k"], tmp_path, "ours")
+    (tmp_path / "bad.json").write_bytes(MALFORMED["large-passes-over-runs"])
+    script = f"""
+from golden_gate import slim
+from golden_gate.errors import InputError
+try:
+    slim.load_pair("bad.json", {names[1]!r})
+except InputError as exc:
+    print(exc)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    expected = RECORDED["malformed"]["large-passes-over-runs"]["report"]["stderr"]
+    assert f"golden-gate: error: {done.stdout}" == expected, done.stderr
