@@ -173,6 +173,9 @@ def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
         "items": str(gate.n),
         "report-path": workspace_relative(settings.run.report_path, settings),
         "comment-file": workspace_relative(settings.comment_file, settings),
+        "junit-xml": workspace_relative(settings.run.junit_path, settings)
+        if settings.run.junit_path
+        else "",
         "judge-calls": str(stats.judge_calls if stats else 0),
         "cache-hits": str(stats.cache_hits if stats else 0),
     }

@@ -386,6 +386,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     baseline = load_report(args.baseline) if args.baseline else None
     gate = evaluate_gate(report, baseline, settings)
     _print_gate(gate)
+    if args.junit_xml is not None:  # after the verdict is printed: it is not lost with the file
+        from golden_gate.junit import write_junit
+
+        write_junit(args.junit_xml, report, gate, baseline=baseline)
     reason = report.incomplete_reason if not report.complete else gate.inconclusive
     if reason:
         _fail(f"no gate result: {reason}")
@@ -437,9 +441,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from golden_gate.pipeline import evaluate_report
     from golden_gate.report import save_report
 
-    report = evaluate_report(settings_from_args(args))
+    settings = settings_from_args(args)
+    report = evaluate_report(settings)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(report, args.report))
+    if args.junit_xml is not None:
+        from golden_gate.gate import evaluate_gate
+        from golden_gate.junit import write_junit
+
+        gate = evaluate_gate(report, None, settings.gate)
+        failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
     counted = report.counted
     passed = sum(r.passed for r in counted)
     print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
@@ -461,6 +472,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         baseline_label=str(args.baseline) if args.baseline else None,
         comment_path=args.comment_out,
         summary_path=args.summary_out,
+        junit_path=args.junit_xml,
         comment_id=args.comment_id,
         comment_template=args.template,
         calibration=args.calibration,
@@ -490,6 +502,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if args.comment_out is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
         failures.attempt(lambda: write_result(args.comment_out, comment, what="comment"))
+    if args.junit_xml is not None:
+        from golden_gate.junit import write_junit
+
+        failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
     _print_gate(gate, str(args.output))
     failures.raise_if_any()
@@ -539,7 +555,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from golden_gate.demo import run_demo
 
-    return run_demo(out=args.out, variant=args.variant)
+    return run_demo(out=args.out, variant=args.variant, junit_path=args.junit_xml)
 
 
 # --- parser --------------------------------------------------------------------------------
@@ -564,6 +580,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="candidate report.json")
     p.add_argument("baseline", type=Path, nargs="?", help="baseline report (optional)")
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     _add_gate_args(p)
     p.set_defaults(handler=cmd_gate)
 
@@ -596,6 +618,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ask, check, judge (with the verdict cache) and write a report.",
     )
     _add_eval_args(p)
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_eval)
 
     p = sub.add_parser(
@@ -611,6 +639,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     p.add_argument("--calibration", type=Path, default=None, help="calibration.json to show")
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser(
@@ -642,6 +676,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
     p.add_argument("--comment-out", type=Path, default=None, help="write the comment here")
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     _add_gate_args(p)
     p.set_defaults(handler=cmd_merge)
 
@@ -674,6 +714,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for the files")
     p.add_argument("--variant", choices=["candidate", "baseline"], default="candidate")
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_demo)
     return parser
 

@@ -25,7 +25,9 @@ def baseline_path() -> Path:
     return Path(str(resources.files("golden_gate.example_assistant") / "baseline.json"))
 
 
-def demo_settings(url: str, out: Path, *, baseline: Path | None) -> Settings:
+def demo_settings(
+    url: str, out: Path, *, baseline: Path | None, junit_path: Path | None = None
+) -> Settings:
     return Settings(
         golden=golden_path(),
         tags=["smoke"],
@@ -36,6 +38,7 @@ def demo_settings(url: str, out: Path, *, baseline: Path | None) -> Settings:
         report_path=out / "report.json",
         comment_path=out / "comment.md",
         summary_path=out / "summary.md",
+        junit_path=junit_path,
         comment_id="demo",
         # 14 smoke items cannot prove 80 % even when all pass (lower bound 0.785): see README.
         gate=GateSettings(floor=0.70),
@@ -43,19 +46,24 @@ def demo_settings(url: str, out: Path, *, baseline: Path | None) -> Settings:
     )
 
 
-def run_demo(*, out: Path, variant: str = "candidate") -> int:
+def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None = None) -> int:
     """Run the demo; exits 0 when the demo itself worked, whatever the gate decided."""
     out.mkdir(parents=True, exist_ok=True)
     with start(variant) as assistant:
-        outcome = run(demo_settings(assistant.url, out, baseline=baseline_path()))
+        settings = demo_settings(
+            assistant.url, out, baseline=baseline_path(), junit_path=junit_path
+        )
+        outcome = run(settings)
     print(outcome.comment)
     print("-" * 72, file=sys.stderr)
     print(
         f"golden-gate demo: the gate {outcome.verdict} ({outcome.gate.headline})", file=sys.stderr
     )
+    written = [out / "report.json", out / "comment.md", out / "summary.md"]
+    written += [junit_path] if junit_path is not None else []
     print(
-        f"golden-gate demo: wrote {out / 'report.json'}, {out / 'comment.md'} and "
-        f"{out / 'summary.md'}; `golden-gate run` would exit {outcome.exit_code}",
+        f"golden-gate demo: wrote {', '.join(map(str, written[:-1]))} and {written[-1]}; "
+        f"`golden-gate run` would exit {outcome.exit_code}",
         file=sys.stderr,
     )
     return EXIT_INCOMPLETE if outcome.verdict == "incomplete" else EXIT_PASSED

@@ -210,6 +210,7 @@ def read_action_settings(
     # Outside the checkout by default: a pull request must not be able to supply verdicts.
     cache_dir = workspace / inputs.raw("cache-dir") if inputs.raw("cache-dir") else None
     comment_file = workspace / inputs.raw("comment-file", "golden-gate/comment.md")
+    junit_file = workspace / inputs.raw("junit-xml") if inputs.raw("junit-xml") else None
     try:
         run = Settings(
             golden=workspace / inputs.raw("golden", "evals/golden.jsonl"),
@@ -279,6 +280,7 @@ def read_action_settings(
             report_path=report_path,
             shard=shard,
             comment_path=comment_file,
+            junit_path=junit_file,
             comment_id=inputs.raw("comment-id", "default"),
             baseline_label=inputs.raw("baseline") or None,
             comment_template=workspace / template if template else None,

@@ -203,6 +203,13 @@ def gate_and_render(
     ):
         if path is not None:
             collected.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    if settings.junit_path is not None:
+        from golden_gate.junit import write_junit
+
+        junit_path = settings.junit_path
+        collected.attempt(
+            lambda: write_junit(junit_path, report, gate, baseline=baseline, golden=settings.golden)
+        )
     if failures is None:
         collected.raise_if_any()
     if not report.complete or gate.inconclusive:
