@@ -21,6 +21,27 @@ if TYPE_CHECKING:  # the commands import what they need when they run
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[argparse.Namespace], int]
+EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every flag's help ends with its default, when it has one worth saying."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        unsaid = default is None or default is False or default == "" or default == []
+        if "%(default)" in text or unsaid or default is argparse.SUPPRESS:
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def _fail(message: str) -> None:
@@ -120,7 +141,7 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("golden", type=Path, help="golden set (JSONL)")
     target = parser.add_argument_group("assistant")
     target.add_argument("--url", default="", help="base URL of the assistant")
-    target.add_argument("--path", default="/ask", help="request path (default /ask)")
+    target.add_argument("--path", default="/ask", help="request path")
     target.add_argument(
         "--request-template",
         default='{"text": "{question}"}',
@@ -202,7 +223,9 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the provider's API base URL (an OpenAI-compatible server, the Azure endpoint)",
     )
-    judge.add_argument("--judge-temperature", type=float, default=0.0)
+    judge.add_argument(
+        "--judge-temperature", type=float, default=0.0, help="sampling temperature of the judge"
+    )
     judge.add_argument(
         "--judge-timeout", type=float, default=60.0, help="per call (s), time queued included"
     )
@@ -213,7 +236,12 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
     judge.add_argument(
         "--judge-concurrency", type=int, default=8, help="at most the server's parallel slots"
     )
-    judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
+    judge.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(".judge-cache"),
+        help="where verdicts are kept, keyed by judge, prompt, question and answer",
+    )
     judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
 
 
@@ -284,6 +312,10 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.settings import Settings
     from golden_gate.target import TargetSettings
 
+    if not args.url and args.compose_file is None:
+        raise InputError(
+            "no assistant: give --url (where it runs) or --compose-file (to start it first)"
+        )
     headers = _headers(args.header)
     prices = None
     if args.judge_prices is not None:
@@ -453,7 +485,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
     counted = report.counted
     passed = sum(r.passed for r in counted)
-    print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    if counted or not report.results:
+        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    else:
+        print(
+            f"golden-gate: no item could be counted: every run of all {len(report.results)} "
+            f"items ended in an error (first: {report.results[0].why}); report: {args.report}"
+        )
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
     if not report.complete:
         _fail(f"the evaluation could not be completed: {report.incomplete_reason}")
@@ -562,13 +600,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="golden-gate",
         description="A statistical quality gate for LLM-backed services.",
         epilog="Exit codes: 0 passed, 1 gate failed, 2 bad input, 3 evaluation incomplete.",
     )
     parser.add_argument("--version", action="version", version=f"golden-gate {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
 
     p = sub.add_parser(
         "gate",
@@ -596,7 +636,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="report.json")
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
-    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.add_argument(
+        "--format", choices=["md", "json"], default="md", help="the comment, or the gate's result"
+    )
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     _add_gate_args(p)
@@ -652,14 +694,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure how well the judge agrees with human labels",
         description=(
             "Run the configured judge on human-labelled answers (id, answer, label pass/fail) "
-            "and report agreement, Cohen's kappa with a 95%% confidence interval, the "
+            "and report agreement, Cohen's kappa (κ) with a 95% confidence interval, the "
             "confusion matrix and the disagreeing items; exit 1 below --min-kappa."
         ),
     )
     p.add_argument("golden", type=Path, help="golden set (JSONL): questions and key points")
     p.add_argument("--labels", type=Path, required=True, help="human labels (JSONL)")
     p.add_argument("--min-kappa", type=float, default=0.6, help="fail below this kappa")
-    p.add_argument("-o", "--output", type=Path, default=Path("calibration.json"))
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("calibration.json"), help="calibration report"
+    )
     _add_judge_args(p)
     p.set_defaults(handler=cmd_calibrate)
 
@@ -691,7 +735,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "For n items (a golden set and tags, or --items) and --runs, with the baseline's "
             "observed per-item variability: the fewest passes that clear the floor, the drop "
-            "the paired test catches 80%% of the time, and the items needed to catch a "
+            "the paired test catches 80% of the time, and the items needed to catch a "
             "5-point drop. Exit 1 when the floor is out of reach at this n."
         ),
     )
@@ -713,7 +757,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for the files")
-    p.add_argument("--variant", choices=["candidate", "baseline"], default="candidate")
+    p.add_argument(
+        "--variant",
+        choices=["candidate", "baseline"],
+        default="candidate",
+        help="the example assistant's configuration: a regressed prompt, or main's",
+    )
     p.add_argument(
         "--junit-xml",
         type=Path,
@@ -738,7 +787,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # here, so a reader that left early is handled below, not at exit
+        return code
+    except BrokenPipeError:
+        # `golden-gate report … | head`: the reader has what it wanted. Point stdout at
+        # /dev/null so the interpreter's own flush at exit cannot fail again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except GateError as exc:
         _fail(str(exc))
         return exc.exit_code

@@ -5,8 +5,8 @@ xUnit plugin's junit-10.xsd is the schema it is checked against). An item is a t
 by its id, in a class named by its first tag (or the golden file when it has none): a passing
 item passes; a failing one carries a <failure> with the reason and an answer excerpt (type
 "regression" when it passed in the baseline); an item with no counted run carries an <error>;
-a selected item an interrupted evaluation never asked is <skipped>. Items of the
-baseline outside this run's selection are not test cases of this run. The gate's figures are the suite's
+a selected item an interrupted evaluation never asked is <skipped>. Items of the baseline
+outside this run's selection are not cases of this run. The gate's figures are the suite's
 properties.
 
 Answers and questions are untrusted: XML escaping is ElementTree's, characters XML 1.0 cannot
