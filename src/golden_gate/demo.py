@@ -7,17 +7,35 @@ judge, gates against the bundled baseline and prints the comment a pull request 
 
 from __future__ import annotations
 
+import json
 import sys
 from importlib import resources
 from pathlib import Path
 
+from golden_gate.charts import TrendPoint
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
 from golden_gate.example_assistant import golden_path, start
 from golden_gate.gate import GateSettings
 from golden_gate.judge import JudgeSettings
 from golden_gate.pipeline import run
 from golden_gate.settings import Settings
+from golden_gate.stats import wilson_lower_bound
 from golden_gate.target import TargetSettings
+
+
+def baseline_history(confidence: float) -> list[TrendPoint]:
+    """The bundled baseline's earlier versions (an example history: the demo has no git)."""
+    path = resources.files("golden_gate.example_assistant") / "baseline-history.json"
+    return [
+        TrendPoint(
+            label=version["label"],
+            pass_rate=version["passed"] / version["items"],
+            lower_bound=wilson_lower_bound(
+                version["passed"], version["items"], confidence=confidence
+            ),
+        )
+        for version in json.loads(path.read_text(encoding="utf-8"))
+    ]
 
 
 def baseline_path() -> Path:
@@ -53,7 +71,7 @@ def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None =
         settings = demo_settings(
             assistant.url, out, baseline=baseline_path(), junit_path=junit_path
         )
-        outcome = run(settings)
+        outcome = run(settings, history=baseline_history(settings.gate.confidence))
     print(outcome.comment)
     print("-" * 72, file=sys.stderr)
     print(

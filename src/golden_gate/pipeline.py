@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from golden_gate import golden
 from golden_gate.cache import VerdictCache
+from golden_gate.charts import TrendPoint
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluate import evaluate
 from golden_gate.evaluators import Panel, make_panel
@@ -180,6 +181,7 @@ def gate_and_render(
     notes: list[str] | None = None,
     failures: WriteFailures | None = None,
     unverified: bool = False,
+    history: list[TrendPoint] | None = None,
 ) -> Outcome:
     """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
     collected = failures if failures is not None else WriteFailures()
@@ -194,6 +196,7 @@ def gate_and_render(
         "extra_notes": notes,
         "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
         "unverified": unverified,
+        "history": history,
     }
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)
@@ -229,10 +232,16 @@ def gate_and_render(
     )
 
 
-def run(settings: Settings, failures: WriteFailures | None = None) -> Outcome:
+def run(
+    settings: Settings,
+    failures: WriteFailures | None = None,
+    *,
+    history: list[TrendPoint] | None = None,
+) -> Outcome:
     """Evaluate, save the report, gate against the baseline, render the comment and summary.
 
     With `failures`, a file that cannot be written lands there and the others are still written.
+    `history`: the baseline's earlier pass rates, for the trend chart.
     """
     collected = failures if failures is not None else WriteFailures()
     baseline = load_report(settings.baseline) if settings.baseline is not None else None
@@ -240,7 +249,7 @@ def run(settings: Settings, failures: WriteFailures | None = None) -> Outcome:
         raise InputError(f"{settings.comment_template}: comment template not found")
     report = evaluate_report(settings)
     collected.attempt(lambda: save_report(report, settings.report_path))
-    outcome = gate_and_render(report, baseline, settings, failures=collected)
+    outcome = gate_and_render(report, baseline, settings, failures=collected, history=history)
     if failures is None:
         collected.raise_if_any()
     return outcome

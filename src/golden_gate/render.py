@@ -15,7 +15,8 @@ from pathlib import Path
 import jinja2
 from pydantic import BaseModel
 
-from golden_gate import redaction
+from golden_gate import charts, redaction
+from golden_gate.charts import TrendPoint
 from golden_gate.errors import InputError
 from golden_gate.escape import code_span, inline, marker_id
 from golden_gate.evaluators import agreement, evaluator_rates
@@ -144,6 +145,34 @@ def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]
     ]
 
 
+def _tag_bars(
+    items: Counter[str],
+    passes: Counter[str],
+    regressed: Counter[str],
+    improved: Counter[str],
+    baseline: Report | None,
+) -> list[charts.TagBar]:
+    base_items: Counter[str] = Counter()
+    base_passes: Counter[str] = Counter()
+    for item in baseline.results if baseline is not None else []:
+        if item.errored:
+            continue
+        tags = item.tags or ["(untagged)"]
+        base_items.update(tags)
+        if item.passed:
+            base_passes.update(tags)
+    return [
+        charts.TagBar(
+            tag=tag,
+            rate=passes[tag] / n,
+            base_rate=base_passes[tag] / base_items[tag] if base_items[tag] else None,
+            regressed=regressed[tag],
+            improved=improved[tag],
+        )
+        for tag, n in items.items()
+    ]
+
+
 def _evaluators_text(report: Report) -> str | None:
     """`correctness 12/14 (85.7%) · groundedness 10/14 (71.4%)`, escaped; None with one."""
     rates = evaluator_rates(report)
@@ -217,6 +246,7 @@ class _Context:
         baseline_path: str | None = None,
         extra: dict[str, object] | None = None,
         unverified: bool = False,
+        history: list[TrendPoint] | None = None,
     ) -> None:
         comparison = gate.comparison
         regressed_ids = comparison.regressions if comparison else []
@@ -250,6 +280,21 @@ class _Context:
             "errors": gate.errored,
         }
         self._tags = _tag_rows(Counter(tagged), Counter(passes), Counter(regressed))
+        improved = [t for i in improved_ids if i in self._items for t in self._items[i].tags]
+        bars = _tag_bars(
+            Counter(tagged), Counter(passes), Counter(regressed), Counter(improved), baseline
+        )
+        tag_chart = charts.tag_chart(bars)
+        trend_chart = None
+        if history and gate.pass_rate is not None and gate.lower_bound is not None:
+            now = TrendPoint(
+                label="this run", pass_rate=gate.pass_rate, lower_bound=gate.lower_bound
+            )
+            trend_chart = charts.trend_chart(
+                [*history, now],
+                floor=gate.settings.floor,
+                title="Pass rate: the baseline over time, then this run",
+            )
         self._fixed = {
             "marker": marker(comment_id),
             "comment_id": marker_id(comment_id),
@@ -272,6 +317,9 @@ class _Context:
             "judge_agreement": _agreement_text(report),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
             "unverified": unverified,
+            "trend_chart": trend_chart,
+            "tag_chart": tag_chart[0] if tag_chart else None,
+            "tag_chart_left_out": tag_chart[1] if tag_chart else 0,
         }
         self._extra = dict(extra or {})  # a template's own context, escaped by the caller
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
@@ -318,10 +366,12 @@ def render(
     baseline_path: str | None = None,
     extra: dict[str, object] | None = None,
     unverified: bool = False,
+    history: list[TrendPoint] | None = None,
 ) -> str:
     """Render within `limit` (as `measure` counts), listing fewer rows if needed.
 
     Rows are dropped whole: a table is never cut mid-row, whatever the characters cost.
+    `history`: the baseline's earlier pass rates (oldest first), charted with this run's.
     `unverified`: the report is another run's claim (a fork's), never shown as a verdict.
     """
     env = _environment(templates_dir(), user_template)
@@ -339,6 +389,7 @@ def render(
         baseline_path=baseline_path,
         extra=extra,
         unverified=unverified,
+        history=history,
     )
     rendered: dict[tuple[int, ...], str] = {}
 
