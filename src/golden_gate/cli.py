@@ -599,6 +599,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_PASSED if reachable else EXIT_FAILED
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from golden_gate.starter import init, next_steps
+
+    written = init(
+        args.dir,
+        source=args.convert,
+        action=args.action,
+        golden=args.golden,
+        baseline=args.baseline,
+        judge_model=args.judge_model,
+        compose_file=args.compose_file,
+        force=args.force,
+    )
+    for path in written:
+        print(f"golden-gate: wrote {path}")
+    print("Next:")
+    steps = next_steps(golden=args.golden, baseline=args.baseline, compose_file=args.compose_file)
+    for number, step in enumerate(steps, start=1):
+        print(f"  {number}. {step}")
+    return EXIT_PASSED
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from golden_gate.demo import run_demo
 
@@ -755,6 +777,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, default=None, help="baseline report (variability)")
     _add_gate_args(p)
     p.set_defaults(handler=cmd_plan)
+
+    p = sub.add_parser(
+        "init",
+        help="start gating a repository: a starter golden set and the three workflows",
+        description=(
+            "In a git repository, write a starter golden set (commented examples, or converted "
+            "from --convert FILE) and the pull-request gate, fork-comment and baseline "
+            "workflows, with the Action pinned to a full commit SHA; then say what to do next. "
+            "Existing files are left alone unless --force."
+        ),
+    )
+    p.add_argument("--dir", type=Path, default=Path("."), help="the repository's root")
+    p.add_argument(
+        "--convert",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="make the golden set from this CSV/TSV (header row) or JSONL of questions and "
+        "expected answers (columns such as question/input, expected/answer, id, tags)",
+    )
+    p.add_argument(
+        "--action",
+        default=f"org/golden-gate-action@v{__version__}",
+        metavar="OWNER/REPO@REF",
+        help="the Action to pin: a full commit SHA, or a tag resolved to one with git ls-remote",
+    )
+    p.add_argument("--golden", default="evals/golden.jsonl", help="where the golden set goes")
+    p.add_argument(
+        "--baseline", default="evals/baseline.json", help="where the baseline report will live"
+    )
+    p.add_argument(
+        "--judge-model", default="openai:gpt-4.1-mini", help="the judge the workflows use"
+    )
+    p.add_argument(
+        "--compose-file",
+        default=None,
+        help="start the assistant with this compose file in the workflows (else ASSISTANT_URL)",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite files that exist")
+    p.set_defaults(handler=cmd_init)
 
     p = sub.add_parser(
         "demo",
