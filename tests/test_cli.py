@@ -222,3 +222,12 @@ def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
     assert "0/0" not in done.stdout
     assert "no item could be counted: every run of all 8 items ended in an error" in done.stdout
     assert done.returncode == 3, done.stderr
+
+
+def test_an_unknown_judge_provider_is_one_sentence_about_our_flags(tmp_path):
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "a", "question": "q?"}\n')
+    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", "--judge-model", "foo:bar")
+    assert done.returncode == 2
+    assert "--judge-model: judge provider 'foo' is not supported" in done.stderr
+    assert "model_provider" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
