@@ -62,7 +62,7 @@ def test_bad_threshold_exits_2(tmp_path):
     good = write(tmp_path / "r.json", report({"a": True}))
     done = golden_gate("gate", good, "--floor", "1.5")
     assert done.returncode == 2
-    assert "--floor" in done.stderr and "between 0 and 1" in done.stderr
+    assert "--floor" in done.stderr and "must be in [0, 1)" in done.stderr
 
 
 def test_report_renders_markdown_and_json(tmp_path):

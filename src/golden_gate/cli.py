@@ -103,8 +103,18 @@ def _validation_sentence(exc: ValidationError) -> str:
 
 def _add_gate_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("gate")
-    group.add_argument("--floor", type=float, default=0.80, help="minimum Wilson lower bound")
-    group.add_argument("--alpha", type=float, default=0.05, help="paired test significance level")
+    group.add_argument(
+        "--floor",
+        type=float,
+        default=0.80,
+        help="minimum Wilson lower bound; 0 switches the floor off",
+    )
+    group.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="paired test significance level; 0 switches the test off",
+    )
     group.add_argument(
         "--min-drop", type=float, default=0.02, help="minimum mean drop in per-item score to fail"
     )
