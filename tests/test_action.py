@@ -338,7 +338,7 @@ def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate)
         calibration=calibration,
     )
     (comment,) = world.github.comments(REPO, pull.number)
-    assert "judge calibrated: κ = 0.69" in comment.body
+    assert "judge calibrated: kappa κ = 0.69" in comment.body
     assert gated.returncode == 1
 
 

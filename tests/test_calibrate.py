@@ -652,7 +652,7 @@ def test_calibration_line() -> None:
             "created_at": "2026-11-30T08:00:00Z",
         }
     )
-    line = "judge calibrated: κ = 0.82 [0.71, 0.93] on 60 labels (2026-11-30)"
+    line = "judge calibrated: kappa κ = 0.82 [0.71, 0.93] on 60 labels (2026-11-30)"
     assert calibration_line(report) == line
     same = {"judge": report.judge, "judge_prompt_hash": report.judge_prompt_hash}
     assert calibration_line(report, **same) == line
@@ -663,9 +663,13 @@ def test_calibration_line() -> None:
         "; calibrated with a different judge prompt"
     )
     failed = report.model_copy(update={"passed": False, "min_kappa": 0.9})
-    assert calibration_line(failed).startswith("judge calibration below min-kappa 0.90: κ = 0.82")
+    assert calibration_line(failed).startswith(
+        "judge calibration below min-kappa 0.90: kappa κ = 0.82"
+    )
     undefined = report_for(table(30, 0, 0, 0))
-    assert calibration_line(undefined).startswith("judge calibration inconclusive: κ undefined")
+    assert calibration_line(undefined).startswith(
+        "judge calibration inconclusive: kappa κ undefined"
+    )
 
 
 HOSTILE = (

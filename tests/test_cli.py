@@ -65,7 +65,7 @@ def test_bad_threshold_exits_2(tmp_path):
     good = write(tmp_path / "r.json", report({"a": True}))
     done = golden_gate("gate", good, "--floor", "1.5")
     assert done.returncode == 2
-    assert "--floor" in done.stderr and "between 0 and 1" in done.stderr
+    assert "--floor" in done.stderr and "must be in [0, 1)" in done.stderr
 
 
 def test_report_renders_markdown_and_json(tmp_path):
@@ -149,3 +149,105 @@ def test_the_judge_concurrency_follows_concurrency_unless_set(tmp_path, flags, e
     assert settings.target is not None
     assert (settings.target.concurrency, settings.judge.concurrency) == expected
     assert settings.evaluation.judge_concurrency == expected[1]
+def _options(parser):
+    """(command, action) of every option and positional, every subcommand included."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for _, inner in _options(sub):
+                    yield name, inner
+        elif not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            yield "", action
+
+
+def test_every_flag_has_help_and_shows_its_default():
+    from golden_gate.cli import build_parser
+
+    parser = build_parser()
+    for command, action in _options(parser):
+        where = f"{command} {'/'.join(action.option_strings) or action.dest}"
+        assert action.help, f"{where} has no help"
+        default = action.default
+        if action.option_strings and default not in (None, "", []) and default is not False:
+            sub = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)
+            text = sub.choices[command].format_help()
+            assert f"(default: {default})" in " ".join(text.split()), f"{where}: default unsaid"
+
+
+def test_help_texts_read_as_written():
+    calibrate = golden_gate("calibrate", "--help")
+    assert "95%" in calibrate.stdout and "%%" not in calibrate.stdout
+    assert "kappa" in calibrate.stdout
+    plan = golden_gate("plan", "--help")
+    assert "80%" in plan.stdout and "%%" not in plan.stdout
+    run = golden_gate("run", "--help")
+    assert "(default: 8)" in run.stdout  # --concurrency
+    assert "(default: 0.8)" in run.stdout  # --floor
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    names = ids(3000)
+    base = write(tmp_path / "base.json", report(dict.fromkeys(names, True)))
+    cand = write(tmp_path / "cand.json", report({i: i not in names[:2000] for i in names}))
+    done = subprocess.run(
+        f"'{sys.executable}' -m golden_gate report '{cand}' --baseline '{base}' | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.startswith("<!-- golden-gate:report")
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+    assert done.stderr == ""
+
+
+def test_eval_without_an_assistant_names_the_flags(tmp_path):
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "a", "question": "q?"}\n')
+    done = golden_gate("eval", golden)
+    assert done.returncode == 2
+    assert "--url" in done.stderr and "--compose-file" in done.stderr
+
+
+def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
+    from golden_gate.example_assistant import golden_path, start
+    from tests.fakes.judge_server import Behaviour, JudgeServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with JudgeServer(default=Behaviour.unauthorized()) as judge, start("baseline") as assistant:
+        done = golden_gate(
+            "eval",
+            golden_path(),
+            "--url",
+            assistant.url,
+            "--tags",
+            "install,configuration",
+            "--judge-model",
+            "openai:gpt-4.1-mini",
+            "--judge-base-url",
+            judge.base_url,
+            "--judge-retries",
+            "0",
+            "--no-cache",
+            "--quiet",
+            "-o",
+            tmp_path / "r.json",
+            cwd=tmp_path,
+        )
+    assert "0/0" not in done.stdout
+    assert "no item could be counted: every run of all 8 items ended in an error" in done.stdout
+    assert done.returncode == 3, done.stderr
+
+
+def test_an_unknown_judge_provider_is_one_sentence_about_our_flags(tmp_path):
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "a", "question": "q?"}\n')
+    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", "--judge-model", "foo:bar")
+    assert done.returncode == 2
+    assert "--judge-model: judge provider 'foo' is not supported" in done.stderr
+    assert "model_provider" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

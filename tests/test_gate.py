@@ -345,3 +345,41 @@ def test_verdicts_the_judge_could_not_give_never_carry_a_pass_they_could_flip():
         ItemResult(id=i, passes=1, runs=1) for i in names[1:]
     ]
     assert evaluate_gate(Report(judge="j", results=few), baseline).inconclusive is None
+
+
+def test_floor_0_switches_the_floor_off_and_alpha_0_the_paired_test():
+    from golden_gate.gate import GateSettings, evaluate_gate
+    from tests.helpers import ids, report
+
+    names = ids(40)
+    base = report(dict.fromkeys(names, True))
+    low = report({i: i not in names[:30] for i in names})  # 10/40: far below any floor
+    off_floor = evaluate_gate(low, base, GateSettings(floor=0))
+    assert [r.code for r in off_floor.reasons] == ["significant-regression"]
+    assert any("floor 0: the floor is off" in note for note in off_floor.notes)
+    alone = evaluate_gate(low, None, GateSettings(floor=0))
+    assert alone.passed and "(floor off)" in alone.headline
+    assert any("nothing can fail it" in note for note in alone.notes)
+    off_test = evaluate_gate(low, base, GateSettings(alpha=0))
+    assert [r.code for r in off_test.reasons] == ["below-floor"]
+    assert off_test.comparison is not None and not off_test.comparison.significant
+    assert not off_test.comparison.underpowered
+    assert off_test.power is not None and "paired test is off" in off_test.power.sentence(40)
+    both = evaluate_gate(low, base, GateSettings(floor=0, alpha=0))
+    assert both.passed and "paired test off (alpha 0)" in both.headline
+
+
+def test_floor_and_alpha_0_in_the_cli_and_comment(tmp_path):
+    from tests.helpers import golden_gate, ids, report
+
+    names = ids(20)
+    base = tmp_path / "b.json"
+    base.write_text(report(dict.fromkeys(names, True)).model_dump_json())
+    cand = tmp_path / "c.json"
+    cand.write_text(report({i: i not in names[:8] for i in names}).model_dump_json())
+    assert golden_gate("gate", cand, base, "--floor", "0").returncode == 1  # the test still fails
+    assert golden_gate("gate", cand, base, "--floor", "0", "--alpha", "0").returncode == 0
+    md = golden_gate("report", cand, "--baseline", base, "--floor", "0", "--alpha", "0")
+    assert "floor off" in md.stdout and "alpha 0: test off" in md.stdout
+    bad = golden_gate("gate", cand, "--alpha", "-0.1")
+    assert bad.returncode == 2 and "--alpha: alpha must be in [0, 1)" in bad.stderr

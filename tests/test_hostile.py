@@ -17,6 +17,7 @@ from golden_gate.render import COMMENT_LIMIT, SUMMARY_LIMIT, marker, render_comm
 from golden_gate.report import ItemResult, Report, RunResult, Verdict, parse_report, report_json
 from golden_gate.target import AssistantClient, TargetSettings
 from tests.fakes.assistant_server import AssistantServer
+from tests.mermaid import without_charts
 
 FRAGMENTS = [
     "<details>",
@@ -84,7 +85,7 @@ ISSUE = re.compile(r"(?<![&\w])#\d|\b[gG][hH]-\d")
 SHA = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])")  # GitHub links it to a commit
 INVISIBLE = re.compile("[\u200c-\u200f\u202a-\u202e\u2066-\u2069\ufeff\x00\x1b]")
 ITEM_ROW = re.compile(r"\| \d+/\d+( \(\d+ unanswered\))?( \(\d+ not judged\))? \|$")
-OUR_TAGS = re.compile(r"</?(details|summary|code)>")
+OUR_TAGS = re.compile(r"</?(details|summary|code|sub)>")
 
 
 def run(status: str, text: str) -> RunResult:
@@ -154,6 +155,8 @@ def build(question: str, answer: str, why: str, item_id: str) -> tuple[Report, R
 
 def check_structure(body: str) -> None:
     assert body.startswith(marker("x") + "\n")
+    body, charts = without_charts(body)  # each chart checked statement by statement
+    assert len(charts) == 1  # by tag (no history given: no trend)
     assert body.count("<!--") == 1 and body.count("-->") == 1
     assert (
         body.count("<details>") == body.count("</details>") == 4

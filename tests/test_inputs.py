@@ -57,7 +57,7 @@ def test_defaults_and_values():
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
-        ({"floor": "1.5"}, "input 'floor': floor must be between 0 and 1"),
+        ({"floor": "1.5"}, "input 'floor': floor must be in [0, 1)"),
         ({"floor": "high"}, "input 'floor' must be a number, got 'high'"),
         ({"runs": "2.5"}, "input 'runs' must be a whole number"),
         ({"runs": "0"}, "input 'runs'"),

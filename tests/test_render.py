@@ -5,6 +5,7 @@ from golden_gate.gate import GateSettings, evaluate_gate
 from golden_gate.render import COMMENT_LIMIT, marker, render_comment, render_summary
 from golden_gate.report import Report
 from tests.helpers import ids, item, report
+from tests.mermaid import without_charts
 
 HOSTILE = (
     "<script>alert(1)</script> @octocat @org/team ![x](http://evil.example/p.png) "
@@ -47,7 +48,8 @@ def test_hostile_answers_and_questions_render_inert():
     ]
     candidate = Report(judge="openai:gpt-4.1-mini", results=rows)
     gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.1))
-    body = render_comment(candidate, gate, baseline=baseline)
+    body, charts = without_charts(render_comment(candidate, gate, baseline=baseline))
+    assert len(charts) == 1  # by tag, checked statement by statement
     assert body.count(marker("default")) == 1
     assert body.count("<!--") == 1
     assert "<script" not in body and "<img" not in body

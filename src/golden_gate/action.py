@@ -30,6 +30,7 @@ from golden_gate.inputs import ActionSettings, read_action_settings
 from golden_gate.scope import PULL_REQUEST_EVENTS, Scope, decide, git_changed_files, repo_path
 
 if TYPE_CHECKING:
+    from golden_gate.charts import TrendPoint
     from golden_gate.golden import GoldenItem
     from golden_gate.pipeline import Outcome
     from golden_gate.report import JudgeCacheStats, Report, RuleChanges
@@ -173,6 +174,9 @@ def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
         "items": str(gate.n),
         "report-path": workspace_relative(settings.run.report_path, settings),
         "comment-file": workspace_relative(settings.comment_file, settings),
+        "junit-xml": workspace_relative(settings.run.junit_path, settings)
+        if settings.run.junit_path
+        else "",
         "judge-calls": str(stats.judge_calls if stats else 0),
         "cache-hits": str(stats.cache_hits if stats else 0),
     }
@@ -253,6 +257,28 @@ def find_baseline_for(
     return deterministic_view(found.report) if deterministic else found.report
 
 
+def baseline_history_for(settings: ActionSettings, ctx: Context) -> list[TrendPoint]:
+    """The baseline's earlier pass rates for the trend chart; none (said in the log) when
+    they cannot be read: a trend is never worth failing the gate for."""
+    from golden_gate.history import baseline_trend
+
+    ref = settings.baseline_ref or ctx.base_ref
+    if not settings.baseline or not ref:
+        return []
+    try:
+        points, source = baseline_trend(
+            settings.baseline,
+            ref=ref,
+            github=github_client(settings, ctx),
+            workspace=ctx.workspace,
+            confidence=settings.run.gate.confidence,
+        )
+    except GateError as exc:  # e.g. no usable token: the gate itself says so elsewhere
+        points, source = [], f"no trend ({exc})"
+    print(f"golden-gate: trend: {source}")
+    return points
+
+
 def report_outcome(
     settings: ActionSettings,
     ctx: Context,
@@ -260,6 +286,8 @@ def report_outcome(
     baseline: Report | None,
     notes: list[str],
     failures: WriteFailures,
+    *,
+    history: list[TrendPoint] | None = None,
 ) -> tuple[Outcome, int]:
     """Gate, then write the comment file, the summary and the outputs: before anything else.
 
@@ -268,7 +296,9 @@ def report_outcome(
     from golden_gate.pipeline import gate_and_render
 
     run_settings = settings.run.model_copy(update={"summary_path": None})
-    outcome = gate_and_render(report, baseline, run_settings, notes=notes, failures=failures)
+    outcome = gate_and_render(
+        report, baseline, run_settings, notes=notes, failures=failures, history=history
+    )
     failures.attempt(lambda: _write_comment_metadata(settings, ctx, notes))
     summary = outcome.summary + judge_cache_summary(report_cache(report))
     failures.attempt(lambda: runner.write_summary(summary))
@@ -458,8 +488,11 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         )
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes)
+    history = baseline_history_for(settings, ctx) if baseline is not None else None
     with evaluated(settings, ctx, failures, scope) as report:
-        outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
+        outcome, code = report_outcome(
+            settings, ctx, report, baseline, notes, failures, history=history
+        )
     return finish(settings, ctx, outcome, code, failures)
 
 
@@ -708,7 +741,10 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
         return baseline_unavailable(settings, ctx, exc, notes, report=merged)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, settings.run.report_path))
-    outcome, code = report_outcome(settings, ctx, merged, baseline, notes, failures)
+    history = baseline_history_for(settings, ctx) if baseline is not None else None
+    outcome, code = report_outcome(
+        settings, ctx, merged, baseline, notes, failures, history=history
+    )
     return finish(settings, ctx, outcome, code, failures)
 
 

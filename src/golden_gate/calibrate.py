@@ -689,15 +689,15 @@ def calibration_line(
     calibration of a different judge or prompt."""
     labels = f"on {report.n} labels"
     if not report.complete:
-        head = f"judge calibration incomplete: κ = {kappa_text(report.kappa)} {labels}"
+        head = f"judge calibration incomplete: kappa κ = {kappa_text(report.kappa)} {labels}"
     elif report.kappa.value is None:
-        head = f"judge calibration inconclusive: κ undefined {labels}"
+        head = f"judge calibration inconclusive: kappa κ undefined {labels}"
     elif report.passed:
-        head = f"judge calibrated: κ = {kappa_text(report.kappa)} {labels}"
+        head = f"judge calibrated: kappa κ = {kappa_text(report.kappa)} {labels}"
     else:
         head = (
             f"judge calibration below min-kappa {report.min_kappa:.2f}: "
-            f"κ = {kappa_text(report.kappa)} {labels}"
+            f"kappa κ = {kappa_text(report.kappa)} {labels}"
         )
     line = f"{head} ({report.date})"
     if judge is not None and judge != report.judge:

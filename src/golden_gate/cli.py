@@ -23,6 +23,27 @@ if TYPE_CHECKING:  # the commands import what they need when they run
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[argparse.Namespace], int]
+EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every flag's help ends with its default, when it has one worth saying."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        unsaid = default is None or default is False or default == "" or default == []
+        if "%(default)" in text or unsaid or default is argparse.SUPPRESS:
+            return text
+        if not action.option_strings and action.nargs not in ("?", "*"):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def _fail(message: str) -> None:
@@ -84,8 +105,18 @@ def _validation_sentence(exc: ValidationError) -> str:
 
 def _add_gate_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("gate")
-    group.add_argument("--floor", type=float, default=0.80, help="minimum Wilson lower bound")
-    group.add_argument("--alpha", type=float, default=0.05, help="paired test significance level")
+    group.add_argument(
+        "--floor",
+        type=float,
+        default=0.80,
+        help="minimum Wilson lower bound; 0 switches the floor off",
+    )
+    group.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="paired test significance level; 0 switches the test off",
+    )
     group.add_argument(
         "--min-drop", type=float, default=0.02, help="minimum mean drop in per-item score to fail"
     )
@@ -122,7 +153,7 @@ def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("golden", type=Path, help="golden set (JSONL)")
     target = parser.add_argument_group("assistant")
     target.add_argument("--url", default="", help="base URL of the assistant")
-    target.add_argument("--path", default="/ask", help="request path (default /ask)")
+    target.add_argument("--path", default="/ask", help="request path")
     target.add_argument(
         "--request-template",
         default='{"text": "{question}"}',
@@ -206,7 +237,9 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the provider's API base URL (an OpenAI-compatible server, the Azure endpoint)",
     )
-    judge.add_argument("--judge-temperature", type=float, default=0.0)
+    judge.add_argument(
+        "--judge-temperature", type=float, default=0.0, help="sampling temperature of the judge"
+    )
     judge.add_argument(
         "--judge-timeout", type=float, default=60.0, help="per call (s), time queued included"
     )
@@ -221,7 +254,12 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
         help="judge calls in flight (default: --concurrency, else 8); at most the server's "
         "parallel slots",
     )
-    judge.add_argument("--cache-dir", type=Path, default=Path(".judge-cache"))
+    judge.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path(".judge-cache"),
+        help="where verdicts are kept, keyed by judge, prompt, question and answer",
+    )
     judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
 
 
@@ -299,6 +337,10 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
     from golden_gate.settings import Settings
     from golden_gate.target import TargetSettings
 
+    if not args.url and args.compose_file is None:
+        raise InputError(
+            "no assistant: give --url (where it runs) or --compose-file (to start it first)"
+        )
     headers = _headers(args.header)
     prices = None
     if args.judge_prices is not None:
@@ -433,8 +475,21 @@ def cmd_gate(args: argparse.Namespace) -> int:
             (args.summary_out, render_summary, "summary"),
         ):
             if path is not None:
-                text = render(report, gate, baseline=baseline, comment_id=args.comment_id)
+                text = render(
+                    report,
+                    gate,
+                    baseline=baseline,
+                    comment_id=args.comment_id,
+                    history=_history(args, settings.confidence),
+                )
                 failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    if args.junit_xml is not None:  # the full records: failures show their answers
+        from golden_gate.junit import write_junit
+        from golden_gate.report import load_report
+
+        full = load_report(args.report)
+        full_baseline = load_report(args.baseline) if args.baseline else None
+        failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=full_baseline))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     header = report.header
     reason = header.incomplete_reason if not header.complete else gate.inconclusive
@@ -442,6 +497,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
         _fail(f"no gate result: {reason}")
         return EXIT_INCOMPLETE
     return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
+    """With --trend, the baseline file's committed versions for the trend chart (none
+    outside git)."""
+    if not args.trend or args.baseline is None:
+        return None
+    from golden_gate.history import git_trend
+
+    return git_trend(args.baseline, confidence=confidence)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -465,6 +530,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 baseline=baseline,
                 comment_id=args.comment_id,
                 user_template=args.template,
+                history=_history(args, settings.confidence),
             ),
             end="",
         )
@@ -488,12 +554,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from golden_gate.pipeline import evaluate_report
     from golden_gate.report import save_report
 
-    report = evaluate_report(settings_from_args(args))
+    settings = settings_from_args(args)
+    report = evaluate_report(settings)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(report, args.report))
+    if args.junit_xml is not None:
+        from golden_gate.gate import evaluate_gate
+        from golden_gate.junit import write_junit
+
+        gate = evaluate_gate(report, None, settings.gate)
+        failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
     counted = report.counted
     passed = sum(r.passed for r in counted)
-    print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    if counted or not report.results:
+        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    else:
+        print(
+            f"golden-gate: no item could be counted: every run of all {len(report.results)} "
+            f"items ended in an error (first: {report.results[0].why}); report: {args.report}"
+        )
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
     if not report.complete:
         _fail(f"the evaluation could not be completed: {report.incomplete_reason}")
@@ -512,12 +591,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         baseline_label=str(args.baseline) if args.baseline else None,
         comment_path=args.comment_out,
         summary_path=args.summary_out,
+        junit_path=args.junit_xml,
         comment_id=args.comment_id,
         comment_template=args.template,
         calibration=args.calibration,
     )
     failures = WriteFailures()
-    outcome = run(settings, failures)
+    history = _history(args, settings.gate.confidence)
+    outcome = run(settings, failures, history=history)
     _print_gate(outcome.gate, str(settings.report_path))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
@@ -541,6 +622,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if args.comment_out is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
         failures.attempt(lambda: write_result(args.comment_out, comment, what="comment"))
+    if args.junit_xml is not None:
+        from golden_gate.junit import write_junit
+
+        failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
     _print_gate(gate, str(args.output))
     failures.raise_if_any()
@@ -587,23 +672,47 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_PASSED if reachable else EXIT_FAILED
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from golden_gate.starter import init, next_steps
+
+    written = init(
+        args.dir,
+        source=args.convert,
+        action=args.action,
+        golden=args.golden,
+        baseline=args.baseline,
+        judge_model=args.judge_model,
+        compose_file=args.compose_file,
+        force=args.force,
+    )
+    for path in written:
+        print(f"golden-gate: wrote {path}")
+    print("Next:")
+    steps = next_steps(golden=args.golden, baseline=args.baseline, compose_file=args.compose_file)
+    for number, step in enumerate(steps, start=1):
+        print(f"  {number}. {step}")
+    return EXIT_PASSED
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from golden_gate.demo import run_demo
 
-    return run_demo(out=args.out, variant=args.variant)
+    return run_demo(out=args.out, variant=args.variant, junit_path=args.junit_xml)
 
 
 # --- parser --------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="golden-gate",
         description="A statistical quality gate for LLM-backed services.",
         epilog="Exit codes: 0 passed, 1 gate failed, 2 bad input, 3 evaluation incomplete.",
     )
     parser.add_argument("--version", action="version", version=f"golden-gate {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
 
     p = sub.add_parser(
         "gate",
@@ -615,9 +724,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="candidate report.json")
     p.add_argument("baseline", type=Path, nargs="?", help="baseline report (optional)")
+    p.add_argument(
+        "--trend",
+        action="store_true",
+        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
+    )
     p.add_argument("--comment-out", type=Path, default=None, help="write the PR comment here")
     p.add_argument("--summary-out", type=Path, default=None, help="write the job summary here")
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     _add_gate_args(p)
     p.set_defaults(handler=cmd_gate)
 
@@ -628,7 +748,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="report.json")
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
-    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.add_argument(
+        "--format", choices=["md", "json"], default="md", help="the comment, or the gate's result"
+    )
+    p.add_argument(
+        "--trend",
+        action="store_true",
+        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
+    )
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     _add_gate_args(p)
@@ -650,6 +777,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ask, check, judge (with the verdict cache) and write a report.",
     )
     _add_eval_args(p)
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_eval)
 
     p = sub.add_parser(
@@ -665,6 +798,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     p.add_argument("--calibration", type=Path, default=None, help="calibration.json to show")
+    p.add_argument(
+        "--trend",
+        action="store_true",
+        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
+    )
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser(
@@ -672,14 +816,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure how well the judge agrees with human labels",
         description=(
             "Run the configured judge on human-labelled answers (id, answer, label pass/fail) "
-            "and report agreement, Cohen's kappa with a 95%% confidence interval, the "
+            "and report agreement, Cohen's kappa (κ) with a 95% confidence interval, the "
             "confusion matrix and the disagreeing items; exit 1 below --min-kappa."
         ),
     )
     p.add_argument("golden", type=Path, help="golden set (JSONL): questions and key points")
     p.add_argument("--labels", type=Path, required=True, help="human labels (JSONL)")
     p.add_argument("--min-kappa", type=float, default=0.6, help="fail below this kappa")
-    p.add_argument("-o", "--output", type=Path, default=Path("calibration.json"))
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("calibration.json"), help="calibration report"
+    )
     _add_judge_args(p)
     p.set_defaults(handler=cmd_calibrate)
 
@@ -696,6 +842,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
     p.add_argument("--comment-out", type=Path, default=None, help="write the comment here")
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     _add_gate_args(p)
     p.set_defaults(handler=cmd_merge)
 
@@ -705,7 +857,7 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "For n items (a golden set and tags, or --items) and --runs, with the baseline's "
             "observed per-item variability: the fewest passes that clear the floor, the drop "
-            "the paired test catches 80%% of the time, and the items needed to catch a "
+            "the paired test catches 80% of the time, and the items needed to catch a "
             "5-point drop. Exit 1 when the floor is out of reach at this n."
         ),
     )
@@ -718,6 +870,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_plan)
 
     p = sub.add_parser(
+        "init",
+        help="start gating a repository: a starter golden set and the three workflows",
+        description=(
+            "In a git repository, write a starter golden set (commented examples, or converted "
+            "from --convert FILE) and the pull-request gate, fork-comment and baseline "
+            "workflows, with the Action pinned to a full commit SHA; then say what to do next. "
+            "Existing files are left alone unless --force."
+        ),
+    )
+    p.add_argument("--dir", type=Path, default=Path("."), help="the repository's root")
+    p.add_argument(
+        "--convert",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="make the golden set from this CSV/TSV (header row) or JSONL of questions and "
+        "expected answers (columns such as question/input, expected/answer, id, tags)",
+    )
+    p.add_argument(
+        "--action",
+        default=f"org/golden-gate-action@v{__version__}",
+        metavar="OWNER/REPO@REF",
+        help="the Action to pin: a full commit SHA, or a tag resolved to one with git ls-remote",
+    )
+    p.add_argument("--golden", default="evals/golden.jsonl", help="where the golden set goes")
+    p.add_argument(
+        "--baseline", default="evals/baseline.json", help="where the baseline report will live"
+    )
+    p.add_argument(
+        "--judge-model", default="openai:gpt-4.1-mini", help="the judge the workflows use"
+    )
+    p.add_argument(
+        "--compose-file",
+        default=None,
+        help="start the assistant with this compose file in the workflows (else ASSISTANT_URL)",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite files that exist")
+    p.set_defaults(handler=cmd_init)
+
+    p = sub.add_parser(
         "demo",
         help="run the whole gate offline on the bundled example",
         description=(
@@ -727,7 +919,18 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for the files")
-    p.add_argument("--variant", choices=["candidate", "baseline"], default="candidate")
+    p.add_argument(
+        "--variant",
+        choices=["candidate", "baseline"],
+        default="candidate",
+        help="the example assistant's configuration: a regressed prompt, or main's",
+    )
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_demo)
     return parser
 
@@ -746,7 +949,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # here, so a reader that left early is handled below, not at exit
+        return code
+    except BrokenPipeError:
+        # `golden-gate report … | head`: the reader has what it wanted. Point stdout at
+        # /dev/null so the interpreter's own flush at exit cannot fail again.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except GateError as exc:
         _fail(str(exc))
         return exc.exit_code

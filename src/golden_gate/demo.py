@@ -7,17 +7,35 @@ judge, gates against the bundled baseline and prints the comment a pull request 
 
 from __future__ import annotations
 
+import json
 import sys
 from importlib import resources
 from pathlib import Path
 
+from golden_gate.charts import TrendPoint
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
 from golden_gate.example_assistant import golden_path, start
 from golden_gate.gate import GateSettings
 from golden_gate.judge import JudgeSettings
 from golden_gate.pipeline import run
 from golden_gate.settings import Settings
+from golden_gate.stats import wilson_lower_bound
 from golden_gate.target import TargetSettings
+
+
+def baseline_history(confidence: float) -> list[TrendPoint]:
+    """The bundled baseline's earlier versions (an example history: the demo has no git)."""
+    path = resources.files("golden_gate.example_assistant") / "baseline-history.json"
+    return [
+        TrendPoint(
+            label=version["label"],
+            pass_rate=version["passed"] / version["items"],
+            lower_bound=wilson_lower_bound(
+                version["passed"], version["items"], confidence=confidence
+            ),
+        )
+        for version in json.loads(path.read_text(encoding="utf-8"))
+    ]
 
 
 def baseline_path() -> Path:
@@ -25,7 +43,9 @@ def baseline_path() -> Path:
     return Path(str(resources.files("golden_gate.example_assistant") / "baseline.json"))
 
 
-def demo_settings(url: str, out: Path, *, baseline: Path | None) -> Settings:
+def demo_settings(
+    url: str, out: Path, *, baseline: Path | None, junit_path: Path | None = None
+) -> Settings:
     return Settings(
         golden=golden_path(),
         tags=["smoke"],
@@ -36,6 +56,7 @@ def demo_settings(url: str, out: Path, *, baseline: Path | None) -> Settings:
         report_path=out / "report.json",
         comment_path=out / "comment.md",
         summary_path=out / "summary.md",
+        junit_path=junit_path,
         comment_id="demo",
         # 14 smoke items cannot prove 80 % even when all pass (lower bound 0.785): see README.
         gate=GateSettings(floor=0.70),
@@ -43,19 +64,24 @@ def demo_settings(url: str, out: Path, *, baseline: Path | None) -> Settings:
     )
 
 
-def run_demo(*, out: Path, variant: str = "candidate") -> int:
+def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None = None) -> int:
     """Run the demo; exits 0 when the demo itself worked, whatever the gate decided."""
     out.mkdir(parents=True, exist_ok=True)
     with start(variant) as assistant:
-        outcome = run(demo_settings(assistant.url, out, baseline=baseline_path()))
+        settings = demo_settings(
+            assistant.url, out, baseline=baseline_path(), junit_path=junit_path
+        )
+        outcome = run(settings, history=baseline_history(settings.gate.confidence))
     print(outcome.comment)
     print("-" * 72, file=sys.stderr)
     print(
         f"golden-gate demo: the gate {outcome.verdict} ({outcome.gate.headline})", file=sys.stderr
     )
+    written = [out / "report.json", out / "comment.md", out / "summary.md"]
+    written += [junit_path] if junit_path is not None else []
     print(
-        f"golden-gate demo: wrote {out / 'report.json'}, {out / 'comment.md'} and "
-        f"{out / 'summary.md'}; `golden-gate run` would exit {outcome.exit_code}",
+        f"golden-gate demo: wrote {', '.join(map(str, written[:-1]))} and {written[-1]}; "
+        f"`golden-gate run` would exit {outcome.exit_code}",
         file=sys.stderr,
     )
     return EXIT_INCOMPLETE if outcome.verdict == "incomplete" else EXIT_PASSED

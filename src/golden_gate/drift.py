@@ -34,19 +34,20 @@ class Rewrite(BaseModel):
 def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) -> list[Rewrite]:
     """The baseline's versions, newest first; a version that is not a report says so."""
     from golden_gate.errors import InputError
+    from golden_gate.history import from_github
 
     rows = []
-    for version in github.file_history(path, ref=ref, limit=limit):
-        text = github.read_file(path, version.sha)
+    for version in from_github(github, path, ref=ref, limit=limit):
         try:
+            text = version.text
             rate = parse_report(text, source=path).pass_rate_text() if text else "deleted"
         except InputError:
             rate = "not a report"
         rows.append(
             Rewrite(
                 sha=version.sha[:12],
-                date=version.date.strftime("%Y-%m-%d"),
-                message=version.message.splitlines()[0] if version.message else "",
+                date=version.date,
+                message=version.message,
                 pass_rate=rate,
             )
         )

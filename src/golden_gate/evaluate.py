@@ -496,6 +496,7 @@ async def evaluate(
         report.incomplete_reason = (
             f"interrupted after {len(results)} of {len(items)} items; the report holds those"
         )
+        report.not_asked = [i.id for i in items if i.id not in evaluation.finished] or None
     elif total_runs and error_runs / total_runs > settings.max_error_rate:
         report.complete = False
         report.incomplete_reason = (

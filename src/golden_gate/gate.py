@@ -40,13 +40,29 @@ class GateSettings(BaseModel):
     confidence: float = 0.95
     require_comparable: bool = False
 
-    @field_validator("floor", "alpha", "confidence")
+    @field_validator("confidence")
     @classmethod
-    def _open_unit_interval(cls, value: float, info: object) -> float:
+    def _open_unit_interval(cls, value: float) -> float:
         if not 0 < value < 1:
-            name = getattr(info, "field_name", "value")
-            raise ValueError(f"{name} must be between 0 and 1 (exclusive), got {value}")
+            raise ValueError(f"confidence must be between 0 and 1 (exclusive), got {value}")
         return value
+
+    # 0 switches one test off: floor 0 leaves only the paired test, alpha 0 only the floor.
+    @field_validator("floor", "alpha")
+    @classmethod
+    def _test_level(cls, value: float, info: object) -> float:
+        if not 0 <= value < 1:
+            name = getattr(info, "field_name", "value")
+            raise ValueError(f"{name} must be in [0, 1) (0 switches that test off), got {value}")
+        return value
+
+    @property
+    def floor_on(self) -> bool:
+        return self.floor > 0
+
+    @property
+    def paired_test_on(self) -> bool:
+        return self.alpha > 0
 
     @field_validator("min_drop")
     @classmethod
@@ -102,9 +118,12 @@ class PowerNote(BaseModel):
     power: float = 0.80
     runs: int = 1
     basis: str = ""
+    test_off: bool = False  # alpha 0: no drop is tested for
 
     def sentence(self, n: int) -> str:
         """`n`: the items the statement is about (the shared ones when a baseline paired)."""
+        if self.test_off:
+            return "power: the paired test is off (alpha 0): no drop can fail this gate."
         runs = f" × {self.runs} runs" if self.runs > 1 else ""
         if self.detectable_drop is None or self.detectable_drop >= 1:
             caught = f"{n} items{runs} cannot reliably catch any drop"
@@ -172,9 +191,15 @@ class GateResult(BaseModel):
                 tested = ", no items shared with the baseline (no regression test)"
             else:
                 tested = ", no significant regression"
+            floor = (
+                f"≥ floor {self.settings.floor:.2f}" if self.settings.floor_on else "(floor off)"
+            )
+            if self.comparison is not None and not self.settings.paired_test_on:
+                tested = ", paired test off (alpha 0)"
             return "passed: " + (
                 f"pass rate {self.pass_rate_text}, lower bound {self.lower_bound:.3f} "
-                f"≥ floor {self.settings.floor:.2f}" + tested
+                + floor
+                + tested
             )
         return "failed: " + "; ".join(r.message for r in self.reasons)
 
@@ -462,7 +487,7 @@ def _compare(
         independent_units=units,
         net_drop=net_drop,
         significant=test.p_value < settings.alpha and net_drop > settings.min_drop,
-        underpowered=test.min_possible_p >= settings.alpha,
+        underpowered=settings.paired_test_on and test.min_possible_p >= settings.alpha,
         only_in_candidate=only_in_candidate,
         only_in_baseline=only_in_baseline,
     )
@@ -509,6 +534,8 @@ def plan_power(
 
     `units`: independent units (clusters count once); fewer than the test needs to reach
     alpha at all means no drop can be caught."""
+    if not settings.paired_test_on:
+        return PowerNote(detectable_drop=None, items_for_drop=None, runs=runs, test_off=True)
     fewest_units = min_discordant_for_significance(settings.alpha)
     power = power_of(n=n, variance=variance, alpha=settings.alpha, min_drop=settings.min_drop)
     detectable = power.detectable_drop
@@ -665,6 +692,11 @@ def _evaluate_gate(
                     f"pull request's {len(tally.own)} own items are not counted for this)",
                 )
             )
+    if not settings.floor_on:
+        only = "only the paired test can fail it" if baseline is not None else "nothing can fail it"
+        notes.append(f"floor 0: the floor is off for this gate; {only}.")
+    if not settings.paired_test_on and baseline is not None:
+        notes.append("alpha 0: the paired test is off for this gate; only the floor can fail it.")
     if not floor_reachable(n, settings):
         notes.append(unreachable_floor_message(n, settings) + ".")
     notes.append(

@@ -217,6 +217,7 @@ def read_action_settings(
     concurrency = inputs.integer("concurrency", DEFAULT_CONCURRENCY)
     # Empty (the default): the judge keeps up with the assistant.
     judge_concurrency = inputs.integer("judge-concurrency", concurrency)
+    junit_file = workspace / inputs.raw("junit-xml") if inputs.raw("junit-xml") else None
     try:
         run = Settings(
             golden=workspace / inputs.raw("golden", "evals/golden.jsonl"),
@@ -286,6 +287,7 @@ def read_action_settings(
             report_path=report_path,
             shard=shard,
             comment_path=comment_file,
+            junit_path=junit_file,
             comment_id=inputs.raw("comment-id", "default"),
             baseline_label=inputs.raw("baseline") or None,
             comment_template=workspace / template if template else None,

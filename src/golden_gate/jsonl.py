@@ -1,4 +1,8 @@
-"""JSON Lines files a user writes (golden sets, labels): every bad line named at once."""
+"""JSON Lines files a user writes (golden sets, labels): every bad line named at once.
+
+A line whose first non-blank character is `#` is a comment (no JSON value starts with one), so
+a golden set can explain itself; comments are not part of any item or its fingerprint.
+"""
 
 from __future__ import annotations
 
@@ -62,7 +66,7 @@ def records(
     first_line: dict[str, int] = {}
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
-        if not text:
+        if not text or text.startswith("#"):  # blank, or a comment: no JSON value starts with #
             continue
         where = f"{source}:{number}"
         try:

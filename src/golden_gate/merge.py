@@ -92,6 +92,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         warnings=[f"{s}: {w}" for s, r in reports for w in r.warnings or []] or None,
         complete=not incomplete,
         incomplete_reason="; ".join(incomplete) or None,
+        not_asked=[i for _, r in reports for i in r.not_asked or []] or None,
         shards=count,
     )
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from golden_gate import golden, slim
 from golden_gate.cache import VerdictCache
+from golden_gate.charts import TrendPoint
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluate import evaluate
 from golden_gate.evaluators import Panel, make_panel
@@ -180,6 +181,7 @@ def gate_and_render(
     notes: list[str] | None = None,
     failures: WriteFailures | None = None,
     unverified: bool = False,
+    history: list[TrendPoint] | None = None,
 ) -> Outcome:
     """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
     from golden_gate.render import render_comment, render_summary
@@ -196,6 +198,7 @@ def gate_and_render(
         "extra_notes": notes,
         "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
         "unverified": unverified,
+        "history": history,
     }
     comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
     summary = render_summary(report, gate, **render_args)
@@ -205,6 +208,13 @@ def gate_and_render(
     ):
         if path is not None:
             collected.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    if settings.junit_path is not None:
+        from golden_gate.junit import write_junit
+
+        junit_path = settings.junit_path
+        collected.attempt(
+            lambda: write_junit(junit_path, report, gate, baseline=baseline, golden=settings.golden)
+        )
     if failures is None:
         collected.raise_if_any()
     if not report.complete or gate.inconclusive:
@@ -224,10 +234,16 @@ def gate_and_render(
     )
 
 
-def run(settings: Settings, failures: WriteFailures | None = None) -> Outcome:
+def run(
+    settings: Settings,
+    failures: WriteFailures | None = None,
+    *,
+    history: list[TrendPoint] | None = None,
+) -> Outcome:
     """Evaluate, save the report, gate against the baseline, render the comment and summary.
 
     With `failures`, a file that cannot be written lands there and the others are still written.
+    `history`: the baseline's earlier pass rates, for the trend chart.
     """
     collected = failures if failures is not None else WriteFailures()
     # What the gate reads of the baseline: a large one is read without its runs.
@@ -236,7 +252,7 @@ def run(settings: Settings, failures: WriteFailures | None = None) -> Outcome:
         raise InputError(f"{settings.comment_template}: comment template not found")
     report = evaluate_report(settings)
     collected.attempt(lambda: save_report(report, settings.report_path))
-    outcome = gate_and_render(report, baseline, settings, failures=collected)
+    outcome = gate_and_render(report, baseline, settings, failures=collected, history=history)
     if failures is None:
         collected.raise_if_any()
     return outcome

@@ -33,7 +33,9 @@ def plan_text(
     base = load_report(baseline) if baseline is not None else None
     fewest = fewest_passes_for_floor(n, settings)
     lines = [f"golden-gate plan: {n} items × {runs} run(s)"]
-    if fewest is None:
+    if not settings.floor_on:
+        lines.append("  floor 0: the floor is off")
+    elif fewest is None:
         lines.append(f"  floor: {unreachable_floor_message(n, settings)}")
     else:
         per = "items" if runs == 1 else "items' worth of passing runs (mean per-item score)"

@@ -18,7 +18,8 @@ from pathlib import Path
 import jinja2
 from pydantic import BaseModel
 
-from golden_gate import redaction, slim
+from golden_gate import charts, redaction, slim
+from golden_gate.charts import TrendPoint
 from golden_gate.errors import InputError
 from golden_gate.escape import code_span, inline, marker_id
 from golden_gate.gate import GateResult
@@ -161,6 +162,24 @@ def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]
     ]
 
 
+def _tag_bars(
+    tally: _TagTally,
+    regressed: Counter[str],
+    improved: Counter[str],
+    base: _TagTally | None,
+) -> list[charts.TagBar]:
+    return [
+        charts.TagBar(
+            tag=tag,
+            rate=tally.passes[tag] / n,
+            base_rate=base.passes[tag] / base.tagged[tag] if base and base.tagged[tag] else None,
+            regressed=regressed[tag],
+            improved=improved[tag],
+        )
+        for tag, n in tally.tagged.items()
+    ]
+
+
 def _evaluators_text(report: SlimReport) -> str | None:
     """`correctness 12/14 (85.7%) · groundedness 10/14 (71.4%)`, escaped; None with one."""
     rates = report.evaluator_rates()
@@ -246,6 +265,14 @@ class _TagTally:
         self.position = dict(zip(counted_ids, range(len(counted_ids)), strict=True))
 
 
+def _tally(report: Report | SlimReport) -> _TagTally:
+    view = slim.of(report)
+    tally = view.memo.get("tags")
+    if tally is None:
+        tally = view.memo["tags"] = _TagTally(view.items)
+    return tally
+
+
 class _Context:
     """The template's context for a number of rows a section.
 
@@ -264,6 +291,7 @@ class _Context:
         baseline_path: str | None = None,
         extra: dict[str, object] | None = None,
         unverified: bool = False,
+        history: list[TrendPoint] | None = None,
     ) -> None:
         view = slim.of(report)
         header = view.header
@@ -272,9 +300,7 @@ class _Context:
         improved_ids = comparison.improvements if comparison else []
         self.report = view
         self._rows: dict[str, Row] = view.memo.setdefault("rows", {})  # shared by templates
-        tally = view.memo.get("tags")
-        if tally is None:
-            tally = view.memo["tags"] = _TagTally(view.items)
+        tally = _tally(report)
         regressed = Counter(
             chain.from_iterable(
                 tally.tags[tally.position[i]] for i in regressed_ids if i in tally.position
@@ -289,6 +315,23 @@ class _Context:
         }
         self._tags = _tag_rows(tally.tagged, tally.passes, regressed)
         complete = header.complete and not gate.inconclusive
+        improved = Counter(
+            chain.from_iterable(
+                tally.tags[tally.position[i]] for i in improved_ids if i in tally.position
+            )
+        )
+        bars = _tag_bars(tally, regressed, improved, _tally(baseline) if baseline else None)
+        tag_chart = charts.tag_chart(bars)
+        trend_chart = None
+        if history and gate.pass_rate is not None and gate.lower_bound is not None:
+            now = TrendPoint(
+                label="this run", pass_rate=gate.pass_rate, lower_bound=gate.lower_bound
+            )
+            trend_chart = charts.trend_chart(
+                [*history, now],
+                floor=gate.settings.floor,
+                title="Pass rate: the baseline over time, then this run",
+            )
         self._fixed = {
             "marker": marker(comment_id),
             "comment_id": marker_id(comment_id),
@@ -311,6 +354,9 @@ class _Context:
             "judge_agreement": _agreement_text(view),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
             "unverified": unverified,
+            "trend_chart": trend_chart,
+            "tag_chart": tag_chart[0] if tag_chart else None,
+            "tag_chart_left_out": tag_chart[1] if tag_chart else 0,
         }
         self._extra = dict(extra or {})  # a template's own context, escaped by the caller
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
@@ -366,10 +412,12 @@ def render(
     baseline_path: str | None = None,
     extra: dict[str, object] | None = None,
     unverified: bool = False,
+    history: list[TrendPoint] | None = None,
 ) -> str:
     """Render within `limit` (as `measure` counts), listing fewer rows if needed.
 
     Rows are dropped whole: a table is never cut mid-row, whatever the characters cost.
+    `history`: the baseline's earlier pass rates (oldest first), charted with this run's.
     `unverified`: the report is another run's claim (a fork's), never shown as a verdict.
     """
     env = _environment(templates_dir(), user_template)
@@ -387,6 +435,7 @@ def render(
         baseline_path=baseline_path,
         extra=extra,
         unverified=unverified,
+        history=history,
     )
     # Each attempt's text, with how many rows it showed of each section it read: an attempt
     # that would show as many of each of those renders the same text (nothing else in the

@@ -322,6 +322,7 @@ class Report(BaseModel):
     warnings: list[str] | None = None
     complete: bool = True
     incomplete_reason: str | None = None
+    not_asked: list[str] | None = None  # selected items an interrupted evaluation never finished
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Report:

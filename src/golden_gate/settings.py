@@ -33,6 +33,7 @@ class Settings(BaseModel):
     report_path: Path = Path("report.json")
     comment_path: Path | None = None
     summary_path: Path | None = None
+    junit_path: Path | None = None  # JUnit XML, one test case per item
     comment_id: str = "default"
     comment_template: Path | None = None
     deterministic_only: bool = False

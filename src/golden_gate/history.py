@@ -1,0 +1,163 @@
+"""The baseline's history: its committed versions on a branch, read through the GitHub API or
+from git, and what each one's pass rate was.
+
+The drift issue lists the rewrites; the comment and summary chart them as a trend. Reading the
+history is an extra: any failure is a reason to show no trend, never a failed gate.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from golden_gate.charts import TrendPoint
+from golden_gate.errors import GateError
+from golden_gate.report import Report, parse_report
+from golden_gate.stats import wilson_lower_bound
+
+if TYPE_CHECKING:
+    from golden_gate.github import GitHub
+
+TREND_VERSIONS = 8  # versions of the baseline on the trend, besides this run
+TREND_BYTES = 64 * 1024 * 1024  # stop reading versions past this much text: a trend is an extra
+
+
+class Version(BaseModel):
+    """One committed version of a file: None as text when the commit deleted it."""
+
+    sha: str
+    date: str  # YYYY-MM-DD, the committer's
+    message: str
+    text: str | None
+
+
+def from_github(github: GitHub, path: str, *, ref: str, limit: int) -> list[Version]:
+    """The newest `limit` versions of `path` reachable from `ref`, newest first (1 + limit
+    requests). Raises `GitHubError`."""
+    versions: list[Version] = []
+    read = 0
+    for found in github.file_history(path, ref=ref, limit=limit):
+        if read > TREND_BYTES:
+            break
+        text = github.read_file(path, found.sha)
+        read += len(text or "")
+        versions.append(
+            Version(
+                sha=found.sha,
+                date=found.date.strftime("%Y-%m-%d"),
+                message=found.message.splitlines()[0] if found.message else "",
+                text=text,
+            )
+        )
+    return versions
+
+
+def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-c", "safe.directory=*", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def from_git(path: str, *, ref: str, cwd: Path, limit: int) -> list[Version] | None:
+    """The same from the local repository; None when git cannot say (not a repository, the
+    ref not fetched: a shallow checkout has no history to show)."""
+    try:
+        listed = _git("log", f"-n{limit}", "--format=%H%x09%cs%x09%s", ref, "--", path, cwd=cwd)
+        if listed.returncode:
+            return None
+        versions = []
+        read = 0
+        for line in listed.stdout.splitlines():
+            if read > TREND_BYTES:
+                break
+            sha, date, message = [*line.split("\t", 2), "", ""][:3]
+            shown = _git("show", f"{sha}:{path}", cwd=cwd)
+            text = shown.stdout if shown.returncode == 0 else None
+            read += len(text or "")
+            versions.append(Version(sha=sha, date=date, message=message, text=text))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return versions
+
+
+def _point(report: Report, label: str, confidence: float) -> TrendPoint | None:
+    counted = report.counted
+    if not counted:
+        return None
+    score_sum = sum(item.score for item in counted)
+    return TrendPoint(
+        label=label,
+        pass_rate=score_sum / len(counted),
+        lower_bound=wilson_lower_bound(score_sum, len(counted), confidence=confidence),
+    )
+
+
+def trend(versions: list[Version], *, path: str, confidence: float) -> list[TrendPoint]:
+    """Oldest first: a point for each version that is a report with counted items."""
+    points = []
+    for version in reversed(versions):
+        if version.text is None:
+            continue
+        try:
+            report = parse_report(version.text, source=f"{path} at {version.sha[:12]}")
+        except GateError:
+            continue  # a version that is not a report has no point on the trend
+        point = _point(report, f"{version.date[5:]} {version.sha[:6]}", confidence)
+        if point is not None:
+            points.append(point)
+    return points
+
+
+def git_trend(path: Path, *, confidence: float, limit: int = TREND_VERSIONS) -> list[TrendPoint]:
+    """For the CLI: the committed versions of a baseline file on disk (at HEAD); none when the
+    file is not in a git repository."""
+    folder = path.resolve().parent
+    try:
+        top = _git("rev-parse", "--show-toplevel", cwd=folder) if folder.is_dir() else None
+        if top is None or top.returncode:
+            return []
+        relative = path.resolve().relative_to(Path(top.stdout.strip()).resolve()).as_posix()
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return []
+    versions = from_git(relative, ref="HEAD", cwd=folder, limit=limit)
+    if not versions:
+        return []
+    return trend(versions, path=relative, confidence=confidence)
+
+
+def baseline_trend(
+    path: str,
+    *,
+    ref: str,
+    github: GitHub | None,
+    workspace: Path,
+    confidence: float,
+    limit: int = TREND_VERSIONS,
+) -> tuple[list[TrendPoint], str]:
+    """For the Action: the baseline's versions at `ref` through the API, else from git, as
+    trend points; and where they came from, or why there are none, for the log."""
+    from golden_gate.github import GitHubError
+
+    api_failure = "no GitHub token"
+    if github is not None:
+        try:
+            versions = from_github(github, path, ref=ref, limit=limit)
+        except GitHubError as exc:
+            api_failure = f"the API failed: {exc}"
+        else:
+            points = trend(versions, path=path, confidence=confidence)
+            return points, f"{len(points)} versions of {path} at {ref} (GitHub API)"
+    for candidate in (f"origin/{ref}", ref):
+        versions_from_git = from_git(path, ref=candidate, cwd=workspace, limit=limit)
+        if versions_from_git:
+            points = trend(versions_from_git, path=path, confidence=confidence)
+            return points, f"{len(points)} versions of {path} at {candidate} (git)"
+    return [], f"no history of {path} at {ref} ({api_failure}; git has none: a shallow checkout)"
