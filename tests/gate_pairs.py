@@ -6,7 +6,10 @@ writes a report (`report_json`, indented by one), indented by two, and compact. 
 the gate the ways a user does (`golden-gate gate`, `golden-gate report` as Markdown and as
 JSON, and the job summary) and returns what each printed, with the exit code.
 
-The hashes were recorded with the code before the slim report view (tests/test_slim.py):
+The hashes were recorded with the code before the slim report view (tests/test_slim.py), and
+recorded again the same way when the charts changed what the comment, the summary and the
+JSON verdict hold (with the charts' code still without the slim view; only those three hashes
+changed):
 
     .venv/bin/python -m tests.gate_pairs > tests/data/gate_outputs.json
 """

@@ -142,13 +142,16 @@ def test_plan_fails_when_the_floor_is_out_of_reach():
     ids=["defaults", "follows", "set"],
 )
 def test_the_judge_concurrency_follows_concurrency_unless_set(tmp_path, flags, expected):
-    args = build_parser().parse_args(["eval", str(tmp_path / "golden.jsonl"), *flags])
+    golden = str(tmp_path / "golden.jsonl")
+    args = build_parser().parse_args(["eval", golden, "--url", "http://127.0.0.1:9", *flags])
 
     settings = settings_from_args(args)
 
     assert settings.target is not None
     assert (settings.target.concurrency, settings.judge.concurrency) == expected
     assert settings.evaluation.judge_concurrency == expected[1]
+
+
 def _options(parser):
     """(command, action) of every option and positional, every subcommand included."""
     import argparse
