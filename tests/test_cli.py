@@ -254,3 +254,34 @@ def test_an_unknown_judge_provider_is_one_sentence_about_our_flags(tmp_path):
     assert done.returncode == 2
     assert "--judge-model: judge provider 'foo' is not supported" in done.stderr
     assert "model_provider" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_judge_that_refuses_connections_fails_the_run_once_at_once(tmp_path, monkeypatch):
+    import socket
+
+    from tests.fakes.assistant_server import AssistantServer
+
+    with socket.socket() as probe:  # a port on loopback that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(
+        "".join(f'{{"id": "q{i}", "question": "q{i}?", "reference_key_points": ["x"]}}\n'
+                for i in range(20))
+    )  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with AssistantServer(answers={}) as assistant:
+        done = golden_gate(
+            "eval", golden, "--url", assistant.url, "--quiet", "--no-cache",
+            "--judge-model", "openai:gpt-4.1-mini",
+            "--judge-base-url", f"http://127.0.0.1:{closed}/v1",
+            "-o", tmp_path / "r.json", cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+        asked = assistant.request_count
+    assert done.returncode == 3
+    lines = [line for line in done.stderr.splitlines() if "error" in line]
+    assert lines == [
+        f"golden-gate: error: the judge at http://127.0.0.1:{closed}/v1 cannot be reached "
+        "(connection refused): is it running? check judge-base-url"
+    ]
+    assert asked == 0  # not one question asked, not one retry paid for

@@ -490,3 +490,29 @@ def test_verdicts_from_two_models_behind_one_server_are_a_warning(tmp_path, judg
         "(model-3b.gguf, model-7b.gguf): the server's model changed, and verdicts of both "
         "(some from the cache) are mixed"
     ]
+
+
+def test_progress_lines_in_a_log_never_repeat_and_the_last_says_done():
+    import io
+
+    from golden_gate.progress import Progress
+
+    stream = io.StringIO()  # not a terminal: the periodic lines of a CI log
+    progress = Progress(3, stream=stream, interval_s=0)
+    progress.update()
+    progress.update()  # nothing changed: no second line
+    progress.done = 1
+    progress.update()
+    progress.done = 3
+    progress.update()
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    assert [line.split(" · ")[0] for line in lines] == [
+        "golden-gate: 0/3 items",
+        "golden-gate: 1/3 items",
+        "golden-gate: 3/3 items",
+        "golden-gate: done: 3/3 items",
+    ]
+    assert all(a != b for a, b in zip(lines, lines[1:], strict=False))
+    progress.update(force=True)  # the heartbeat says the run is alive, whatever the counts
+    assert len(stream.getvalue().splitlines()) == len(lines) + 1

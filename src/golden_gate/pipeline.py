@@ -72,6 +72,14 @@ async def _evaluate(
     cache: VerdictCache,
 ) -> Report:
     assert settings.target is not None and settings.target.url
+    if judge is not None:
+        from golden_gate.preflight import JudgeUnreachable, judge_endpoint
+
+        try:
+            await judge_endpoint(settings.judge.base_url)  # before any question is asked
+        except JudgeUnreachable:
+            await judge.aclose()
+            raise
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None

@@ -37,6 +37,7 @@ class Progress:
         self.enabled = enabled
         self.started = time.monotonic()
         self._last = self.started
+        self._printed: str | None = None  # the counts of the last line written
         self.done = 0
         self.errors = 0
         self.judge_calls = 0  # made: answered or failed
@@ -59,7 +60,11 @@ class Progress:
         self.assistant_slots = assistant_slots
         self.judge_slots = judge_slots
 
-    def line(self) -> str:
+    def counts(self) -> str:
+        """The line without its clock: two lines with the same counts say nothing new."""
+        return self.line().rpartition(" · ")[0]
+
+    def line(self, *, done: bool = False) -> str:
         elapsed = time.monotonic() - self.started
         flights = ""
         if self.assistant_slots is not None:
@@ -69,7 +74,8 @@ class Progress:
         if self.judge_slots is not None:
             flights += f"judge {self.judge_in_flight}/{self.judge_slots} in flight · "
         return (
-            f"golden-gate: {self.done}/{self.total} items · {self.errors} errors · {flights}"
+            f"golden-gate: {'done: ' if done else ''}{self.done}/{self.total} items · "
+            f"{self.errors} errors · {flights}"
             f"{self.judge_calls} judge calls made · {self.cache_hits} cache hits · "
             f"{elapsed:.1f} s"
         )
@@ -80,7 +86,10 @@ class Progress:
         now = time.monotonic()
         if not force and now - self._last < self.interval_s:
             return
+        if not self.tty and not force and self.counts() == self._printed:
+            return  # a log line a period that repeats the last one is noise; the heartbeat isn't
         self._last = now
+        self._printed = self.counts()
         if self.tty:
             self.stream.write("\r" + self.line() + "\x1b[K")
         else:
@@ -95,10 +104,11 @@ class Progress:
                 self.update(force=True)
 
     def finish(self) -> None:
+        """The last line, said as such: never a copy of the periodic line before it."""
         if not self.enabled:
             return
         if self.tty:
-            self.stream.write("\r" + self.line() + "\x1b[K\n")
+            self.stream.write("\r" + self.line(done=True) + "\x1b[K\n")
         else:
-            self.stream.write(self.line() + "\n")
+            self.stream.write(self.line(done=True) + "\n")
         self.stream.flush()
