@@ -297,13 +297,13 @@ def print_throughput(result: dict[str, Any]) -> None:
     print(
         "**The assistant's connection pool.** Keypoints judge, 1,000 items: one httpx pool of "
         "`concurrency` connections, and `AssistantClient` as shipped, its connections split "
-        "into pools of at most 16 (golden_gate/transport.py; httpcore 1.0's pool bookkeeping "
+        "into pools of at most 4 (golden_gate/transport.py; httpcore 1.0's pool bookkeeping "
         "costs O(connections²) a request).\n"
     )
     print("| latency | concurrency | pool | wall | ideal | efficiency | CPU an item |")
     print("|---:|---:|---|---:|---:|---:|---:|")
     for row in result["pool"]:
-        pool = "split, 16 a pool (shipped)" if row["sharded"] else "one pool"
+        pool = "split, 4 a pool (shipped)" if row["sharded"] else "one pool"
         print(
             f"| {row['latency_s'] * 1000:.0f} ms | {row['concurrency']} | "
             f"{pool} | {row['wall_s']:.2f} s | "
