@@ -51,6 +51,8 @@ from golden_gate.evaluate import EvalSettings, evaluate
 from golden_gate.golden import GoldenItem
 from golden_gate.judge import Judge, JudgeSettings, make_judge
 from golden_gate.target import AssistantClient, TargetSettings
+from golden_gate.transport import SHARD
+from golden_gate.transport import sharded as split
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -61,6 +63,7 @@ ITEMS = 1_000
 C1_ITEMS = 100  # concurrency 1 runs this many (10 s) instead of 1,000 (100 s); scaled below
 LEVELS = (1, 8, 32, 64)
 POOL_LEVELS = (32, 64)
+POOL_SHARDS = (SHARD, 16)  # shipped, and the size shipped before
 JUDGE_MODEL = "openai:gpt-4.1-mini"
 DUMMY_KEY = "sk-bench-not-a-real-key"
 JUDGE_LATENCY = 0.2  # the stand-in judge of the judge-path table: slower than the assistant
@@ -160,6 +163,7 @@ def run_level(
     latency: float,
     *,
     sharded: bool = False,
+    shard: int = SHARD,
     judge_latency: float | None = None,
     path: str = "sdk",
 ) -> dict:
@@ -178,9 +182,14 @@ def run_level(
     with tempfile.TemporaryDirectory(prefix="golden-gate-bench-cache-") as cache_dir:
         cpu, started = time.process_time(), time.perf_counter()
         # The verdict cache is on, as in a real run: a file a verdict.
-        # `sharded` is what ships (golden_gate/transport.py); the other row is one plain pool.
+        # `sharded` with SHARD is what ships (golden_gate/transport.py); the other rows are one
+        # plain pool, or the split with another pool size.
         single = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        client = None if sharded else httpx.AsyncClient(limits=single)
+        client: httpx.AsyncClient | None = None
+        if not sharded:
+            client = httpx.AsyncClient(limits=single)
+        elif shard != SHARD:
+            client = httpx.AsyncClient(transport=split(concurrency, shard=shard))
         report = asyncio.run(
             _evaluate(
                 items,
@@ -205,6 +214,7 @@ def run_level(
         "judge_latency_s": judge_latency,
         "path": path,
         "sharded": sharded,
+        "shard": shard,
         "wall_s": wall,
         "ideal_s": ideal,
         "efficiency": ideal / wall,
@@ -231,18 +241,19 @@ def throughput(quick: bool) -> dict[str, Any]:
             rows = []
             for level in LEVELS:
                 subset = items[: min(n, C1_ITEMS)] if level == 1 else items
-                rows.append(run_level(subset, assistant, judge_fake, level, LATENCY))
+                rows.append(run_level(subset, assistant, judge_fake, level, LATENCY, sharded=True))
             out[name] = rows
-        out["pool"] = [
-            next(r for r in out["keypoints"] if r["concurrency"] == level) for level in POOL_LEVELS
-        ]
+        out["pool"] = [run_level(items, assistant, None, level, LATENCY) for level in POOL_LEVELS]
         out["pool"] += [
-            run_level(items, assistant, None, level, LATENCY, sharded=True) for level in POOL_LEVELS
+            run_level(items, assistant, None, level, LATENCY, sharded=True, shard=shard)
+            for shard in POOL_SHARDS
+            for level in POOL_LEVELS
         ]
     with serve("assistant", FAST, answers(items)) as assistant:
+        out["pool"] += [run_level(items, assistant, None, level, FAST) for level in POOL_LEVELS]
         out["pool"] += [
-            run_level(items, assistant, None, level, FAST, sharded=sharded)
-            for sharded in (False, True)
+            run_level(items, assistant, None, level, FAST, sharded=True, shard=shard)
+            for shard in POOL_SHARDS
             for level in POOL_LEVELS
         ]
     return out
@@ -261,7 +272,9 @@ def print_throughput(result: dict[str, Any]) -> None:
         f"in {observed * 1000:.1f} ms as the client sees it ({lat_ms:.0f} ms of sleep plus its "
         "own HTTP handling); the efficiency against that ideal is in parentheses. CPU = this "
         "process's CPU time during the run, per item (one interpreter: the wall time can never "
-        "be below the total). Every run's verdict cache is on and cold, as in a real first run.\n"
+        "be below the total). Every run's verdict cache is on and cold, as in a real first run. "
+        "The clients are as shipped (the assistant's and the judge's connections in pools of "
+        f"at most {SHARD}).\n"
     )
     for name, title in (("keypoints", "offline keypoints judge"), ("llm", "LLM judge")):
         judged = name == "llm"
@@ -303,13 +316,16 @@ def print_throughput(result: dict[str, Any]) -> None:
     print(
         "**The assistant's connection pool.** Keypoints judge, 1,000 items: one httpx pool of "
         "`concurrency` connections, and `AssistantClient` as shipped, its connections split "
-        "into pools of at most 16 (golden_gate/transport.py; httpcore 1.0's pool bookkeeping "
-        "costs O(connections²) a request).\n"
+        f"into pools of at most {SHARD} (golden_gate/transport.py; httpcore 1.0's pool "
+        "bookkeeping costs O(connections²) a request), and split into pools of 16 (shipped "
+        "before).\n"
     )
     print("| latency | concurrency | pool | wall | ideal | efficiency | CPU an item |")
     print("|---:|---:|---|---:|---:|---:|---:|")
     for row in result["pool"]:
-        pool = "split, 16 a pool (shipped)" if row["sharded"] else "one pool"
+        pool = "one pool"
+        if row["sharded"]:
+            pool = f"split, {row['shard']} a pool" + (" (shipped)" if row["shard"] == SHARD else "")
         print(
             f"| {row['latency_s'] * 1000:.0f} ms | {row['concurrency']} | "
             f"{pool} | {row['wall_s']:.2f} s | "

@@ -3,15 +3,17 @@
 httpcore's `AsyncConnectionPool` walks all of its connections once per idle connection on
 every request start and end: O(connections²) a request. At 32-64 connections to one server
 that is most of the client's CPU (see BENCHMARKS.md; encode/httpcore#1035 is the open fix).
-`ShardedTransport` spreads the same number of connections over pools of at most `shard` (16:
-the best of 8, 16 and 32 at 64 connections in BENCHMARKS.md), each request going to the least
-busy pool, so every pool stays small. The assistant's client uses it over httpx, the OpenAI
-judge's over httpx2 (the OpenAI SDK's fork of httpx, the same API): `sharded(..., http=...)`.
+`ShardedTransport` spreads the same number of connections over pools of at most `shard`, each
+request going to the least busy pool, so every pool stays small. 4 a pool: with the
+connections below, 4 spends less CPU a request than 8 or 16 at 32 and 64 connections
+(0.85 against 0.92-1.09 ms, measured side by side in one process; BENCHMARKS.md §1). The
+assistant's client uses it over httpx, the OpenAI judge's over httpx2 (the OpenAI SDK's fork
+of httpx, the same API): `sharded(..., http=...)`.
 
 Every pool needs a TLS context, and building one loads the CA bundle (30-50 ms here): all
 pools of one HTTP library share `tls_context(http)`, built on first use.
 
-The pools' connections (`_Stream`) also spend fewer system calls a request: httpcore writes a
+The pools' connections (`stream_class`) also spend fewer system calls a request: httpcore writes a
 request's head and its body separately, two sends and two wake-ups of the server where one
 does (Go's and aiohttp's clients send them together), and checks every idle connection for a
 hang-up through anyio's socket attributes, which rebuild a table and ask the kernel for the
@@ -33,7 +35,7 @@ from typing import Any
 
 import httpx
 
-SHARD = 16
+SHARD = 4
 FLUSH_BYTES = 64 * 1024  # a longer body goes out in pieces of about this size
 _CORE = {"httpx": "httpcore", "httpx2": "httpcore2"}  # each HTTP library's connection layer
 
