@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from golden_gate.gate import GateSettings, evaluate_gate
 from golden_gate.report import Report, RunSettings
+from golden_gate.slim import ItemColumns, SlimReport
 
 MIX = ((0.80, 0.97), (0.15, 0.70), (0.05, 0.20))  # (share of items, per-run pass probability)
 MIX_MEAN = sum(share * p for share, p in MIX)
@@ -99,41 +100,23 @@ def outcomes(
     return passes, runs
 
 
-@dataclass(slots=True)
-class SimItem:
-    """What the gate reads of an item (duck-typed: pydantic models cost 1 ms an item here)."""
-
-    id: str
-    passes: int
-    runs: int
-    errors: int = 0
-    unanswered: int = 0
-    cluster: str | None = None
-    item_hash: str | None = None
-
-
-@dataclass(slots=True)
-class SimReport:
-    results: list[SimItem]
-    judge: str = "sim"
-    judge_prompt_hash: str | None = None
-    dataset: None = None
-    tier: str = "full"
-    run_settings: RunSettings | None = None
-    format: str | None = None
-    tool_version: str | None = None
-    warnings: list[str] | None = None
-
-
 IDS = [f"q{i:05d}" for i in range(100_000)]
 
 
-def build_report(passes: np.ndarray, runs: np.ndarray, runs_setting: int) -> Report:
-    items = [
-        SimItem(i, k, r)
-        for i, k, r in zip(IDS[: len(passes)], passes.tolist(), runs.tolist(), strict=True)
-    ]
-    return SimReport(items, run_settings=RunSettings(runs=runs_setting))  # type: ignore[return-value]
+def build_report(passes: np.ndarray, runs: np.ndarray, runs_setting: int) -> SlimReport:
+    """The report as the gate reads it: its items' counts as columns (golden_gate/slim.py)."""
+    n = len(passes)
+    items = ItemColumns(
+        ids=IDS[:n],
+        tags=[()] * n,
+        passes=passes.tolist(),
+        runs=runs.tolist(),
+        errors=[0] * n,
+        unanswered=[0] * n,
+        hashes=[None] * n,
+    )
+    header = Report(judge="sim", results=[], run_settings=RunSettings(runs=runs_setting))
+    return SlimReport(header, items)
 
 
 @dataclass

@@ -607,6 +607,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
+    from golden_gate import slim
     from golden_gate.files import WriteFailures, write_result
     from golden_gate.gate import evaluate_gate
     from golden_gate.merge import merge_reports
@@ -617,7 +618,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, args.output))
-    baseline = load_report(args.baseline) if args.baseline else None
+    baseline = slim.load(args.baseline, rows=False) if args.baseline else None
     gate = evaluate_gate(merged, baseline, settings)
     if args.comment_out is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)

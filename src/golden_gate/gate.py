@@ -427,9 +427,9 @@ def _compare(
             map(ne, cand_items.passes, base_items.passes),
             map(ne, cand_items.runs, base_items.runs),
         )
-        columns = ids, cand_items.passes, cand_items.runs, base_items.passes, base_items.runs
+        cp, cr, bp, br = cand_items.passes, cand_items.runs, base_items.passes, base_items.runs
         changed = sorted(
-            tuple(column[i] for column in columns)
+            (ids[i], (cp[i], cr[i], bp[i], br[i]))
             for i in compress(range(len(ids)), map(and_, both, differ))
         )
         only_in_candidate = sorted(compress(ids, map(gt, cand_counted, base_counted)))
@@ -439,7 +439,7 @@ def _compare(
         # The pull request's own items (new, or reworded copies) are never paired: a re-added
         # id could otherwise offset a real regression with an easy question.
         shared = (cand.keys() - cand_tally.own) & base.keys()
-        changed = sorted((i, *cand[i], *base[i]) for i in shared if cand[i] != base[i])
+        changed = sorted((i, (*cand[i], *base[i])) for i in shared if cand[i] != base[i])
         only_in_candidate = sorted(cand.keys() - base.keys())
         only_in_baseline = sorted(base.keys() - cand.keys())
     shared_count = len(shared)
@@ -450,8 +450,7 @@ def _compare(
     # The base branch's clusters rule (a pull request could split a cluster to look stronger).
     clusters = {**cand_tally.clusters, **base_tally.clusters}
     # Only items whose (passes, runs) differ can differ in score, taken in the order of ids.
-    for item_id, *counts in changed:
-        key = (counts[0], counts[1], counts[2], counts[3])  # passes, runs: candidate, baseline
+    for item_id, key in changed:  # key: passes and runs, the candidate's then the baseline's
         d = fractions.get(key)
         if d is None:
             d = fractions[key] = Fraction(key[0], key[1]) - Fraction(key[2], key[3])

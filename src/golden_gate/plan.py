@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from golden_gate import golden
+from golden_gate import golden, slim
 from golden_gate.errors import InputError
 from golden_gate.gate import (
     GateSettings,
@@ -12,7 +12,6 @@ from golden_gate.gate import (
     planned_power,
     unreachable_floor_message,
 )
-from golden_gate.report import load_report
 
 
 def plan_text(
@@ -30,7 +29,8 @@ def plan_text(
     n = items if items is not None else _count(golden, tags)
     if n < 1:
         raise InputError(f"--items: must be at least 1, got {n}")
-    base = load_report(baseline) if baseline is not None else None
+    # Only its counts are read: a large baseline is read without its runs (slim.py).
+    base = slim.load(baseline, rows=False) if baseline is not None else None
     fewest = fewest_passes_for_floor(n, settings)
     lines = [f"golden-gate plan: {n} items × {runs} run(s)"]
     if not settings.floor_on:
