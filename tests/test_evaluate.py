@@ -513,6 +513,6 @@ def test_progress_lines_in_a_log_never_repeat_and_the_last_says_done():
         "golden-gate: 3/3 items",
         "golden-gate: done: 3/3 items",
     ]
-    assert all(a != b for a, b in zip(lines, lines[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(lines))
     progress.update(force=True)  # the heartbeat says the run is alive, whatever the counts
     assert len(stream.getvalue().splitlines()) == len(lines) + 1
