@@ -2,7 +2,8 @@
 
 Prints the URL on the first line of stdout, then serves until stdin closes. Each line `stats`
 on stdin is answered with one JSON line: requests served, the most in flight at once and the
-CPU seconds this process spent, all since the previous `stats` (which resets them).
+CPU seconds this process spent, all since the previous `stats` (which resets them); for the
+assistant also `first_request_at`, the time.time() of the first request since then.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def main() -> None:
                 peak, server.max_in_flight = server.max_in_flight, 0
             now_requests, now_cpu = served(), time.process_time()
             stats = {"requests": now_requests - requests, "max_in_flight": peak}
+            if isinstance(server, AssistantServer):  # when the first request since came in
+                with server._lock:
+                    stats["first_request_at"], server.first_request_at = (
+                        server.first_request_at,
+                        None,
+                    )
             stats["cpu_s"] = round(now_cpu - cpu, 3)
             print(json.dumps(stats), flush=True)
             requests, cpu = now_requests, now_cpu

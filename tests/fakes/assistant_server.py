@@ -35,6 +35,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ class AssistantServer:
         self.huge_content_length = huge_content_length
 
         self.requests: list[RecordedRequest] = []
+        self.first_request_at: float | None = None  # time.time() of the first POST (benches)
         self.health_checks = 0
         self.max_in_flight = 0
         self.huge_completed = 0
@@ -179,6 +181,8 @@ class AssistantServer:
     def _record(self, request: RecordedRequest) -> tuple[str | None, int]:
         question = _question(request.json, self.question_path)
         with self._lock:
+            if self.first_request_at is None:
+                self.first_request_at = time.time()
             self.requests.append(request)
             self._per_question[question] += 1
             self._in_flight += 1
