@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run import ROOT, answers, golden, serve  # bench/run.py
 
-PROMPTFOO_VERSION = "0.121.0"
+PROMPTFOO_VERSION = "0.121.1"  # 0.121.0 is not on the registry (any more)
 TOOLS = ROOT / ".tools"
 ASSISTANT_LATENCY = 0.1
 JUDGE_LATENCY = 0.2
