@@ -3,7 +3,9 @@
     .venv/bin/python bench/core_speed.py [--before REF] [--quick] [--runs N]
 
 Three figures, each a median of fresh processes (`python -m golden_gate` with the tree's `src`
-first on the path, so a ref checked out with `git worktree add` runs with this venv):
+first on the path, so a ref checked out with `git worktree add` runs with this venv). With
+several trees their runs alternate (one of each, then again), so a change in the machine's load
+during the run weighs on every tree alike:
 
 - start-up to first request: `golden-gate eval` with the LLM judge (the bench's stand-in
   OpenAI-compatible judge) against the bench's stand-in assistant, from the process's spawn
@@ -127,7 +129,7 @@ class _Assistant(BaseHTTPRequestHandler):
         pass
 
 
-def first_request(tree: Path, runs: int) -> dict[str, Any]:
+def first_request(trees: list[Path], runs: int) -> list[dict[str, Any]]:
     """Seconds from spawning `golden-gate eval` (LLM judge) to its first assistant request."""
     from tests.fakes.judge_server import JudgeServer
 
@@ -135,48 +137,39 @@ def first_request(tree: Path, runs: int) -> dict[str, Any]:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    firsts, walls = [], []
+    firsts: list[list[float]] = [[] for _ in trees]
+    walls: list[list[float]] = [[] for _ in trees]
     try:
         with JudgeServer() as judge, tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             golden = work / "golden.jsonl"
-            golden.write_text(
-                "".join(
-                    json.dumps(
-                        {"id": f"q{i}", "question": f"Q{i}?", "reference_key_points": ["fact 1"]}
-                    )
-                    + "\n"
-                    for i in range(20)
-                )
-            )
-            argv = [
-                *_golden_gate(tree),
-                "eval",
-                str(golden),
-                "--url",
-                url,
-                "--judge-model",
-                JUDGE_MODEL,
-                "--judge-base-url",
-                judge.base_url,
-                "--no-cache",
-                "--quiet",
-                "-o",
-                str(work / "report.json"),
+            lines = [
+                {"id": f"q{i}", "question": f"Q{i}?", "reference_key_points": ["fact 1"]}
+                for i in range(20)
             ]
-            env = _env(tree, OPENAI_API_KEY=DUMMY_KEY)
+            golden.write_text("".join(json.dumps(line) + "\n" for line in lines))
             for _ in range(runs):
-                _Assistant.first = None
-                started = time.perf_counter()
-                done = subprocess.run(argv, env=env, cwd=work, capture_output=True, check=False)
-                walls.append(time.perf_counter() - started)
-                if done.returncode != 0 or _Assistant.first is None:
-                    raise RuntimeError(f"eval failed: {done.stderr.decode()[-500:]}")
-                firsts.append(_Assistant.first - started)
+                for n, tree in enumerate(trees):
+                    argv = [
+                        *_golden_gate(tree), "eval", str(golden), "--url", url,
+                        "--judge-model", JUDGE_MODEL, "--judge-base-url", judge.base_url,
+                        "--no-cache", "--quiet", "-o", str(work / "report.json"),
+                    ]  # fmt: skip
+                    env = _env(tree, OPENAI_API_KEY=DUMMY_KEY)
+                    _Assistant.first = None
+                    started = time.perf_counter()
+                    done = subprocess.run(argv, env=env, cwd=work, capture_output=True, check=False)
+                    walls[n].append(time.perf_counter() - started)
+                    if done.returncode != 0 or _Assistant.first is None:
+                        raise RuntimeError(f"eval failed: {done.stderr.decode()[-500:]}")
+                    firsts[n].append(_Assistant.first - started)
     finally:
         server.shutdown()
         server.server_close()
-    return {"first_request_s": statistics.median(firsts), "eval_s": statistics.median(walls)}
+    return [
+        {"first_request_s": statistics.median(f), "eval_s": statistics.median(w)}
+        for f, w in zip(firsts, walls, strict=True)
+    ]
 
 
 # -- gate -------------------------------------------------------------------------------------
@@ -187,13 +180,16 @@ def _has_gate_files(tree: Path) -> bool:
     return (tree / "src" / "golden_gate" / "slim.py").is_file()
 
 
-def gate_small(tree: Path, runs: int) -> dict[str, Any]:
+def gate_small(trees: list[Path], runs: int) -> list[dict[str, Any]]:
     """`golden-gate gate` on the demo's report and the bundled baseline: wall seconds."""
-    argv = [*_golden_gate(tree), "gate", str(PAIRS / "demo" / "report.json")]
-    argv.append(str(PAIRS / "demo" / "baseline.json"))
+    pair = [str(PAIRS / "demo" / "report.json"), str(PAIRS / "demo" / "baseline.json")]
+    walls: list[list[float]] = [[] for _ in trees]
     with tempfile.TemporaryDirectory() as tmp:
-        walls = [_run(argv, _env(tree), Path(tmp))[0] for _ in range(runs)]
-    return {"small_s": statistics.median(walls), "small_walls": walls}
+        for _ in range(runs):
+            for n, tree in enumerate(trees):
+                argv = [*_golden_gate(tree), "gate", *pair]
+                walls[n].append(_run(argv, _env(tree), Path(tmp))[0])
+    return [{"small_s": statistics.median(w), "small_walls": w} for w in walls]
 
 
 def write_pair(directory: Path, items: int = ITEMS, regressions: int = REGRESSIONS) -> Path:
@@ -207,52 +203,52 @@ def write_pair(directory: Path, items: int = ITEMS, regressions: int = REGRESSIO
     return directory
 
 
-def gate_large(tree: Path, pair: Path, runs: int) -> dict[str, Any]:
+def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]:
     """Gate, comment and summary on a large pair: wall, peak RSS and what came out."""
-    walls, peaks, outputs = [], [], set()
+    walls: list[list[float]] = [[] for _ in trees]
+    peaks: list[list[float]] = [[] for _ in trees]
+    outputs: list[set[tuple[str, ...]]] = [set() for _ in trees]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         comment, summary = work / "comment.md", work / "summary.md"
         report, baseline = str(pair / "report.json"), str(pair / "baseline.json")
-        if _has_gate_files(tree):
-            argv = [*_golden_gate(tree), "gate", report, baseline]
-            argv += ["--comment-out", str(comment), "--summary-out", str(summary)]
-        else:
-            argv = [
-                sys.executable,
-                "-c",
-                LIBRARY_GATE,
-                report,
-                baseline,
-                str(comment),
-                str(summary),
-            ]
         for _ in range(runs):
-            wall, code, peak, stdout = _run(argv, _env(tree), work)
-            if code not in (0, 1):
-                raise RuntimeError(f"gate exited {code}")
-            walls.append(wall)
-            peaks.append(peak / 1024)
-            outputs.add(
-                tuple(
-                    hashlib.sha256(text.encode()).hexdigest()
-                    for text in (stdout, comment.read_text(), summary.read_text())
-                )
-            )
-    return {
-        "large_s": statistics.median(walls),
-        "large_walls": walls,
-        "large_peak_mib": max(peaks),
-        "outputs": sorted(outputs),
-    }
+            for n, tree in enumerate(trees):
+                if _has_gate_files(tree):
+                    argv = [*_golden_gate(tree), "gate", report, baseline]
+                    argv += ["--comment-out", str(comment), "--summary-out", str(summary)]
+                else:
+                    files = [report, baseline, str(comment), str(summary)]
+                    argv = [sys.executable, "-c", LIBRARY_GATE, *files]
+                wall, code, peak, stdout = _run(argv, _env(tree), work)
+                if code not in (0, 1):
+                    raise RuntimeError(f"gate exited {code}")
+                walls[n].append(wall)
+                peaks[n].append(peak / 1024)
+                texts = (stdout, comment.read_text(), summary.read_text())
+                outputs[n].add(tuple(hashlib.sha256(t.encode()).hexdigest() for t in texts))
+    return [
+        {
+            "large_s": statistics.median(w),
+            "large_walls": w,
+            "large_peak_mib": max(p),
+            "outputs": sorted(o),
+        }
+        for w, p, o in zip(walls, peaks, outputs, strict=True)
+    ]
 
 
-def measure(tree: Path, pair: Path, *, runs: int) -> dict[str, Any]:
-    return {
-        **first_request(tree, runs),
-        **gate_small(tree, runs),
-        **gate_large(tree, pair, max(3, runs // 2)),
-    }
+def measure(trees: list[Path], pair: Path, *, runs: int) -> list[dict[str, Any]]:
+    """Every figure for each tree, their runs alternating."""
+    return [
+        {**first, **small, **large}
+        for first, small, large in zip(
+            first_request(trees, runs),
+            gate_small(trees, runs),
+            gate_large(trees, pair, max(3, runs // 2)),
+            strict=True,
+        )
+    ]
 
 
 def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
@@ -283,11 +279,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="golden-gate-pair-") as tmp:
         items = 10_000 if args.quick else ITEMS
         pair = write_pair(Path(tmp), items, items // 50)
-        rows = []
-        if args.before:
-            with checkout(args.before) as before:
-                rows.append((f"before ({args.before})", measure(before, pair, runs=runs)))
-        rows.append(("this tree", measure(ROOT, pair, runs=runs)))
+        with contextlib.ExitStack() as stack:
+            trees = [("this tree", ROOT)]
+            if args.before:
+                trees.insert(
+                    0, (f"before ({args.before})", stack.enter_context(checkout(args.before)))
+                )
+            results = measure([tree for _, tree in trees], pair, runs=runs)
+        rows = [(label, result) for (label, _), result in zip(trees, results, strict=True)]
     print(table(rows))
     if len({tuple(r["outputs"]) for _, r in rows}) == 1 and all(
         len(r["outputs"]) == 1 for _, r in rows

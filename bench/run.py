@@ -511,9 +511,8 @@ def core(quick: bool, trees: list[tuple[str, Path]]) -> list[dict[str, Any]]:
             row = json.loads(done.stdout)
             if (items, regressions) == sizes[-1]:
                 runs = 3 if quick else 5
-                row["gate_command"] = [
-                    (label, core_speed.gate_large(tree, Path(tmp), runs)) for label, tree in trees
-                ]
+                large = core_speed.gate_large([tree for _, tree in trees], Path(tmp), runs)
+                row["gate_command"] = list(zip([label for label, _ in trees], large, strict=True))
         rows.append(row)
     return rows
 
@@ -563,8 +562,8 @@ def print_core(rows: list[dict[str, Any]]) -> None:
         print(
             f"`golden-gate gate report.json baseline.json --comment-out … --summary-out …` on the "
             f"{big['items']:,}-item pair, a fresh process each time (median of "
-            f"{len(commands[0][1]['large_walls'])}; peak RSS: `os.wait4`'s, the process and the "
-            "copy it forks to read the report):\n"
+            f"{len(commands[0][1]['large_walls'])}, the trees' runs alternating; peak RSS: "
+            "`os.wait4`'s, the largest of the process and the copy it forks to read the report):\n"
         )
         print("| tree | wall | peak RSS |")
         print("|---|---:|---:|")
@@ -679,9 +678,11 @@ def startup(quick: bool, trees: list[tuple[str, Path]]) -> dict[str, Any]:
 
     runs = 3 if quick else 7
     env = {**os.environ, "OPENAI_API_KEY": DUMMY_KEY}
+    paths = [tree for _, tree in trees]
+    firsts, smalls = core_speed.first_request(paths, runs), core_speed.gate_small(paths, runs)
     per_tree = [
-        (label, {**core_speed.first_request(tree, runs), **core_speed.gate_small(tree, runs)})
-        for label, tree in trees
+        (label, {**first, **small})
+        for (label, _), first, small in zip(trees, firsts, smalls, strict=True)
     ]
     python, _, _ = _median_run([sys.executable, "-c", "pass"], runs=runs)
     gg, _, _ = _median_run([sys.executable, "-c", "import golden_gate.action"], runs=runs)
@@ -721,7 +722,8 @@ def print_startup(s: dict[str, Any]) -> None:
         "Start-up to the first request: `golden-gate eval` of 20 items with the LLM judge "
         "(the stand-in judge), from the process's spawn to the first request reaching the "
         "bench's stand-in assistant. `gate` on a small pair: the demo's report against its "
-        f"baseline (14 items), start to exit. Medians of {s['runs']} fresh processes.\n"
+        f"baseline (14 items), start to exit. Medians of {s['runs']} fresh processes, the "
+        "trees' runs alternating.\n"
     )
     print("| tree | start-up to first request | `eval` to exit | `gate`, small pair |")
     print("|---|---:|---:|---:|")

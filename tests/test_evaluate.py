@@ -116,13 +116,24 @@ def test_a_failed_check_is_never_judged(judge_server):
     assert rep.results[0].why == "check citations: missing citation: docs/config.md"
 
 
-def test_identical_answers_are_judged_once(judge_server):
+def test_identical_answers_are_judged_once(tmp_path, judge_server):
+    # With the cache on, whatever the timing: an answer judged while another identical one is
+    # in flight shares its call, one judged after it reads its verdict from the cache.
+    golden = items(1)
+    with AssistantServer(answers={golden[0].question: good(0)}) as assistant:
+        rep = run(golden, assistant.url, llm_judge(judge_server), tmp_path / "cache", runs=5)
+    assert judge_server.calls == 1
+    assert rep.results[0].passes == 5 and rep.results[0].runs == 5
+    # One judge sample for five identical answers: the four reused verdicts say so.
+    assert sorted(r.verdict.cached for r in rep.results[0].run_results) == [False] + [True] * 4
+
+
+def test_identical_answers_in_flight_together_share_one_call_without_the_cache(judge_server):
+    judge_server.latency_s = 1.0  # the five answers all arrive while the first call is out
     golden = items(1)
     with AssistantServer(answers={golden[0].question: good(0)}) as assistant:
         rep = run(golden, assistant.url, llm_judge(judge_server), runs=5)
     assert judge_server.calls == 1
-    assert rep.results[0].passes == 5 and rep.results[0].runs == 5
-    # One judge sample for five identical answers: the four reused verdicts say so.
     assert sorted(r.verdict.cached for r in rep.results[0].run_results) == [False] + [True] * 4
 
 

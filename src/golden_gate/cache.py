@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 
@@ -44,15 +44,22 @@ class VerdictKey:
     answer: str
     reference: str
 
+    def material(self) -> dict[str, str]:
+        """The fields by name, in order (`asdict` without its deep copy: they are strings)."""
+        return {name: getattr(self, name) for name in _KEY_FIELDS}
+
     @cached_property
     def hex(self) -> str:
-        parts = [FORMAT, *asdict(self).values()]
+        parts = [FORMAT, *self.material().values()]
         # A JSON list is unambiguous whatever the parts contain.
         encoded = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
     def __str__(self) -> str:
         return self.hex
+
+
+_KEY_FIELDS = tuple(field.name for field in fields(VerdictKey))
 
 
 def ensure_dir(path: Path) -> None:
@@ -146,7 +153,7 @@ class VerdictCache:
             verdict = Verdict.model_validate(entry.get("verdict"))
         except (TypeError, ValidationError):
             return None
-        if recorded is None or any(not isinstance(v, str) for v in asdict(recorded).values()):
+        if recorded is None or any(not isinstance(v, str) for v in recorded.material().values()):
             return None
         # Equal material implies the same hash; both are checked so neither can be skipped.
         if recorded.hex != key.hex or recorded != key:
@@ -157,7 +164,7 @@ class VerdictCache:
         """Store a successful verdict (a no-op when disabled); a failed write is a warning."""
         if self.directory is None or self.write_failures:
             return
-        if any(redaction.present(text) for text in (*asdict(key).values(), verdict.comment)):
+        if any(redaction.present(text) for text in (*key.material().values(), verdict.comment)):
             # The entry must keep its material to be verifiable, and cache archives are uploaded:
             # an answer that holds a registered secret is judged again rather than stored.
             self.secret_skips += 1
@@ -167,7 +174,7 @@ class VerdictCache:
         path = self.path(key)
         entry = {
             "format": FORMAT,
-            "key": asdict(key),
+            "key": key.material(),
             "verdict": verdict.model_copy(update={"cached": False}).model_dump(exclude_none=True),
         }
         text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
@@ -196,11 +203,19 @@ class VerdictCache:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    ensure_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:8]}.", suffix=".tmp")
+    prefix = f".{path.name[:8]}."
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+    except FileNotFoundError:  # the shard's first entry (mkdir on every write cost a syscall)
+        ensure_dir(path.parent)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+    try:
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:  # one write for an entry of a few KiB; a short write goes on
+                data = data[os.write(fd, data) :]
+        finally:
+            os.close(fd)
         # No fsync: a torn entry after a crash is ignored as a miss, and this runs per verdict.
         os.replace(tmp, path)
     except BaseException:
