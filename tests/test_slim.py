@@ -165,3 +165,18 @@ except InputError as exc:
     )
     expected = RECORDED["malformed"]["large-passes-over-runs"]["report"]["stderr"]
     assert f"golden-gate: error: {done.stdout}" == expected, done.stderr
+
+
+@pytest.mark.parametrize("chunk", [700, 4096, 65_536])
+def test_a_report_read_in_small_chunks_reads_the_same(tmp_path, pairs, chunk):
+    # Items and the head larger than a chunk, items cut across chunks: the buffer grows and
+    # carries what is left of an item to the next read.
+    for name, shape in (("scale-1k", "ours"), ("unknown-fields", "indent2"), ("panel", "ours")):
+        names = write_pair(pairs[name], tmp_path, shape)
+        whole = slim.load(tmp_path / names[0], large=0)
+        bits = slim.load(tmp_path / names[0], large=0, chunk=chunk)
+        assert isinstance(bits, slim._FileReport) and isinstance(whole, slim._FileReport)
+        assert bits.items == whole.items and bits.header == whole.header
+        assert bits.starts == whole.starts and bits.evaluations == whole.evaluations
+        for item_id in bits.items.ids[::37]:
+            assert bits.record(item_id) == whole.record(item_id) is not None

@@ -178,17 +178,23 @@ def of(report: Report | SlimReport) -> SlimReport:
     return SlimReport(header, items, source=report)
 
 
-def load(path: str | Path, *, rows: bool = True, large: int = LARGE_REPORT_BYTES) -> SlimReport:
+def load(
+    path: str | Path,
+    *,
+    rows: bool = True,
+    large: int = LARGE_REPORT_BYTES,
+    chunk: int = CHUNK_BYTES,
+) -> SlimReport:
     """The slim view of a report file; InputError (one sentence, naming it) for a bad one.
 
     `rows`: its items may be shown as rows (the candidate's are, a baseline's never); without,
     a large report's records come from a full parse, when asked.
-    `large`: from this many bytes on, the report is read the slim way.
+    `large`: from this many bytes on, the report is read the slim way, `chunk` bytes at a time.
     """
     path = Path(path)
     if _size(path) >= large:
         try:
-            return _read_paused(path, rows=rows)
+            return _read_paused(path, rows=rows, chunk=chunk)
         except _Slow:
             pass  # the full parse says what is wrong, in today's words, or reads it after all
     return of(load_report(path))
@@ -252,13 +258,13 @@ def _size(path: Path) -> int:
         return 0  # load_report says what is wrong with it
 
 
-def _read_paused(path: Path, *, rows: bool) -> _FileReport:
+def _read_paused(path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
     # A large report is a few hundred thousand objects, all kept: the cyclic collector would
     # walk them again and again while they are made (see report.parse_report).
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _FileReport.read(path, rows=rows)
+        return _FileReport.read(path, rows=rows, chunk=chunk)
     finally:
         if paused:
             gc.enable()
@@ -339,9 +345,9 @@ class _FileReport(SlimReport):
         self.layout: _Layout | None = None
 
     @classmethod
-    def read(cls, path: Path, *, rows: bool) -> _FileReport:
+    def read(cls, path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
         with path.open("rb") as handle:
-            return _Reader(handle, path, rows=rows).read()
+            return _Reader(handle, path, rows=rows, chunk=chunk).read()
 
     def _record(self, item_id: str) -> ItemResult | None:
         index = self._index.get(item_id)
@@ -399,61 +405,77 @@ class _FileReport(SlimReport):
 
 
 class _Reader:
-    """Reads a report written indented, a chunk at a time, into a _FileReport."""
+    """Reads a report written indented, a chunk at a time, into a _FileReport.
 
-    def __init__(self, handle: BinaryIO, path: Path, *, rows: bool) -> None:
+    One buffer serves every chunk: a new one a chunk (a few hundred MB of allocations for a
+    large report) costs the kernel's page faults more than the parse.
+    """
+
+    def __init__(self, handle: BinaryIO, path: Path, *, rows: bool, chunk: int) -> None:
         self.handle = handle
         self.path = path
         self.rows = rows
+        self.chunk = chunk
         self.items = ItemColumns()
         self.starts: list[int] = []
         self.evaluations = False
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._ascii = True
 
-    def _chunk(self, size: int = CHUNK_BYTES) -> bytes:
-        """The next bytes of the file, checked to be UTF-8 (the runs are never parsed)."""
-        chunk = self.handle.read(size)
-        if not (self._ascii and chunk.isascii()):
+    def _fill(self, buffer: bytearray, filled: int) -> int:
+        """Read on into `buffer` after its first `filled` bytes (grown when full); checked to
+        be UTF-8 (the runs are never parsed). How many bytes it holds now."""
+        if filled == len(buffer):
+            buffer.extend(bytes(self.chunk))  # an item (or the head) larger than the buffer
+        got = self.handle.readinto(memoryview(buffer)[filled:]) or 0
+        # Every byte before was ASCII while `_ascii` holds: the whole buffer tells of the new.
+        if not (self._ascii and buffer.isascii()):
             self._ascii = False
             try:
-                self._utf8.decode(chunk, final=not chunk)
+                self._utf8.decode(memoryview(buffer)[filled : filled + got], final=not got)
             except UnicodeDecodeError:
                 raise _Slow from None
-        return chunk
+        return filled + got
 
     def read(self) -> _FileReport:
-        buffer = self._chunk()
-        first = _FIRST_KEY.match(buffer)
+        buffer = bytearray(2 * self.chunk)
+        filled = self._fill(buffer, 0)
+        first = _FIRST_KEY.match(buffer, 0, filled)
         if first is None:
             raise _Slow
         layout = _Layout(len(first.group(1)))
-        opening = buffer.find(layout.results)
+        opening = buffer.find(layout.results, 0, filled)
         while opening < 0:
-            more = self._chunk()
-            if not more:
+            more = self._fill(buffer, filled)
+            if more == filled:
                 raise _Slow
-            buffer += more
-            opening = buffer.find(layout.results)
+            filled = more
+            opening = buffer.find(layout.results, 0, filled)
         start = opening + len(layout.results) - 1  # the newline before the first item
-        head = buffer[: start - 1]
+        head = bytes(buffer[: start - 1])
         offset = 0  # the file's offset of buffer[0]
         while True:
             # Whole items only: up to the last one closed in this buffer, or the results' end.
-            between = buffer.rfind(layout.between, start)
-            last = buffer.find(layout.last, max(between, start))
+            between = buffer.rfind(layout.between, start, filled)
+            last = buffer.find(layout.last, max(between, start), filled)
             if last >= 0:
                 self._items(buffer, start, last + len(layout.item_end), offset, layout)
-                tail = buffer[last + len(layout.last) :] + self._chunk(-1)
+                rest = self.handle.read()
+                self._check_utf8(rest)
+                tail = bytes(buffer[last + len(layout.last) : filled]) + rest
                 break
             if between >= 0:
                 done = between + len(layout.item_end)
                 self._items(buffer, start, done, offset, layout)
                 start = done + 1  # past the comma
-            more = self._chunk()
-            if not more:
+            # What is left of this buffer's last item moves to its front; more is read after it.
+            kept = filled - start
+            buffer[:kept] = buffer[start:filled]
+            offset, start = offset + start, 0
+            more = self._fill(buffer, kept)
+            if more == kept:
                 raise _Slow  # the results never close
-            buffer, offset, start = buffer[start:] + more, offset + start, 0
+            filled = more
         self._check()
         report = _FileReport(self._header(head + b"[]" + tail), self.items, path=self.path)
         report.layout = layout
@@ -465,7 +487,14 @@ class _Reader:
             report.starts = self.starts
         return report
 
-    def _items(self, buffer: bytes, start: int, end: int, offset: int, layout: _Layout) -> None:
+    def _check_utf8(self, rest: bytes) -> None:
+        if not (self._ascii and rest.isascii()):
+            try:
+                self._utf8.decode(rest, final=True)
+            except UnicodeDecodeError:
+                raise _Slow from None
+
+    def _items(self, buffer: bytearray, start: int, end: int, offset: int, layout: _Layout) -> None:
         """The items in buffer[start:end]: from one's opening newline to another's brace."""
         if self.rows:
             found = [m.start() for m in layout.item_start.finditer(buffer, start, end)]
