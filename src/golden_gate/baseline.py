@@ -35,7 +35,7 @@ class BaselineUnavailable(UnreadableAtRef):
     """The baseline may exist but could not be read: the comparison cannot be made."""
 
 
-def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         # The workspace belongs to another uid inside the container: "dubious ownership".
         ["git", "-c", "safe.directory=*", *args],
@@ -59,14 +59,14 @@ def _git_show(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
     cannot tell (not a repository, or the ref is not fetched: a shallow checkout)."""
     try:
         for candidate in (f"origin/{ref}", ref):
-            if _git(
+            if git(
                 "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", cwd=cwd
             ).returncode:
                 continue
-            done = _git("show", f"{candidate}:{path}", cwd=cwd)
+            done = git("show", f"{candidate}:{path}", cwd=cwd)
             if done.returncode == 0:
                 return done.stdout
-            if _git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
+            if git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
                 return ABSENT
             return None  # there, yet unreadable
     except (OSError, subprocess.SubprocessError):

@@ -149,6 +149,23 @@ def _gate_settings(args: argparse.Namespace) -> GateSettings:
     )
 
 
+def _add_trend_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trend",
+        action="store_true",
+        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
+    )
+
+
+def _add_junit_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
+
+
 def _add_eval_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("golden", type=Path, help="golden set (JSONL)")
     target = parser.add_argument_group("assistant")
@@ -725,20 +742,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="candidate report.json")
     p.add_argument("baseline", type=Path, nargs="?", help="baseline report (optional)")
-    p.add_argument(
-        "--trend",
-        action="store_true",
-        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
-    )
+    _add_trend_arg(p)
     p.add_argument("--comment-out", type=Path, default=None, help="write the PR comment here")
     p.add_argument("--summary-out", type=Path, default=None, help="write the job summary here")
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
-    p.add_argument(
-        "--junit-xml",
-        type=Path,
-        default=None,
-        help="also write the results as JUnit XML here (one test case per item)",
-    )
+    _add_junit_arg(p)
     _add_gate_args(p)
     p.set_defaults(handler=cmd_gate)
 
@@ -752,11 +760,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--format", choices=["md", "json"], default="md", help="the comment, or the gate's result"
     )
-    p.add_argument(
-        "--trend",
-        action="store_true",
-        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
-    )
+    _add_trend_arg(p)
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     _add_gate_args(p)
@@ -778,12 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ask, check, judge (with the verdict cache) and write a report.",
     )
     _add_eval_args(p)
-    p.add_argument(
-        "--junit-xml",
-        type=Path,
-        default=None,
-        help="also write the results as JUnit XML here (one test case per item)",
-    )
+    _add_junit_arg(p)
     p.set_defaults(handler=cmd_eval)
 
     p = sub.add_parser(
@@ -799,17 +798,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
     p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
     p.add_argument("--calibration", type=Path, default=None, help="calibration.json to show")
-    p.add_argument(
-        "--trend",
-        action="store_true",
-        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
-    )
-    p.add_argument(
-        "--junit-xml",
-        type=Path,
-        default=None,
-        help="also write the results as JUnit XML here (one test case per item)",
-    )
+    _add_trend_arg(p)
+    _add_junit_arg(p)
     p.set_defaults(handler=cmd_run)
 
     p = sub.add_parser(
@@ -843,12 +833,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
     p.add_argument("--comment-out", type=Path, default=None, help="write the comment here")
     p.add_argument("--comment-id", default="default", help="id in the sticky marker")
-    p.add_argument(
-        "--junit-xml",
-        type=Path,
-        default=None,
-        help="also write the results as JUnit XML here (one test case per item)",
-    )
+    _add_junit_arg(p)
     _add_gate_args(p)
     p.set_defaults(handler=cmd_merge)
 
@@ -926,12 +911,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="candidate",
         help="the example assistant's configuration: a regressed prompt, or main's",
     )
-    p.add_argument(
-        "--junit-xml",
-        type=Path,
-        default=None,
-        help="also write the results as JUnit XML here (one test case per item)",
-    )
+    _add_junit_arg(p)
     p.set_defaults(handler=cmd_demo)
     return parser
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from golden_gate.baseline import git
 from golden_gate.charts import TrendPoint
 from golden_gate.errors import GateError
 from golden_gate.report import Report, parse_report
@@ -55,22 +56,11 @@ def from_github(github: GitHub, path: str, *, ref: str, limit: int) -> list[Vers
     return versions
 
 
-def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-c", "safe.directory=*", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def from_git(path: str, *, ref: str, cwd: Path, limit: int) -> list[Version] | None:
     """The same from the local repository; None when git cannot say (not a repository, the
     ref not fetched: a shallow checkout has no history to show)."""
     try:
-        listed = _git("log", f"-n{limit}", "--format=%H%x09%cs%x09%s", ref, "--", path, cwd=cwd)
+        listed = git("log", f"-n{limit}", "--format=%H%x09%cs%x09%s", ref, "--", path, cwd=cwd)
         if listed.returncode:
             return None
         versions = []
@@ -79,7 +69,7 @@ def from_git(path: str, *, ref: str, cwd: Path, limit: int) -> list[Version] | N
             if read > TREND_BYTES:
                 break
             sha, date, message = [*line.split("\t", 2), "", ""][:3]
-            shown = _git("show", f"{sha}:{path}", cwd=cwd)
+            shown = git("show", f"{sha}:{path}", cwd=cwd)
             text = shown.stdout if shown.returncode == 0 else None
             read += len(text or "")
             versions.append(Version(sha=sha, date=date, message=message, text=text))
@@ -121,7 +111,7 @@ def git_trend(path: Path, *, confidence: float, limit: int = TREND_VERSIONS) -> 
     file is not in a git repository."""
     folder = path.resolve().parent
     try:
-        top = _git("rev-parse", "--show-toplevel", cwd=folder) if folder.is_dir() else None
+        top = git("rev-parse", "--show-toplevel", cwd=folder) if folder.is_dir() else None
         if top is None or top.returncode:
             return []
         relative = path.resolve().relative_to(Path(top.stdout.strip()).resolve()).as_posix()
