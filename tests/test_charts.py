@@ -172,3 +172,24 @@ def test_report_with_trend_reads_the_baselines_git_history(tmp_path):
     blocks = BLOCK.findall(trended.stdout)
     assert len(blocks) == 2
     assert "line [80, 100, 60]" in blocks[0]
+
+
+def test_a_large_version_is_read_as_a_slim_view_with_the_same_point():
+    from golden_gate import slim
+    from golden_gate.history import Version
+    from golden_gate.report import report_json
+
+    names = [f"q{i:05d}" for i in range(4000)]
+    big = report({n: i % 5 != 0 for i, n in enumerate(names)})
+    for result in big.results:
+        result.run_results[0].answer = "a long answer " * 30
+    text = report_json(big)
+    assert len(text) >= slim.LARGE_REPORT_BYTES  # the chunked, slim read
+    small = report({n: i % 5 != 0 for i, n in enumerate(names[:40])})
+    versions = [
+        Version(sha="b" * 40, date="2026-11-02", message="", text=text),
+        Version(sha="a" * 40, date="2026-11-01", message="", text=report_json(small)),
+    ]
+    old, new = trend(versions, path="b.json", confidence=0.95)
+    assert (old.pass_rate, new.pass_rate) == (0.8, 0.8)
+    assert new.lower_bound > old.lower_bound  # 4,000 items bound the rate tighter than 40

@@ -8,22 +8,24 @@ history is an extra: any failure is a reason to show no trend, never a failed ga
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from golden_gate import slim
 from golden_gate.baseline import git
 from golden_gate.charts import TrendPoint
 from golden_gate.errors import GateError
-from golden_gate.report import Report, parse_report
+from golden_gate.report import parse_report
 from golden_gate.stats import wilson_lower_bound
 
 if TYPE_CHECKING:
     from golden_gate.github import GitHub
 
 TREND_VERSIONS = 8  # versions of the baseline on the trend, besides this run
-TREND_BYTES = 64 * 1024 * 1024  # stop reading versions past this much text: a trend is an extra
+TREND_BYTES = 32 * 1024 * 1024  # stop reading versions past this much text: a trend is an extra
 
 
 class Version(BaseModel):
@@ -78,11 +80,20 @@ def from_git(path: str, *, ref: str, cwd: Path, limit: int) -> list[Version] | N
     return versions
 
 
-def _point(report: Report, label: str, confidence: float) -> TrendPoint | None:
-    counted = report.counted
+def _point(text: str, *, source: str, label: str, confidence: float) -> TrendPoint | None:
+    """A version's pass rate and bound; a large one is read as a slim view (its counts only),
+    so a 100,000-item baseline's history costs what the gate's own read does."""
+    if len(text) < slim.LARGE_REPORT_BYTES:
+        items = slim.of(parse_report(text, source=source)).items
+    else:
+        with tempfile.TemporaryDirectory(prefix="golden-gate-version-") as folder:
+            path = Path(folder) / "report.json"
+            path.write_text(text, encoding="utf-8")
+            items = slim.load(path, rows=False).items
+    counted = [(p, r) for p, r in zip(items.passes, items.runs, strict=True) if r]
     if not counted:
         return None
-    score_sum = sum(item.score for item in counted)
+    score_sum = sum(p / r for p, r in counted)
     return TrendPoint(
         label=label,
         pass_rate=score_sum / len(counted),
@@ -97,10 +108,14 @@ def trend(versions: list[Version], *, path: str, confidence: float) -> list[Tren
         if version.text is None:
             continue
         try:
-            report = parse_report(version.text, source=f"{path} at {version.sha[:12]}")
+            point = _point(
+                version.text,
+                source=f"{path} at {version.sha[:12]}",
+                label=f"{version.date[5:]} {version.sha[:6]}",
+                confidence=confidence,
+            )
         except GateError:
             continue  # a version that is not a report has no point on the trend
-        point = _point(report, f"{version.date[5:]} {version.sha[:6]}", confidence)
         if point is not None:
             points.append(point)
     return points
