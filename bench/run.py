@@ -362,7 +362,34 @@ def judge_paths(quick: bool) -> dict[str, Any]:
                         path=path,
                     )
                 )
-    return {"items": n, "rows": rows}
+        alone = {path: judge_alone(judge, path, n) for path in JUDGE_PATHS}
+    return {"items": n, "rows": rows, "alone": alone}
+
+
+def judge_alone(judge_fake: Fake, path: str, n: int, concurrency: int = 32) -> float:
+    """CPU milliseconds a judge call on `path`, `n` calls `concurrency` at a time, nothing else
+    running (no assistant, no cache)."""
+    os.environ["GOLDEN_GATE_JUDGE_LANGCHAIN"] = JUDGE_PATHS[path]
+    settings = JudgeSettings(model=JUDGE_MODEL, base_url=judge_fake.url, concurrency=concurrency)
+    judge = make_judge(settings)
+    os.environ.pop("GOLDEN_GATE_JUDGE_LANGCHAIN")
+    items = golden(n)
+
+    async def calls() -> float:
+        async def one(item: GoldenItem) -> None:  # the judge holds `concurrency` in flight
+            await judge.judge(
+                question=item.question, answer=f"It says {item.question}", reference="- x"
+            )
+
+        try:
+            await one(items[0])  # connections and the SDK's first-call work, off the clock
+            cpu = time.process_time()
+            await asyncio.gather(*(one(item) for item in items))
+            return (time.process_time() - cpu) / n * 1000
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(calls())
 
 
 def print_judge_paths(result: dict[str, Any]) -> None:
@@ -403,6 +430,12 @@ def print_judge_paths(result: dict[str, Any]) -> None:
             if row["passed"] != row["items"] or row["errors"]:
                 print(f"<!-- {row['passed']} passed, {row['errors']} errors: expected all -->")
     print()
+    alone = result["alone"]
+    print(
+        f"Judge calls alone ({result['items']:,} calls, 32 at a time, nothing else running): "
+        + ", ".join(f"{path} {ms:.1f} ms of CPU a call" for path, ms in alone.items())
+        + ".\n"
+    )
 
 
 # -- 2. the hand-written thread pool --------------------------------------------------------

@@ -5,8 +5,8 @@ For the `openai` and `azure_openai` providers `JudgeClient` is that client: it s
 request body LangChain's model sends (tests/test_judge_paths.py compares the bytes), through
 the SDK client LangChain configured (key, base URL, Azure deployment and API version, timeout,
 retries), and reads the reply as LangChain does. The verdicts, the judge's identity and so the
-verdict cache are the same either way; the CPU is not: LangChain's model, callbacks and
-parsers cost about three times the rest of a call (BENCHMARKS.md §1).
+verdict cache are the same either way; the CPU is not: a call through LangChain's model, its
+callbacks and parsers costs about three times as much (BENCHMARKS.md §1).
 
 `GOLDEN_GATE_JUDGE_LANGCHAIN=1` keeps the LangChain model (for comparison); the other
 providers always use it.
@@ -128,7 +128,7 @@ class JudgeClient:
             )
             record.served_model = data.get("model", self.model)
         for choice in choices:  # the SDK's parse() checks every choice
-            finish = choice.get("finish_reason")
+            finish = choice.get("finish_reason") if isinstance(choice, dict) else None
             if finish in ("length", "content_filter"):
                 if record is not None:
                     record.stopped = finish
