@@ -12,12 +12,10 @@
    against the fake GitHub) and of importing the judge stack, as medians of fresh processes;
    start-up to the first request of `eval` and `gate` on a small pair (bench/core_speed.py).
 5. The verdict-cache archive (bench/cache_bench.py), when it is there.
-
-`--before REF` measures the figures of bench/core_speed.py for a git ref too, checked out beside
-this tree (`git worktree add`), in the same run.
+`--before REF`: the figures of bench/core_speed.py for a git ref too, checked out beside this
+tree (`git worktree add`), in the same run.
 
     .venv/bin/python bench/run.py [--quick] [--only throughput,threadpool,core,startup,cache]
-                                  [--before REF]
 """
 
 from __future__ import annotations
@@ -676,11 +674,12 @@ def machine() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer items: a smoke run")
-    parser.add_argument("--only", default="throughput,threadpool,core,startup,cache")
     parser.add_argument(
         "--before", default=None, help="a git ref whose start-up and gate are measured too"
     )
+
+    parser.add_argument("--quick", action="store_true", help="fewer items: a smoke run")
+    parser.add_argument("--only", default="throughput,threadpool,core,startup,cache")
     args = parser.parse_args()
     only = set(args.only.split(","))
     with _trees(args.before) as trees:
