@@ -677,7 +677,6 @@ def main() -> None:
     parser.add_argument(
         "--before", default=None, help="a git ref whose start-up and gate are measured too"
     )
-
     parser.add_argument("--quick", action="store_true", help="fewer items: a smoke run")
     parser.add_argument("--only", default="throughput,threadpool,core,startup,cache")
     args = parser.parse_args()
