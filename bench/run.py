@@ -15,9 +15,8 @@
    against the fake GitHub) and of importing the judge stack, as medians of fresh processes;
    start-up to the first request of `eval` and `gate` on a small pair (bench/core_speed.py).
 5. The verdict-cache archive (bench/cache_bench.py), when it is there.
-
-`--before REF` measures the figures of bench/core_speed.py for a git ref too, checked out beside
-this tree (`git worktree add`), in the same run.
+`--before REF`: the figures of bench/core_speed.py for a git ref too, checked out beside this
+tree (`git worktree add`), in the same run.
 
     .venv/bin/python bench/run.py [--quick] [--only throughput,judge,threadpool,core,startup,cache]
                                   [--before REF]

@@ -195,21 +195,24 @@ def gate_and_render(
     from golden_gate.render import render_comment, render_summary
 
     collected = failures if failures is not None else WriteFailures()
-    gate = evaluate_gate(report, baseline, settings.gate)
+    # One view of each (its columns, and the rows escaped once for the comment and summary).
+    view = slim.of(report)
+    base = slim.of(baseline) if baseline is not None else None
+    gate = evaluate_gate(view, base, settings.gate)
     if notes is None:
         notes = []
     if settings.calibration is not None:
         notes.append(calibration_note(settings.calibration, report))
     render_args = {
-        "baseline": baseline,
+        "baseline": base,
         "comment_id": settings.comment_id,
         "extra_notes": notes,
         "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
         "unverified": unverified,
         "history": history,
     }
-    comment = render_comment(report, gate, user_template=settings.comment_template, **render_args)
-    summary = render_summary(report, gate, **render_args)
+    comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
+    summary = render_summary(view, gate, **render_args)
     for path, text, what in (
         (settings.summary_path, summary, "summary"),
         (settings.comment_path, comment, "comment"),
