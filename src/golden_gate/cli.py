@@ -500,13 +500,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
                     history=_history(args, settings.confidence),
                 )
                 failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
-    if args.junit_xml is not None:  # the full records: failures show their answers
+    if args.junit_xml is not None:  # the report's full records: failures show their answers
         from golden_gate.junit import write_junit
         from golden_gate.report import load_report
 
-        full = load_report(args.report)
-        full_baseline = load_report(args.baseline) if args.baseline else None
-        failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=full_baseline))
+        full = load_report(args.report)  # the baseline's slim view says all JUnit needs of it
+        failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     header = report.header
     reason = header.incomplete_reason if not header.complete else gate.inconclusive
