@@ -204,7 +204,7 @@ RUN set -eux; \
     docker --version; \
     docker compose version; \
     golden-gate --version; \
-    python -c 'from golden_gate.providers import import_integrations as i; print(*i())'; \
+    python -c 'from golden_gate.evaluation.providers import import_integrations as i; print(*i())'; \
     python -c 'import zstandard as z; assert z.decompress(z.compress(b"x" * 999)) == b"x" * 999'; \
     python -c 'from scipy.special import bdtrc, gammaln; print(bdtrc(3, 10, 0.5), gammaln(10.0))'; \
     python -c 'import cffi, charset_normalizer, cryptography.hazmat.bindings._rust, jiter, nacl, \

@@ -6,7 +6,7 @@ post-entrypoint (cleanup at the end of the job).
 
 import sys
 
-from golden_gate.action import main
+from golden_gate.action.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from golden_gate import slim
-from golden_gate.gate import evaluate_gate
-from golden_gate.render import render_comment, render_summary
-from golden_gate.report import load_report, new_report, report_json, save_report
+from golden_gate.core import slim
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.report import load_report, new_report, report_json, save_report
+from golden_gate.rendering.render import render_comment, render_summary
 
 TAGS = ["smoke", "billing", "auth", "search", "onboarding", "api", "limits", "security"]
 WORDS = [

@@ -51,9 +51,9 @@ LIBRARY_GATE = """
 import sys
 from pathlib import Path
 from golden_gate import cli
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.render import render_comment, render_summary
-from golden_gate.report import load_report
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.rendering.render import render_comment, render_summary
+from golden_gate.core.report import load_report
 report, baseline = load_report(sys.argv[1]), load_report(sys.argv[2])
 gate = evaluate_gate(report, baseline, GateSettings())
 cli._print_gate(gate)
@@ -176,7 +176,7 @@ def first_request(trees: list[Path], runs: int) -> list[dict[str, Any]]:
 
 
 def _has_gate_files(tree: Path) -> bool:
-    """`gate --comment-out --summary-out` came with the slim view (golden_gate/slim.py)."""
+    """`gate --comment-out --summary-out` came with the slim view (golden_gate/core/slim.py)."""
     return (tree / "src" / "golden_gate" / "slim.py").is_file()
 
 

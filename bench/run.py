@@ -45,13 +45,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
-from golden_gate.cache import VerdictCache
-from golden_gate.evaluate import EvalSettings, evaluate
-from golden_gate.golden import GoldenItem
-from golden_gate.judge import Judge, JudgeSettings, make_judge
-from golden_gate.target import AssistantClient, TargetSettings
-from golden_gate.transport import SHARD
-from golden_gate.transport import sharded as split
+from golden_gate.core.golden import GoldenItem
+from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.evaluate import EvalSettings, evaluate
+from golden_gate.evaluation.judge import Judge, JudgeSettings, make_judge
+from golden_gate.evaluation.target import AssistantClient, TargetSettings
+from golden_gate.evaluation.transport import SHARD
+from golden_gate.evaluation.transport import sharded as split
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -181,8 +181,8 @@ def run_level(
     with tempfile.TemporaryDirectory(prefix="golden-gate-bench-cache-") as cache_dir:
         cpu, started = time.process_time(), time.perf_counter()
         # The verdict cache is on, as in a real run: a file a verdict.
-        # `sharded` with SHARD is what ships (golden_gate/transport.py); the other rows are one
-        # plain pool, or the split with another pool size.
+        # `sharded` with SHARD is what ships (golden_gate/evaluation/transport.py); the other
+        # rows are one plain pool, or the split with another pool size.
         single = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         client: httpx.AsyncClient | None = None
         if not sharded:
@@ -315,7 +315,7 @@ def print_throughput(result: dict[str, Any]) -> None:
     print(
         "**The assistant's connection pool.** Keypoints judge, 1,000 items: one httpx pool of "
         "`concurrency` connections, and `AssistantClient` as shipped, its connections split "
-        f"into pools of at most {SHARD} (golden_gate/transport.py; httpcore 1.0's pool "
+        f"into pools of at most {SHARD} (golden_gate/evaluation/transport.py; httpcore 1.0's pool "
         "bookkeeping costs O(connections²) a request), and split into pools of 16 (shipped "
         "before).\n"
     )
@@ -628,7 +628,7 @@ def skipped_run(runs: int) -> dict[str, Any]:
     """`python entrypoint.py` on a pull request touching only README.md, as tests/test_action.py."""
     import yaml
 
-    from golden_gate.inputs import env_name
+    from golden_gate.action.inputs import env_name
     from tests.fakes.github_server import GitHubServer
 
     repo, token = "acme/docs-assistant", "ghs_benchTOKENbenchTOKENbench0001"
@@ -699,7 +699,7 @@ IMPORT_JUDGE = f"""
 import time
 started = time.perf_counter()
 import openevals
-from golden_gate.judge import JudgeSettings, make_judge
+from golden_gate.evaluation.judge import JudgeSettings, make_judge
 make_judge(JudgeSettings(model={JUDGE_MODEL!r}, base_url="http://127.0.0.1:9/v1"))
 print(time.perf_counter() - started)
 """
@@ -717,7 +717,7 @@ def startup(quick: bool, trees: list[tuple[str, Path]]) -> dict[str, Any]:
         for (label, _), first, small in zip(trees, firsts, smalls, strict=True)
     ]
     python, _, _ = _median_run([sys.executable, "-c", "pass"], runs=runs)
-    gg, _, _ = _median_run([sys.executable, "-c", "import golden_gate.action"], runs=runs)
+    gg, _, _ = _median_run([sys.executable, "-c", "import golden_gate.action.main"], runs=runs)
     judge_wall, _, outs = _median_run([sys.executable, "-c", IMPORT_JUDGE], env=env, runs=runs)
     inside = statistics.median(float(o.stdout.strip() or "nan") for o in outs)
     return {
@@ -746,7 +746,8 @@ def print_startup(s: dict[str, Any]) -> None:
     )
     print(f"| the same, whole process | {s['judge_process_s']:.2f} s |")
     print(f"| for scale: `python -c pass` | {s['python_s']:.2f} s |")
-    print(f"| for scale: `python -c 'import golden_gate.action'` | {s['import_action_s']:.2f} s |")
+    importing = "`python -c 'import golden_gate.action.main'`"
+    print(f"| for scale: {importing} | {s['import_action_s']:.2f} s |")
     if not sk["ok"]:
         print(f"\n**The skipped run did not skip cleanly**: {sk['stderr']}")
     print()

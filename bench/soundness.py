@@ -3,7 +3,7 @@
 Each simulated pull request draws a golden set of n items whose per-run probability of a
 correct answer follows a realistic flaky mix (80 % of items right ~97 % of the time, 15 % ~70 %,
 5 % ~20 %), answers every item in the baseline and in the candidate under a run scheme, builds
-the two reports and calls `golden_gate.gate.evaluate_gate` on them. Systems:
+the two reports and calls `golden_gate.core.gate.evaluate_gate` on them. Systems:
 
 - identical: the candidate is the baseline system (every failure is a false alarm);
 - concentrated: 10 % of the items (all from the reliable group) drop by 50 points: −5 points;
@@ -35,9 +35,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.report import Report, RunSettings
-from golden_gate.slim import ItemColumns, SlimReport
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import Report, RunSettings
+from golden_gate.core.slim import ItemColumns, SlimReport
 
 MIX = ((0.80, 0.97), (0.15, 0.70), (0.05, 0.20))  # (share of items, per-run pass probability)
 MIX_MEAN = sum(share * p for share, p in MIX)
@@ -104,7 +104,7 @@ IDS = [f"q{i:05d}" for i in range(100_000)]
 
 
 def build_report(passes: np.ndarray, runs: np.ndarray, runs_setting: int) -> SlimReport:
-    """The report as the gate reads it: its items' counts as columns (golden_gate/slim.py)."""
+    """The report as the gate reads it: its items' counts as columns (golden_gate/core/slim.py)."""
     n = len(passes)
     items = ItemColumns(
         ids=IDS[:n],

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import yaml
 
+from golden_gate.action.inputs import env_name
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
-from golden_gate.inputs import env_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOADS = Path(__file__).with_name("payloads")

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from golden_gate import actions_cache as ac
-from golden_gate.actions_cache import ServiceChoice
-from golden_gate.cache import VerdictCache
-from golden_gate.cache_service import CacheService
-from golden_gate.report import TokenUsage, Verdict
+from golden_gate.action.cache import entries as ac
+from golden_gate.action.cache.entries import ServiceChoice
+from golden_gate.action.cache.service import CacheService
+from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.evaluation.cache import VerdictCache
 from tests.fakes.cache_server import CacheServer
 from tests.fakes.legacy_cache_server import LegacyCacheServer
 

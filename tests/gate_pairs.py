@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from golden_gate.report import (
+from golden_gate.core.report import (
     CheckOutcome,
     DatasetInfo,
     EvaluatorOutcome,
@@ -379,9 +379,9 @@ def outputs(directory: Path, names: list[str]) -> dict[str, Any]:
 
 def _summary(names: list[str]) -> str:
     """The job summary as the Action renders it from the same two reports."""
-    from golden_gate.gate import GateSettings, evaluate_gate
-    from golden_gate.render import render_summary
-    from golden_gate.report import load_report
+    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.report import load_report
+    from golden_gate.rendering.render import render_summary
 
     report = load_report(names[0])
     baseline = load_report(names[1]) if len(names) > 1 else None
@@ -440,7 +440,7 @@ MALFORMED: dict[str, bytes] = {
     "long-number": b'{"judge": "j", "results": [], "n": ' + b"9" * 5000 + b"}",
     "bom": b"\xef\xbb\xbf" + json.dumps(GOOD).encode(),
     "invalid-utf8": b'{"judge": "j\xff", "results": []}',
-    # The same faults in large reports, where the gate reads a slim view (golden_gate/slim.py).
+    # The same faults in large reports, where the gate reads a slim view (golden_gate/core/slim.py).
     "large-truncated": _large()[: -(1 << 19)],
     "large-no-judge": _large().replace(b'"judge": "j",', b"", 1),
     "large-bad-tier": _large(tier="platinum"),

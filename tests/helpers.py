@@ -6,7 +6,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 
-from golden_gate.report import ItemResult, Report, RunResult, Verdict
+from golden_gate.core.report import ItemResult, Report, RunResult, Verdict
 
 
 def item(

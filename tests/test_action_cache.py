@@ -339,9 +339,9 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
     installed before (SIGTERM -> KeyboardInterrupt, so results and teardown still happen) holds."""
     import signal
 
+    from golden_gate.evaluation.target import TargetSettings
     from golden_gate.pipeline import evaluate_report
     from golden_gate.settings import Settings
-    from golden_gate.target import TargetSettings
     from tests.fakes.assistant_server import AssistantServer
 
     golden = tmp_path / "g.jsonl"

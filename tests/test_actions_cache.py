@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate import actions_cache as ac
-from golden_gate import cache_archive as ca
-from golden_gate.cache_service import CacheServiceError
-from golden_gate.cache_service_v2 import CacheServiceV2
+from golden_gate.action.cache import archive as ca
+from golden_gate.action.cache import entries as ac
+from golden_gate.action.cache.service import CacheServiceError
+from golden_gate.action.cache.service_v2 import CacheServiceV2
 from golden_gate.errors import InputError
 from tests import bombs
 from tests.cache_backends import (

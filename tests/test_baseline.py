@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.baseline import BaselineUnavailable, find_baseline
+from golden_gate.action.baseline import BaselineUnavailable, find_baseline
+from golden_gate.action.github import GitHub
 from golden_gate.demo import baseline_path
-from golden_gate.github import GitHub
 from tests.fakes.github_server import GitHubServer
 
 REPO = "octo/docs"

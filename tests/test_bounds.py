@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from golden_gate import cli
+from golden_gate.action.inputs import env_name, read_action_settings
+from golden_gate.core.golden import load_golden
+from golden_gate.core.report import load_report
 from golden_gate.errors import InputError
-from golden_gate.golden import load_golden
-from golden_gate.inputs import env_name, read_action_settings
-from golden_gate.report import load_report
 from tests.helpers import golden_gate
 
 WS = Path("/github/workspace")
@@ -142,8 +142,8 @@ def test_hostile_json_in_a_report_or_baseline_is_exit_2(tmp_path, capsys, text, 
 
 @pytest.mark.parametrize("value", [DEEP, LONG], ids=["deep", "long-integer"])
 def test_hostile_json_in_an_artifact_is_exit_2(tmp_path, value):
-    from golden_gate.calibrate import load_calibration
-    from golden_gate.post_comment import _metadata
+    from golden_gate.action.modes.post_comment import _metadata
+    from golden_gate.evaluation.calibrate import load_calibration
 
     path = tmp_path / "comment.json"
     path.write_text('{"pr_number": ' + value + "}")

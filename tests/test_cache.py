@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.cache import VerdictCache
-from golden_gate.report import TokenUsage, Verdict
+from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.evaluation.cache import VerdictCache
 
 PARTS = {
     "judge_identity": '{"judge": "openai:gpt-4.1-mini"}',
@@ -259,7 +259,7 @@ def _hammer(directory: str, writer: str, seconds: float) -> tuple[int, list[str]
     import time
     import traceback
 
-    from golden_gate import cache_archive
+    from golden_gate.action.cache import archive as cache_archive
 
     problems: list[str] = []
     cache = VerdictCache(Path(directory), warn=problems.append)
@@ -308,8 +308,8 @@ def test_three_writers_and_a_pruner_in_four_processes_never_fail(tmp_path: Path)
 
 def test_an_answer_holding_a_registered_secret_is_never_stored(tmp_path):
     from golden_gate import redaction
-    from golden_gate.cache import VerdictCache, VerdictKey
-    from golden_gate.report import Verdict
+    from golden_gate.core.report import Verdict
+    from golden_gate.evaluation.cache import VerdictCache, VerdictKey
 
     redaction.register("sk-SECRET-abcdef123456")
     warnings = []

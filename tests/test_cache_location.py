@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.cache_location import default_cache_dir, untrusted_reason
+from golden_gate.evaluation.cache_location import default_cache_dir, untrusted_reason
 
 
 def git(workspace: Path, *args: str) -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from golden_gate import actions_cache as ac
-from golden_gate.cache_service import CacheServiceError, EntryExists
-from golden_gate.cache_service_v1 import ACCEPT, CacheServiceV1
+from golden_gate.action.cache import entries as ac
+from golden_gate.action.cache.service import CacheServiceError, EntryExists
+from golden_gate.action.cache.service_v1 import ACCEPT, CacheServiceV1
 from tests.cache_backends import GZIP, PREFIX, assert_safe_warning, snapshot, write_verdicts
 from tests.fakes.cache_common import Fault
 from tests.fakes.legacy_cache_server import LegacyCacheServer

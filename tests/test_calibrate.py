@@ -16,8 +16,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from golden_gate.cache import VerdictCache
-from golden_gate.calibrate import (
+from golden_gate.core.golden import GoldenItem, load_golden
+from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.calibrate import (
     CALIBRATION_FORMAT,
     CalibrationReport,
     Confusion,
@@ -37,10 +40,13 @@ from golden_gate.calibrate import (
     run_calibration,
     save_calibration,
 )
-from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
-from golden_gate.golden import GoldenItem, load_golden
-from golden_gate.judge import Judge, JudgeError, JudgeSettings, KeypointsJudge, make_judge
-from golden_gate.report import TokenUsage, Verdict
+from golden_gate.evaluation.judge import (
+    Judge,
+    JudgeError,
+    JudgeSettings,
+    KeypointsJudge,
+    make_judge,
+)
 from tests.fakes.judge_server import JudgeServer
 
 ROOT = Path(__file__).resolve().parents[1]

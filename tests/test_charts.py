@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate import charts
-from golden_gate.charts import TagBar, TrendPoint
-from golden_gate.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import Report
 from golden_gate.history import from_git, git_trend, trend
-from golden_gate.render import render_comment, render_summary
-from golden_gate.report import Report
+from golden_gate.rendering import charts
+from golden_gate.rendering.charts import TagBar, TrendPoint
+from golden_gate.rendering.render import render_comment, render_summary
 from tests.helpers import golden_gate, item, report
 from tests.mermaid import BLOCK, without_charts
 
@@ -175,9 +175,9 @@ def test_report_with_trend_reads_the_baselines_git_history(tmp_path):
 
 
 def test_a_large_version_is_read_as_a_slim_view_with_the_same_point():
-    from golden_gate import slim
+    from golden_gate.core import slim
+    from golden_gate.core.report import report_json
     from golden_gate.history import Version
-    from golden_gate.report import report_json
 
     names = [f"q{i:05d}" for i in range(4000)]
     big = report({n: i % 5 != 0 for i, n in enumerate(names)})

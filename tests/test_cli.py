@@ -5,7 +5,7 @@ import json
 import pytest
 
 from golden_gate.cli import build_parser, settings_from_args
-from golden_gate.report import report_json
+from golden_gate.core.report import report_json
 from tests.helpers import golden_gate, ids, report
 
 

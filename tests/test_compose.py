@@ -2,14 +2,14 @@
 
 import pytest
 
-from golden_gate.compose import (
+from golden_gate.errors import InputError
+from golden_gate.evaluation.compose import (
     ComposeSettings,
     _container_port,
     _map_binds,
     down_from_state,
     project_to_tear_down,
 )
-from golden_gate.errors import InputError
 
 
 def config():

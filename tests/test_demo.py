@@ -2,8 +2,8 @@
 
 import json
 
+from golden_gate.core.report import load_report
 from golden_gate.example_assistant import golden_path, start
-from golden_gate.report import load_report
 from tests.helpers import golden_gate
 
 

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from golden_gate.cache import VerdictCache
-from golden_gate.checks import CheckSettings
-from golden_gate.evaluate import EvalSettings, evaluate
-from golden_gate.golden import GoldenItem
-from golden_gate.judge import JudgeSettings, make_judge
-from golden_gate.target import AssistantClient, TargetSettings
+from golden_gate.core.golden import GoldenItem
+from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.checks import CheckSettings
+from golden_gate.evaluation.evaluate import EvalSettings, evaluate
+from golden_gate.evaluation.judge import JudgeSettings, make_judge
+from golden_gate.evaluation.target import AssistantClient, TargetSettings
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 
@@ -216,7 +216,7 @@ def test_an_answer_the_assistant_could_not_give_is_a_failed_run():
 def test_nineteen_of_200_unanswered_fails_the_gate_instead_of_dropping_out():
     """The issue's case: 19 of 200 items that passed in the baseline now get HTTP 500 (9.5 %,
     under max-error-rate). Counted as failed runs, they fail the paired test."""
-    from golden_gate.gate import evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
 
     golden = items(200)
     answers = {it.question: good(i) for i, it in enumerate(golden)}
@@ -291,8 +291,8 @@ def test_judge_calls_that_fail_are_counted_in_tokens_and_cost(judge_server):
 
 
 def test_the_comment_shows_tokens_always_and_a_cost_only_with_prices(judge_server):
-    from golden_gate.gate import evaluate_gate
-    from golden_gate.render import render_comment, render_summary
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.rendering.render import render_comment, render_summary
 
     golden = items(3)
     answers = {it.question: good(i) for i, it in enumerate(golden)}
@@ -315,9 +315,9 @@ def test_the_comment_shows_tokens_always_and_a_cost_only_with_prices(judge_serve
 def test_timeouts_beside_successes_warn_that_the_server_has_fewer_slots(monkeypatch):
     """A server with one slot and six calls sent at once: the first is answered, the others
     wait in its queue until their timeout (which counts the wait) runs out."""
-    from golden_gate.escape import inline
-    from golden_gate.gate import evaluate_gate
-    from golden_gate.render import render_comment
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.rendering.escape import inline
+    from golden_gate.rendering.render import render_comment
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     golden = items(6)
@@ -374,7 +374,7 @@ def test_two_judge_servers_behind_one_model_name_never_share_verdicts(tmp_path, 
 
 
 def test_progress_beats_while_slow_judge_calls_run(judge_server):
-    from golden_gate.progress import Progress
+    from golden_gate.evaluation.progress import Progress
 
     judge_server.latency_s = 0.8
     golden = items(2)
@@ -421,7 +421,7 @@ MADE = re.compile(r"(\d+) judge calls made")
 
 
 def test_progress_counts_judge_calls_made_and_in_flight_within_the_slots(judge_server):
-    from golden_gate.progress import Progress
+    from golden_gate.evaluation.progress import Progress
 
     judge_server.latency_s = 0.2  # slow enough that calls wait for the two slots
     golden = items(10)
@@ -506,7 +506,7 @@ def test_verdicts_from_two_models_behind_one_server_are_a_warning(tmp_path, judg
 def test_progress_lines_in_a_log_never_repeat_and_the_last_says_done():
     import io
 
-    from golden_gate.progress import Progress
+    from golden_gate.evaluation.progress import Progress
 
     stream = io.StringIO()  # not a terminal: the periodic lines of a CI log
     progress = Progress(3, stream=stream, interval_s=0)

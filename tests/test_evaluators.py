@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from golden_gate.calibrate import fleiss_kappa
 from golden_gate.errors import InputError
-from golden_gate.evaluators import combine, parse_evaluators
+from golden_gate.evaluation.calibrate import fleiss_kappa
+from golden_gate.evaluation.evaluators import combine, parse_evaluators
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
 from tests.helpers import golden_gate
@@ -235,15 +235,15 @@ def test_calibrating_a_panel_is_one_sentence_and_exit_2(tmp_path):
     ],
 )
 def test_a_forks_panel_keeps_its_name_and_nothing_else_passes(claimed, shown):
-    from golden_gate.post_comment import as_claim
-    from golden_gate.report import Report
+    from golden_gate.action.modes.post_comment import as_claim
+    from golden_gate.core.report import Report
 
     report = Report.model_validate({"judge": claimed, "results": []})
     assert as_claim(report).judge == shown
 
 
 def _panel_report(vote_lists):
-    from golden_gate.report import (
+    from golden_gate.core.report import (
         EvaluatorOutcome,
         ItemResult,
         JudgeVote,
@@ -271,10 +271,10 @@ def _panel_report(vote_lists):
 
 def test_a_report_with_uneven_votes_renders_without_crashing():
     # A fork's report is untrusted: a unit with a third vote must not break the trusted render.
-    from golden_gate.evaluators import agreement
-    from golden_gate.gate import GateSettings, evaluate_gate
-    from golden_gate.post_comment import as_claim
-    from golden_gate.render import render_comment
+    from golden_gate.action.modes.post_comment import as_claim
+    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.evaluation.evaluators import agreement
+    from golden_gate.rendering.render import render_comment
 
     report = _panel_report([[True, True], [True, False, True], [False, False]])
     found = agreement(report)
@@ -284,7 +284,7 @@ def test_a_report_with_uneven_votes_renders_without_crashing():
 
 
 def test_panel_kappa_is_the_same_whichever_judge_is_named_first():
-    from golden_gate.evaluators import agreement
+    from golden_gate.evaluation.evaluators import agreement
 
     votes = [[True, True]] * 9 + [[True, False]]
     forward = agreement(_panel_report(votes)).kappa
@@ -297,16 +297,16 @@ def test_panel_kappa_is_the_same_whichever_judge_is_named_first():
     "panel", ["openai:gpt-4o,gpt-4o", "openai:gpt-4o,OPENAI:gpt-4o", "keypoints,KEYPOINTS"]
 )
 def test_one_judge_spelled_twice_is_not_a_panel(panel):
-    from golden_gate.evaluators import make_panel
-    from golden_gate.judge import JudgeSettings
+    from golden_gate.evaluation.evaluators import make_panel
+    from golden_gate.evaluation.judge import JudgeSettings
 
     with pytest.raises(InputError, match="named twice"):
         make_panel(JudgeSettings(model=panel))
 
 
 def test_moving_a_panel_to_another_server_does_not_change_what_it_asks(monkeypatch):
-    from golden_gate.evaluators import EvaluatorSettings, make_panel, parse_evaluators
-    from golden_gate.judge import JudgeSettings
+    from golden_gate.evaluation.evaluators import EvaluatorSettings, make_panel, parse_evaluators
+    from golden_gate.evaluation.judge import JudgeSettings
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
     specs = EvaluatorSettings(

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from golden_gate.core.golden import parse_golden
 from golden_gate.example_assistant import REFUSAL, RunningAssistant, answer, golden_path, start
-from golden_gate.golden import parse_golden
 
 # -- a mirror of the scoring rules ------------------------------------------------------------
 

@@ -17,11 +17,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from golden_gate.core.gate import GateSettings, compare, evaluate_gate
+from golden_gate.core.report import (
+    ItemResult,
+    Report,
+    RunResult,
+    Verdict,
+    parse_report,
+    report_json,
+)
 from golden_gate.errors import InputError
-from golden_gate.escape import ZWSP, inline
-from golden_gate.gate import GateSettings, compare, evaluate_gate
-from golden_gate.render import _Context, _environment, render, templates_dir
-from golden_gate.report import ItemResult, Report, RunResult, Verdict, parse_report, report_json
+from golden_gate.rendering.escape import ZWSP, inline
+from golden_gate.rendering.render import _Context, _environment, render, templates_dir
 
 # -- inline -----------------------------------------------------------------------------------
 

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.report import DatasetInfo, ItemResult, Report
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import DatasetInfo, ItemResult, Report
 from tests.helpers import ids, report
 
 
@@ -120,7 +120,7 @@ def test_comparability_warning_and_fatal_setting():
 
 
 def test_minimal_baseline_without_our_fields_loads_and_compares():
-    from golden_gate.report import parse_report
+    from golden_gate.core.report import parse_report
 
     minimal = parse_report(
         '{"judge": "openai:gpt-4.1-mini", "results": ['
@@ -174,8 +174,8 @@ def test_one_more_failure_never_raises_p(base_list, cand_list, data):
 
 # -- per-item scores, clusters, run settings, power (step 9) -----------------------------------
 
-from golden_gate.report import RunSettings  # noqa: E402
-from golden_gate.stats import sign_test_p  # noqa: E402
+from golden_gate.core.report import RunSettings  # noqa: E402
+from golden_gate.core.stats import sign_test_p  # noqa: E402
 
 
 def scored(scores: dict[str, tuple[int, int]], *, clusters=None, **kw) -> Report:
@@ -348,7 +348,7 @@ def test_verdicts_the_judge_could_not_give_never_carry_a_pass_they_could_flip():
 
 
 def test_floor_0_switches_the_floor_off_and_alpha_0_the_paired_test():
-    from golden_gate.gate import GateSettings, evaluate_gate
+    from golden_gate.core.gate import GateSettings, evaluate_gate
     from tests.helpers import ids, report
 
     names = ids(40)

@@ -1,4 +1,4 @@
-"""golden_gate.github through the real PyGithub against the fake GitHub (tests/fakes), whose
+"""golden_gate.action.github through the real PyGithub against the fake GitHub (tests/fakes), whose
 every request and answer is checked against GitHub's OpenAPI description."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from golden_gate.github import ACTIONS_BOT, GitHub, GitHubError
-from golden_gate.render import marker
+from golden_gate.action.github import ACTIONS_BOT, GitHub, GitHubError
+from golden_gate.rendering.render import marker
 from tests.fakes.github_server import (
     LARGE_FILE,
     GitHubServer,
@@ -433,7 +433,7 @@ def test_unreachable_api_is_an_error_without_status() -> None:
 
 
 def test_importing_the_module_does_not_import_pygithub() -> None:
-    code = "import sys, golden_gate.github; sys.exit('github' in sys.modules)"
+    code = "import sys, golden_gate.action.github; sys.exit('github' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -1,4 +1,4 @@
-"""golden_gate.github's writes for `mode: baseline` (a file change proposed as one pull request)
+"""The GitHub client's writes for `mode: baseline` (a file change proposed as one pull request)
 and `mode: drift` (one labelled issue), through the real PyGithub against the fake GitHub, whose
 every request and answer is checked against GitHub's OpenAPI description."""
 
@@ -12,14 +12,14 @@ from typing import Any
 import httpx
 import pytest
 
-from golden_gate.errors import InputError
-from golden_gate.github import (
+from golden_gate.action.github import (
     ACTIONS_BOT,
     LABEL_COLOR,
     LABEL_DESCRIPTION,
     GitHub,
     GitHubError,
 )
+from golden_gate.errors import InputError
 from tests.fakes.github_server import GitHubServer, git_blob_sha
 
 REPO = "octo/docs"

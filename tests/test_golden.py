@@ -2,8 +2,8 @@ import json
 
 import pytest
 
+from golden_gate.core.golden import fingerprint, load_golden, parse_golden, select, write_golden
 from golden_gate.errors import InputError
-from golden_gate.golden import fingerprint, load_golden, parse_golden, select, write_golden
 
 GOOD = {
     "id": "install-ports",

@@ -8,14 +8,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden_gate import cli, runner
-from golden_gate.cache import VerdictCache
-from golden_gate.evaluate import evaluate
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.golden import GoldenItem
-from golden_gate.judge import KeypointsJudge
-from golden_gate.render import COMMENT_LIMIT, SUMMARY_LIMIT, marker, render_comment, render_summary
-from golden_gate.report import ItemResult, Report, RunResult, Verdict, parse_report, report_json
-from golden_gate.target import AssistantClient, TargetSettings
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.golden import GoldenItem
+from golden_gate.core.report import (
+    ItemResult,
+    Report,
+    RunResult,
+    Verdict,
+    parse_report,
+    report_json,
+)
+from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.evaluate import evaluate
+from golden_gate.evaluation.judge import KeypointsJudge
+from golden_gate.evaluation.target import AssistantClient, TargetSettings
+from golden_gate.rendering.render import (
+    COMMENT_LIMIT,
+    SUMMARY_LIMIT,
+    marker,
+    render_comment,
+    render_summary,
+)
 from tests.fakes.assistant_server import AssistantServer
 from tests.mermaid import without_charts
 

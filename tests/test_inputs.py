@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
+from golden_gate.action.inputs import env_name, read_action_settings
 from golden_gate.errors import InputError
-from golden_gate.inputs import env_name, read_action_settings
 
 WS = Path("/github/workspace")
 

@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from golden_gate.core.golden import GoldenItem
+from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import EXIT_BAD_INPUT, InputError
-from golden_gate.golden import GoldenItem
-from golden_gate.judge import (
+from golden_gate.evaluation.judge import (
     KEYPOINTS,
     Judge,
     JudgeError,
@@ -35,7 +36,6 @@ from golden_gate.judge import (
     make_judge,
     redact,
 )
-from golden_gate.report import TokenUsage, Verdict
 from tests.fakes.judge_server import Behaviour, JudgeServer, derive_verdict
 
 DUMMY_KEY = "sk-test-0123456789abcdefDUMMY"
@@ -530,7 +530,7 @@ def test_importing_the_judge_module_does_not_import_openevals_or_langchain() -> 
     code = textwrap.dedent(
         """
         import sys
-        import golden_gate.judge
+        import golden_gate.evaluation.judge
         heavy = sorted(
             name for name in sys.modules
             if name.split(".")[0] in {
@@ -554,7 +554,7 @@ def test_langsmith_tracing_is_forced_off(server: JudgeServer) -> None:
     code = textwrap.dedent(
         """
         import asyncio, sys
-        from golden_gate.judge import JudgeSettings, make_judge
+        from golden_gate.evaluation.judge import JudgeSettings, make_judge
         from langsmith.utils import tracing_is_enabled
 
         judge = make_judge(JudgeSettings(model=sys.argv[1], base_url=sys.argv[2]))

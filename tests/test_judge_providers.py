@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
+from golden_gate.core.report import TokenUsage, load_report
+from golden_gate.evaluation.judge import Judge, JudgeError, JudgeSettings, LLMJudge
 from golden_gate.example_assistant import golden_path, start
-from golden_gate.judge import Judge, JudgeError, JudgeSettings, LLMJudge
-from golden_gate.report import TokenUsage, load_report
 from tests.action_world import REPO
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.gemini_server import GeminiServer
@@ -488,8 +488,9 @@ def test_no_provider_sdk_is_imported_before_a_judge_is_built() -> None:
     code = textwrap.dedent(
         """
         import sys
-        import golden_gate.judge, golden_gate.providers, golden_gate.action, golden_gate.cli
-        from golden_gate.judge import JudgeSettings
+        import golden_gate.evaluation.judge, golden_gate.evaluation.providers
+        import golden_gate.action.main, golden_gate.cli
+        from golden_gate.evaluation.judge import JudgeSettings
         JudgeSettings(model="anthropic:claude-sonnet-4-6")
         JudgeSettings(model="google_genai:gemini-2.5-flash")
         heavy = {"openevals", "langchain", "langchain_core", "openai", "langchain_openai",

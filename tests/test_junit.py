@@ -10,9 +10,9 @@ import pytest
 import xmlschema
 
 from golden_gate import redaction
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.junit import golden_name, junit_xml, write_junit
-from golden_gate.report import ItemResult, Report, RunResult
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import ItemResult, Report, RunResult
+from golden_gate.rendering.junit import golden_name, junit_xml, write_junit
 from tests.helpers import golden_gate, item, report
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / ".tools" / "junit-xsd" / "junit-10.xsd"

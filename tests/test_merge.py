@@ -5,11 +5,11 @@ import re
 
 import pytest
 
+from golden_gate.core.golden import GoldenItem, Shard, shard_of
+from golden_gate.core.merge import merge_reports, shard_report_path
+from golden_gate.core.report import DatasetInfo, load_report
 from golden_gate.errors import InputError
 from golden_gate.example_assistant import golden_path, start
-from golden_gate.golden import GoldenItem, Shard, shard_of
-from golden_gate.merge import merge_reports, shard_report_path
-from golden_gate.report import DatasetInfo, load_report
 from tests.helpers import golden_gate, report
 
 

@@ -3,9 +3,9 @@
 import json
 
 from golden_gate import redaction, runner
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.render import render_comment, render_summary
-from golden_gate.report import AssistantInfo, ItemResult, Report, RunResult, report_json
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import AssistantInfo, ItemResult, Report, RunResult, report_json
+from golden_gate.rendering.render import render_comment, render_summary
 
 TOKEN = "ghp_s3cret_token_0123456789"  # "_" is escaped in Markdown: scrubbed before escaping
 HEADER = "Bearer hdr_s3cret_value"

@@ -1,9 +1,9 @@
 import re
 
-from golden_gate.escape import ZWSP, inline
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.render import COMMENT_LIMIT, marker, render_comment, render_summary
-from golden_gate.report import Report
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import Report
+from golden_gate.rendering.escape import ZWSP, inline
+from golden_gate.rendering.render import COMMENT_LIMIT, marker, render_comment, render_summary
 from tests.helpers import ids, item, report
 from tests.mermaid import without_charts
 

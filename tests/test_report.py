@@ -2,8 +2,7 @@ import json
 
 import pytest
 
-from golden_gate.errors import InputError
-from golden_gate.report import (
+from golden_gate.core.report import (
     ItemResult,
     Report,
     RunResult,
@@ -13,6 +12,7 @@ from golden_gate.report import (
     report_json,
     save_report,
 )
+from golden_gate.errors import InputError
 
 MINIMAL = {
     "judge": "openai:gpt-4.1-mini",

@@ -1,10 +1,10 @@
 """The gate's rules come from the base branch: golden-set edits cannot hide regressions."""
 
-from golden_gate.gate import evaluate_gate
-from golden_gate.golden import GoldenItem
-from golden_gate.render import render_comment
-from golden_gate.report import ItemResult, Report
-from golden_gate.rules import PR_SUFFIX, gate_items, mark_origins
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.golden import GoldenItem
+from golden_gate.core.report import ItemResult, Report
+from golden_gate.core.rules import PR_SUFFIX, gate_items, mark_origins
+from golden_gate.rendering.render import render_comment
 from tests.helpers import ids, report
 
 

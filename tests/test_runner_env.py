@@ -10,7 +10,8 @@ import signal
 
 import pytest
 
-from golden_gate import action, runner
+from golden_gate import runner
+from golden_gate.action import main as action
 from golden_gate.errors import OutputError
 
 

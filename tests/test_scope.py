@@ -2,7 +2,7 @@ import subprocess
 
 import pytest
 
-from golden_gate.scope import DEFAULT_PATHS, decide, git_changed_files, matching
+from golden_gate.action.scope import DEFAULT_PATHS, decide, git_changed_files, matching
 
 
 def test_only_pull_requests_can_skip():
@@ -127,8 +127,8 @@ def test_triggers_name_the_paths_pattern_and_reasons_hold_no_file_names():
 
 
 def test_own_inputs_are_repo_paths(tmp_path):
-    from golden_gate.action import own_inputs
-    from golden_gate.inputs import read_action_settings
+    from golden_gate.action.inputs import read_action_settings
+    from golden_gate.action.main import own_inputs
 
     env = {
         "INPUT_GOLDEN": "./evals/../evals/golden.jsonl",
@@ -143,7 +143,7 @@ def test_own_inputs_are_repo_paths(tmp_path):
 
 
 def test_force_and_the_file_cap_still_say_which_rule_files_changed():
-    from golden_gate.scope import decide
+    from golden_gate.action.scope import decide
 
     own = {"evals/golden.jsonl": "golden"}
     changed = ["src/x.py", ".github/workflows/gate.yml", "evals/golden.jsonl"]

@@ -1,4 +1,4 @@
-"""The slim report view (golden_gate/slim.py) changes no output.
+"""The slim report view (golden_gate/core/slim.py) changes no output.
 
 tests/data/gate_outputs.json holds, for report pairs built by tests/gate_pairs.py, the sha256 of
 what `gate`, `report` (Markdown and JSON) and the job summary printed with the code before the
@@ -14,11 +14,11 @@ import sys
 
 import pytest
 
-from golden_gate import slim
+from golden_gate.core import slim
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import load_report
 from golden_gate.errors import InputError
-from golden_gate.gate import GateSettings, evaluate_gate
-from golden_gate.render import render_comment, render_summary
-from golden_gate.report import load_report
+from golden_gate.rendering.render import render_comment, render_summary
 from tests.gate_pairs import (
     MALFORMED,
     OUTPUTS,
@@ -132,7 +132,7 @@ def test_two_large_reports_read_at_once_are_read_as_one_at_a_time(tmp_path, pair
     # fresh interpreter.
     names = write_pair(pairs["scale-1k"], tmp_path, "ours")
     script = f"""
-from golden_gate import slim
+from golden_gate.core import slim
 prepared = []
 report, baseline = slim.load_pair({names[0]!r}, {names[1]!r}, meanwhile=lambda: prepared.append(1))
 alone, base_alone = slim.load({names[0]!r}), slim.load({names[1]!r}, rows=False)
@@ -153,7 +153,7 @@ def test_a_report_the_copy_cannot_read_is_read_again_for_its_sentence(tmp_path, 
     names = write_pair(pairs["scale-1k"], tmp_path, "ours")
     (tmp_path / "bad.json").write_bytes(MALFORMED["large-passes-over-runs"])
     script = f"""
-from golden_gate import slim
+from golden_gate.core import slim
 from golden_gate.errors import InputError
 try:
     slim.load_pair("bad.json", {names[1]!r})

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from golden_gate.core.golden import load_golden
 from golden_gate.example_assistant import start
-from golden_gate.golden import load_golden
 from tests.helpers import golden_gate
 
 ROOT = Path(__file__).resolve().parents[1]

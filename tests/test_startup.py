@@ -96,7 +96,8 @@ def test_the_comment_brings_the_templates_and_nothing_of_the_judge(tmp_path):
 
 def test_the_statistics_import_scipy_special_only_when_a_p_value_is_asked(tmp_path):
     body = """
-    from golden_gate import gate, stats
+    from golden_gate.core import gate
+    from golden_gate.core import stats
     before = set(sys.modules)
     stats.wilson_lower_bound(19, 20)
     stats.sign_test_p(0, 4)
@@ -212,7 +213,7 @@ def test_a_preset_says_whether_it_reads_the_context_as_its_prompt_does():
 
     import openevals.prompts
 
-    from golden_gate.evaluators import PRESETS
+    from golden_gate.evaluation.evaluators import PRESETS
 
     for preset in PRESETS.values():
         prompt = getattr(openevals.prompts, preset.prompt)

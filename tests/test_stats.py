@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from golden_gate.stats import min_discordant_for_significance, sign_test_p, wilson_lower_bound
+from golden_gate.core.stats import min_discordant_for_significance, sign_test_p, wilson_lower_bound
 
 
 def design_formula(k: int, n: int, z: float = 1.96) -> float:
@@ -124,8 +124,8 @@ from itertools import product  # noqa: E402
 
 from scipy.stats import binomtest  # noqa: E402
 
-from golden_gate import stats  # noqa: E402
-from golden_gate.stats import paired_sign_flip_test  # noqa: E402
+from golden_gate.core import stats  # noqa: E402
+from golden_gate.core.stats import paired_sign_flip_test  # noqa: E402
 
 
 def brute_force_p(differences):

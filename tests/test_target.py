@@ -16,9 +16,9 @@ import httpx
 import pydantic
 import pytest
 
+from golden_gate.core.golden import GoldenItem
 from golden_gate.errors import InputError
-from golden_gate.golden import GoldenItem
-from golden_gate.target import (
+from golden_gate.evaluation.target import (
     MAX_RETRY_AFTER_S,
     Answer,
     AssistantClient,

@@ -15,7 +15,7 @@ import httpx
 import httpx2
 import pytest
 
-from golden_gate.transport import FLUSH_BYTES, sharded, stream_class
+from golden_gate.evaluation.transport import FLUSH_BYTES, sharded, stream_class
 from tests.fakes.assistant_server import AssistantServer
 
 

@@ -16,10 +16,10 @@ from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateEr
 from golden_gate.limits import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:  # the commands import what they need when they run
-    from golden_gate.gate import GateResult, GateSettings
-    from golden_gate.judge import JudgeSettings
+    from golden_gate.core.gate import GateResult, GateSettings
+    from golden_gate.core.slim import SlimReport
+    from golden_gate.evaluation.judge import JudgeSettings
     from golden_gate.settings import Settings
-    from golden_gate.slim import SlimReport
 
 M = TypeVar("M", bound=BaseModel)
 Handler = Callable[[argparse.Namespace], int]
@@ -54,7 +54,7 @@ def _cache_dir(args: argparse.Namespace) -> Path | None:
     """The verdict cache directory, unless a pull request could have written its entries."""
     import os
 
-    from golden_gate.cache_location import untrusted_reason
+    from golden_gate.evaluation.cache_location import untrusted_reason
 
     if args.no_cache:
         return None
@@ -137,7 +137,7 @@ def _validated(kind: type[M], /, **fields: Any) -> M:
 
 
 def _gate_settings(args: argparse.Namespace) -> GateSettings:
-    from golden_gate.gate import GateSettings
+    from golden_gate.core.gate import GateSettings
 
     return _validated(
         GateSettings,
@@ -281,7 +281,7 @@ def _add_judge_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _judge_settings(args: argparse.Namespace) -> JudgeSettings:
-    from golden_gate.judge import JudgeSettings
+    from golden_gate.evaluation.judge import JudgeSettings
 
     return _validated(
         JudgeSettings,
@@ -304,7 +304,7 @@ def judge_concurrency(args: argparse.Namespace) -> int:
 
 
 def _evaluator_settings(args: argparse.Namespace) -> Any:
-    from golden_gate.evaluators import EvaluatorSettings, parse_evaluators
+    from golden_gate.evaluation.evaluators import EvaluatorSettings, parse_evaluators
 
     return _validated(
         EvaluatorSettings,
@@ -338,7 +338,7 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
     """
     import os
 
-    from golden_gate.action import SECRET_ENV
+    from golden_gate.action.main import SECRET_ENV
 
     values = [os.environ.get(key, "") for key in SECRET_ENV] + list(headers.values())
     for url in urls:
@@ -347,12 +347,12 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
 
 
 def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
-    from golden_gate.checks import CheckSettings
-    from golden_gate.compose import ComposeSettings
-    from golden_gate.evaluate import EvalSettings, parse_prices
-    from golden_gate.golden import Shard
+    from golden_gate.core.golden import Shard
+    from golden_gate.evaluation.checks import CheckSettings
+    from golden_gate.evaluation.compose import ComposeSettings
+    from golden_gate.evaluation.evaluate import EvalSettings, parse_prices
+    from golden_gate.evaluation.target import TargetSettings
     from golden_gate.settings import Settings
-    from golden_gate.target import TargetSettings
 
     if not args.url and args.compose_file is None:
         raise InputError(
@@ -457,14 +457,14 @@ def _load_pair(
     """The report and the baseline as slim views: a large one is read without its runs."""
     import gc
 
-    from golden_gate import slim
+    from golden_gate.core import slim
 
     def prepare() -> None:  # while the other core reads the report (slim.load_pair)
-        from golden_gate import stats
+        from golden_gate.core import stats
 
         stats.prepare()
         if builtin_templates:
-            from golden_gate import render
+            from golden_gate.rendering import render
 
             render.prepare()
 
@@ -475,8 +475,8 @@ def _load_pair(
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
+    from golden_gate.core.gate import evaluate_gate
     from golden_gate.files import WriteFailures, write_result
-    from golden_gate.gate import evaluate_gate
 
     settings = _gate_settings(args)
     rendering = args.comment_out is not None or args.summary_out is not None
@@ -485,7 +485,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     _print_gate(gate)
     failures = WriteFailures()
     if args.comment_out is not None or args.summary_out is not None:
-        from golden_gate.render import render_comment, render_summary
+        from golden_gate.rendering.render import render_comment, render_summary
 
         for path, render, what in (
             (args.comment_out, render_comment, "comment"),
@@ -501,8 +501,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
                 )
                 failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if args.junit_xml is not None:  # the report's full records: failures show their answers
-        from golden_gate.junit import write_junit
-        from golden_gate.report import load_report
+        from golden_gate.core.report import load_report
+        from golden_gate.rendering.junit import write_junit
 
         full = load_report(args.report)  # the baseline's slim view says all JUnit needs of it
         failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
@@ -526,7 +526,7 @@ def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from golden_gate.gate import evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
 
     settings = _gate_settings(args)
     builtin = args.format != "json" and args.template is None
@@ -535,7 +535,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(gate.model_dump_json(indent=2))
     else:
-        from golden_gate.render import render_comment
+        from golden_gate.rendering.render import render_comment
 
         if args.template is not None and not args.template.is_file():
             raise InputError(f"{args.template}: template not found")
@@ -554,7 +554,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
-    from golden_gate import golden
+    from golden_gate.core import golden
 
     tags = [t.strip() for t in args.tags.split(",") if t.strip()]
     items = golden.select(golden.load_golden(args.golden), tags)
@@ -566,17 +566,17 @@ def cmd_subset(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from golden_gate.core.report import save_report
     from golden_gate.files import WriteFailures
     from golden_gate.pipeline import evaluate_report
-    from golden_gate.report import save_report
 
     settings = settings_from_args(args)
     report = evaluate_report(settings)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(report, args.report))
     if args.junit_xml is not None:
-        from golden_gate.gate import evaluate_gate
-        from golden_gate.junit import write_junit
+        from golden_gate.core.gate import evaluate_gate
+        from golden_gate.rendering.junit import write_junit
 
         gate = evaluate_gate(report, None, settings.gate)
         failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
@@ -623,12 +623,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from golden_gate import slim
+    from golden_gate.core import slim
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.merge import merge_reports
+    from golden_gate.core.report import load_report, save_report
     from golden_gate.files import WriteFailures, write_result
-    from golden_gate.gate import evaluate_gate
-    from golden_gate.merge import merge_reports
-    from golden_gate.render import render_comment
-    from golden_gate.report import load_report, save_report
+    from golden_gate.rendering.render import render_comment
 
     settings = _gate_settings(args)
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
@@ -640,7 +640,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
         failures.attempt(lambda: write_result(args.comment_out, comment, what="comment"))
     if args.junit_xml is not None:
-        from golden_gate.junit import write_junit
+        from golden_gate.rendering.junit import write_junit
 
         failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
@@ -653,7 +653,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from golden_gate.calibrate import calibration_exit_code, calibration_line, run_calibration
+    from golden_gate.evaluation.calibrate import (
+        calibration_exit_code,
+        calibration_line,
+        run_calibration,
+    )
 
     report = run_calibration(
         args.labels,
@@ -671,7 +675,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from golden_gate.plan import plan_text
+    from golden_gate.core.plan import plan_text
 
     settings = _gate_settings(args)
     if (args.golden is None) == (args.items is None):

@@ -12,15 +12,15 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from golden_gate.charts import TrendPoint
+from golden_gate.core.gate import GateSettings
+from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
+from golden_gate.evaluation.judge import JudgeSettings
+from golden_gate.evaluation.target import TargetSettings
 from golden_gate.example_assistant import golden_path, start
-from golden_gate.gate import GateSettings
-from golden_gate.judge import JudgeSettings
 from golden_gate.pipeline import run
+from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
-from golden_gate.stats import wilson_lower_bound
-from golden_gate.target import TargetSettings
 
 
 def baseline_history(confidence: float) -> list[TrendPoint]:

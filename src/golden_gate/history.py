@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate import slim
-from golden_gate.baseline import git
-from golden_gate.charts import TrendPoint
+from golden_gate.action.baseline import git
+from golden_gate.core import slim
+from golden_gate.core.report import parse_report
+from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.errors import GateError
-from golden_gate.report import parse_report
-from golden_gate.stats import wilson_lower_bound
+from golden_gate.rendering.charts import TrendPoint
 
 if TYPE_CHECKING:
-    from golden_gate.github import GitHub
+    from golden_gate.action.github import GitHub
 
 TREND_VERSIONS = 8  # versions of the baseline on the trend, besides this run
 TREND_BYTES = 32 * 1024 * 1024  # stop reading versions past this much text: a trend is an extra
@@ -149,7 +149,7 @@ def baseline_trend(
 ) -> tuple[list[TrendPoint], str]:
     """For the Action: the baseline's versions at `ref` through the API, else from git, as
     trend points; and where they came from, or why there are none, for the log."""
-    from golden_gate.github import GitHubError
+    from golden_gate.action.github import GitHubError
 
     api_failure = "no GitHub token"
     if github is not None:

@@ -13,24 +13,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from golden_gate import golden, slim
-from golden_gate.cache import VerdictCache
-from golden_gate.charts import TrendPoint
-from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
-from golden_gate.evaluate import evaluate
-from golden_gate.evaluators import Panel, make_panel
-from golden_gate.files import WriteFailures, write_result
-from golden_gate.gate import (
+from golden_gate.core import golden, slim
+from golden_gate.core.gate import (
     GateResult,
     evaluate_gate,
     floor_reachable,
     unreachable_floor_message,
 )
-from golden_gate.judge import Judge
-from golden_gate.progress import Progress
-from golden_gate.report import AssistantInfo, DatasetInfo, Report, save_report
+from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, save_report
+from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.evaluate import evaluate
+from golden_gate.evaluation.evaluators import Panel, make_panel
+from golden_gate.evaluation.judge import Judge
+from golden_gate.evaluation.progress import Progress
+from golden_gate.evaluation.target import AssistantClient
+from golden_gate.files import WriteFailures, write_result
+from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
-from golden_gate.target import AssistantClient
 
 Verdict = Literal["passed", "failed", "incomplete"]
 
@@ -73,7 +73,7 @@ async def _evaluate(
 ) -> Report:
     assert settings.target is not None and settings.target.url
     if judge is not None:
-        from golden_gate.preflight import JudgeUnreachable, judge_endpoint
+        from golden_gate.evaluation.preflight import JudgeUnreachable, judge_endpoint
 
         try:
             await judge_endpoint(settings.judge.base_url)  # before any question is asked
@@ -154,7 +154,7 @@ def evaluate_report(
     if settings.compose is None:
         report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
     else:
-        from golden_gate.compose import Compose
+        from golden_gate.evaluation.compose import Compose
 
         with Compose(settings.compose).running() as service:
             # An explicit URL wins; otherwise the service is reached where compose put it.
@@ -171,7 +171,7 @@ def evaluate_report(
 
 def calibration_note(path: Path, report: Report) -> str:
     """The comment's line on how far the judge is trusted (from `golden-gate calibrate`)."""
-    from golden_gate.calibrate import calibration_line, load_calibration
+    from golden_gate.evaluation.calibrate import calibration_line, load_calibration
 
     if not path.is_file():
         return f"no judge calibration at {path}: run `golden-gate calibrate` to measure the judge"
@@ -192,7 +192,7 @@ def gate_and_render(
     history: list[TrendPoint] | None = None,
 ) -> Outcome:
     """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
-    from golden_gate.render import render_comment, render_summary
+    from golden_gate.rendering.render import render_comment, render_summary
 
     collected = failures if failures is not None else WriteFailures()
     # One view of each (its columns, and the rows escaped once for the comment and summary).
@@ -220,7 +220,7 @@ def gate_and_render(
         if path is not None:
             collected.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if settings.junit_path is not None:
-        from golden_gate.junit import write_junit
+        from golden_gate.rendering.junit import write_junit
 
         junit_path = settings.junit_path
         collected.attempt(

@@ -6,14 +6,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from golden_gate.checks import CheckSettings
-from golden_gate.compose import ComposeSettings
-from golden_gate.evaluate import EvalSettings
-from golden_gate.evaluators import EvaluatorSettings
-from golden_gate.gate import GateSettings
-from golden_gate.golden import Shard
-from golden_gate.judge import JudgeSettings
-from golden_gate.target import TargetSettings
+from golden_gate.core.gate import GateSettings
+from golden_gate.core.golden import Shard
+from golden_gate.evaluation.checks import CheckSettings
+from golden_gate.evaluation.compose import ComposeSettings
+from golden_gate.evaluation.evaluate import EvalSettings
+from golden_gate.evaluation.evaluators import EvaluatorSettings
+from golden_gate.evaluation.judge import JudgeSettings
+from golden_gate.evaluation.target import TargetSettings
 
 
 class Settings(BaseModel):

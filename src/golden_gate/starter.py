@@ -17,11 +17,11 @@ from pathlib import Path
 
 import jinja2
 
+from golden_gate.core.golden import GoldenItem, parse_golden
 from golden_gate.errors import InputError
+from golden_gate.evaluation.providers import resolve
 from golden_gate.files import read_text, write_result
-from golden_gate.golden import GoldenItem, parse_golden
-from golden_gate.providers import resolve
-from golden_gate.render import templates_dir
+from golden_gate.rendering.render import templates_dir
 
 DEFAULT_ACTION = "org/golden-gate-action"
 SHA = re.compile(r"[0-9a-f]{40}")

@@ -39,9 +39,9 @@ from typing import Any
 
 import pytest
 
+from golden_gate.action.inputs import env_name
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
-from golden_gate.inputs import env_name
 from tests.action_world import ACTION, PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
 from tests.engine import docker
 
@@ -635,8 +635,8 @@ def test_the_image_builds_a_judge_with_every_supported_provider():
     image and build a judge there (no call is made: the models are built, not used)."""
     code = "\n".join(
         [
-            "from golden_gate.judge import JudgeSettings, LLMJudge",
-            "from golden_gate.providers import PROVIDERS, import_integrations",
+            "from golden_gate.evaluation.judge import JudgeSettings, LLMJudge",
+            "from golden_gate.evaluation.providers import PROVIDERS, import_integrations",
             "import_integrations()",
             "models = {'openai': 'gpt-4.1-mini', 'azure_openai': 'judge-deployment',",
             "          'anthropic': 'claude-sonnet-4-6', 'google_genai': 'gemini-2.5-flash'}",

@@ -1,0 +1,160 @@
+"""Finding the baseline report: at a git ref through the contents API, from git, or on disk.
+
+A baseline that is not there (the API answers 404, or git resolves the ref and has no such
+path) is not an error: the floor alone applies, and the comment says so. A baseline that could
+not be read (the API failing, a shallow checkout without the ref) is not "no baseline": that
+would quietly drop the comparison, so it is `BaselineUnavailable` (exit 3). A file that is there
+but is not a report is bad input.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from golden_gate.core.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
+from golden_gate.errors import IncompleteError
+
+if TYPE_CHECKING:
+    from golden_gate.action.github import GitHub
+
+
+class Baseline(BaseModel):
+    report: Report | None
+    source: str  # where it came from, or why there is none, for the comment and the log
+
+
+class UnreadableAtRef(IncompleteError):
+    """A file at a ref may exist but could not be read: what depends on it cannot be done."""
+
+
+class BaselineUnavailable(UnreadableAtRef):
+    """The baseline may exist but could not be read: the comparison cannot be made."""
+
+
+def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        # The workspace belongs to another uid inside the container: "dubious ownership".
+        ["git", "-c", "safe.directory=*", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+class _Absent:
+    """git resolved the ref and it has no such path."""
+
+
+ABSENT = _Absent()
+
+
+def _git_show(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
+    """The file at `ref`; ABSENT when git knows the ref and it has no such path; None when git
+    cannot tell (not a repository, or the ref is not fetched: a shallow checkout)."""
+    try:
+        for candidate in (f"origin/{ref}", ref):
+            if git(
+                "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", cwd=cwd
+            ).returncode:
+                continue
+            done = git("show", f"{candidate}:{path}", cwd=cwd)
+            if done.returncode == 0:
+                return done.stdout
+            if git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
+                return ABSENT
+            return None  # there, yet unreadable
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None
+
+
+def read_at_ref(
+    path: str,
+    ref: str,
+    *,
+    github: GitHub | None,
+    workspace: Path,
+    what: str,
+    unavailable: type[UnreadableAtRef] = UnreadableAtRef,
+) -> tuple[str | None, str]:
+    """`path` at `ref` (contents API, then `git show`) and where it came from; None when it
+    does not exist there. Raises `unavailable` when neither can say whether it exists."""
+    from golden_gate.action.github import GitHubError
+
+    where = f"{path} at {ref}"
+    api_failure = "no GitHub token to read it with"
+    if github is not None:
+        try:
+            text = github.read_file(path, ref)
+        except GitHubError as exc:
+            api_failure = f"the contents API failed: {exc}"
+        else:
+            return text, where  # None: a 404, GitHub says there is no such file at that ref
+    shown = _git_show(path, ref, cwd=workspace)
+    if shown is ABSENT:
+        return None, where
+    if not isinstance(shown, str):
+        raise unavailable(
+            f"the {what} {where} could not be read ({api_failure}; git cannot read "
+            f"{ref} either: fetch it, e.g. actions/checkout with fetch-depth: 0)"
+        )
+    return shown, f"{where} (from git)"
+
+
+def find_baseline(
+    path: str, *, ref: str | None, github: GitHub | None, workspace: Path
+) -> Baseline:
+    """The baseline at `ref` (contents API, then `git show`), or the file in the workspace.
+
+    Raises `BaselineUnavailable` when neither can say whether the file exists at `ref`."""
+    if not path:
+        return Baseline(report=None, source="no baseline is configured")
+    if ref:
+        text, where = read_at_ref(
+            path,
+            ref,
+            github=github,
+            workspace=workspace,
+            what="baseline",
+            unavailable=BaselineUnavailable,
+        )
+        if text is None:
+            return Baseline(report=None, source=f"no baseline: {path} does not exist at {ref}")
+        return Baseline(report=parse_report(text, source=where), source=where)
+    local = workspace / path
+    if not local.is_file():
+        return Baseline(report=None, source=f"no baseline: {path} does not exist")
+    return Baseline(
+        report=parse_report(local.read_text(encoding="utf-8"), source=path), source=path
+    )
+
+
+def _checks_only(run: RunResult) -> RunResult:
+    if run.status == "error" and (run.error_side == "assistant" or not run.checks):
+        return run  # no answer to check (an unanswered run stays a failed run)
+    passed = all(check.passed for check in run.checks)
+    return run.model_copy(
+        update={"status": "pass" if passed else "fail", "verdict": None, "error_side": None}
+    )
+
+
+def deterministic_view(report: Report) -> Report:
+    """The baseline as the deterministic tier would have scored it: checks only, no judge.
+
+    Items without per-run details (a minimal baseline) cannot be re-scored and are left out.
+    """
+    results = []
+    for item in report.results:
+        if not item.run_results:
+            continue
+        runs = [_checks_only(r) for r in item.run_results]
+        results.append(item.model_copy(update={"run_results": runs, **tally_runs(runs)}))
+    return report.model_copy(
+        update={"results": results, "tier": DETERMINISTIC, "judge": DETERMINISTIC}
+    )

@@ -1,0 +1,63 @@
+"""The gate's own rules come from the base branch: a pull request cannot edit its way to a pass.
+
+A pull request could delete, untag or reword the very items that regressed, and its own gate
+would then compare only what is left. So, like the baseline, the golden set is read at the base
+ref: every item the base branch selects is evaluated as the base branch defines it (and paired
+with the baseline), and the pull request's new or reworded items are evaluated beside them,
+marked as the pull request's, counted by the floor only. The comment says at the top what the
+pull request changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from golden_gate.core.golden import GoldenItem, item_hash, select
+from golden_gate.core.report import Report, RuleChanges
+
+PR_SUFFIX = "@pull-request"  # a reworded item's pull-request version, beside the base one
+
+
+def gate_items(
+    base: Sequence[GoldenItem], head: Sequence[GoldenItem], tags: Sequence[str]
+) -> tuple[list[GoldenItem], RuleChanges]:
+    """What to evaluate: the base branch's selection as it defines it, then the PR's own items.
+
+    `base` and `head` are the whole golden sets at the base ref and in the pull request.
+    """
+    base_selected = select(base, tags)
+    head_by_id = {item.id: item for item in head}
+    head_selected = select(head, tags)
+    base_ids = {item.id for item in base_selected}
+    removed = [item.id for item in base_selected if item.id not in head_by_id]
+    untagged = [
+        item.id
+        for item in base_selected
+        if item.id in head_by_id and not select([head_by_id[item.id]], tags)
+    ]
+    reworded = [
+        item.id
+        for item in base_selected
+        if item.id in head_by_id
+        and select([head_by_id[item.id]], tags)
+        and item_hash(head_by_id[item.id]) != item_hash(item)
+    ]
+    added = [item.id for item in head_selected if item.id not in base_ids]
+    items = list(base_selected)
+    for item_id in reworded:
+        items.append(head_by_id[item_id].model_copy(update={"id": item_id + PR_SUFFIX}))
+    taken = {item.id for item in items}
+    # An added id equal to a marked copy's would replace a comparison: the marked copy stays.
+    items.extend(head_by_id[item_id] for item_id in added if item_id not in taken)
+    changes = RuleChanges(
+        removed=sorted(removed), untagged=sorted(untagged), reworded=sorted(reworded), added=added
+    )
+    return items, changes
+
+
+def mark_origins(report: Report, changes: RuleChanges) -> None:
+    """Record on each result whether the base branch or the pull request defined it."""
+    own = {*changes.added, *(i + PR_SUFFIX for i in changes.reworded)}
+    for result in report.results:
+        result.origin = "pull-request" if result.id in own else "base"
+    report.rule_changes = changes

@@ -1,0 +1,539 @@
+"""The judge: decides whether an answer says what the reference key points say.
+
+Two judges share one interface (`Judge`):
+
+- `KeypointsJudge`, offline and deterministic (token overlap with the key points), the
+  default, and what runs when there is no model or no key;
+- `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the OpenAI and
+  Azure OpenAI providers (judge_client.py), over a LangChain chat model for the others
+  (DESIGN §7).
+
+A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an error, never a
+"no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,
+so they are imported only when an `LLMJudge` is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import string
+import time
+from abc import ABC, abstractmethod
+from contextvars import ContextVar
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, field_validator
+
+from golden_gate import redaction
+from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.errors import InputError
+from golden_gate.evaluation import judge_client, providers, tracing
+from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
+from golden_gate.surrogates import repair
+
+if TYPE_CHECKING:
+    from langchain_core.callbacks import UsageMetadataCallbackHandler
+
+KEYPOINTS = "keypoints"
+KEYPOINTS_RULE_VERSION = "keypoints/1"
+PLACEHOLDERS = ("inputs", "outputs", "reference_outputs")
+
+
+class JudgeSettings(BaseModel):
+    """How answers are judged; everything here except transport settings changes verdicts."""
+
+    model: str = KEYPOINTS
+    prompt_file: Path | None = None
+    base_url: str | None = None
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
+    timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    max_retries: int = Field(default=6, ge=0, le=MAX_RETRIES)
+    # A verdict with its reasoning takes a few hundred tokens; the cap stops a runaway reply.
+    max_tokens: int = Field(default=providers.DEFAULT_MAX_TOKENS, ge=1, le=MAX_JUDGE_TOKENS)
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    continuous: bool = False
+    choices: list[float] | None = None
+    use_reasoning: bool = True
+    keypoint_threshold: float = Field(default=0.6, gt=0, le=1)
+
+    _supported_model = field_validator("model")(providers.check_model)
+
+
+class JudgeError(Exception):
+    """A judge call failed after the SDK's own retries; the message is one line, no secrets."""
+
+    def __init__(
+        self, message: str, *, tokens: TokenUsage | None = None, timed_out: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.tokens = tokens  # spent before the failure, for cost accounting
+        self.timed_out = timed_out  # every try timed out: a sign of too few server slots
+
+
+class Judge(ABC):
+    """Judges one answer against its reference key points."""
+
+    name: str
+    prompt_hash: str | None
+    temperature: float | None = None  # sampling temperature, for models that have one
+
+    @abstractmethod
+    def identity(self) -> str:
+        """Everything besides question, answer and reference that can change a verdict."""
+
+    @abstractmethod
+    async def judge(
+        self, *, question: str, answer: str, reference: str, context: str | None = None
+    ) -> Verdict:
+        """The verdict on `answer`; raises JudgeError when no verdict could be obtained.
+
+        `context`: the retrieved passages, for prompts with a `{context}` placeholder.
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, most judges hold nothing
+        """Release connections; call once at the end, inside the event loop that judged."""
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def key_points(reference: str) -> list[str]:
+    """The key points of a reference: its `- ` bullets, or every non-blank line if none."""
+    lines = [line.strip() for line in reference.splitlines() if line.strip()]
+    bullets = [line[2:].strip() for line in lines if line.startswith(("- ", "* "))]
+    return bullets or lines
+
+
+# -- the offline judge ----------------------------------------------------------------------
+
+_STOP_WORDS_TEXT = """
+    a an the and or but if of to in on at by for from with without into onto as is are was
+    were be been being it its this that these those there their them they you your we our
+    do does did can could should would will shall may might must not no so than then too very
+    just also only any all each some such which who whom what when where how why"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+_TOKEN = re.compile(r"\w+")
+
+
+def content_tokens(text: str) -> set[str]:
+    """Lowercased word tokens without punctuation and stop words."""
+    return {t for t in _TOKEN.findall(text.lower()) if t not in STOP_WORDS}
+
+
+class KeypointsJudge(Judge):
+    """Offline, deterministic judge by token overlap with the key points.
+
+    The rule, in plain words: lowercase the answer and each key point, split them into words
+    (punctuation is dropped) and drop common stop words ("the", "is", "of", ...). A key point
+    is covered when at least `threshold` (default 0.6) of its remaining words occur somewhere
+    in the answer. The answer passes when every key point is covered; a reference with no key
+    points passes. The score is the fraction of key points covered, and the comment names
+    each key point that is not.
+    """
+
+    def __init__(self, threshold: float = 0.6) -> None:
+        self.threshold = threshold
+        self.name = KEYPOINTS
+        self._rule = json.dumps(
+            {"rule": KEYPOINTS_RULE_VERSION, "threshold": threshold, "stop": sorted(STOP_WORDS)}
+        )
+        self.prompt_hash = _sha256(self._rule)
+
+    def identity(self) -> str:
+        return self._rule
+
+    def covered(self, point: str, answer_tokens: set[str]) -> bool:
+        wanted = content_tokens(point) or set(_TOKEN.findall(point.lower()))
+        if not wanted:
+            return True
+        return len(wanted & answer_tokens) >= self.threshold * len(wanted)
+
+    async def judge(
+        self, *, question: str, answer: str, reference: str, context: str | None = None
+    ) -> Verdict:
+        start = time.perf_counter()
+        answer_tokens = set(_TOKEN.findall(answer.lower()))
+        points = key_points(reference)
+        missing = [p for p in points if not self.covered(p, answer_tokens)]
+        if not points:
+            comment = "no key points to check"
+        elif missing:
+            comment = "; ".join(f'missing key point: "{p}"' for p in missing)
+        else:
+            comment = f"all {len(points)} key points covered"
+        return Verdict(
+            passed=not missing,
+            score=(len(points) - len(missing)) / len(points) if points else 1.0,
+            comment=comment,
+            tokens=TokenUsage(),
+            latency_ms=(time.perf_counter() - start) * 1000,
+        )
+
+
+# -- the LLM judge ----------------------------------------------------------------------------
+
+
+def _secrets() -> list[str]:
+    names = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+    values = [v for k, v in os.environ.items() if any(n in k.upper() for n in names)]
+    return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
+
+
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_*-]{6,}|Bearer\s+\S+)")
+
+
+def redact(text: str) -> str:
+    """`text` with every secret from the environment and anything key-shaped masked."""
+    for secret in _secrets():
+        text = text.replace(secret, "***")
+    return _KEY_LIKE.sub("***", redaction.scrub(text))
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def load_prompt(
+    path: Path,
+    *,
+    required: tuple[str, ...] = PLACEHOLDERS,
+    allowed: tuple[str, ...] = PLACEHOLDERS,
+) -> str:
+    """Read a prompt template and check openevals can fill it; InputError otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError(f"{path}: cannot read the judge prompt file ({reason})") from None
+    check_prompt(text, source=str(path), required=required, allowed=allowed)
+    return text
+
+
+def check_prompt(
+    text: str,
+    *,
+    source: str,
+    required: tuple[str, ...] = PLACEHOLDERS,
+    allowed: tuple[str, ...] = PLACEHOLDERS,
+) -> None:
+    """A prompt must use every `required` placeholder and none outside `allowed`.
+
+    By default (the correctness prompt): `{inputs}`, `{outputs}`, `{reference_outputs}`.
+    """
+    fields: set[str] = set()
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+        text.format(**dict.fromkeys(allowed, ""))
+    except (ValueError, KeyError, IndexError, AttributeError) as exc:
+        unknown = sorted(fields - set(allowed)) if isinstance(exc, KeyError) else []
+        problem = (
+            f"uses the placeholder {{{unknown[0]}}}, which is never filled"
+            if unknown
+            else f"is not a valid template ({_one_line(str(exc))})"
+        )
+        raise InputError(
+            f"{source}: the judge prompt {problem}; write literal braces as {{{{ and }}}}"
+        ) from None
+    for name in required:
+        if name not in fields:
+            raise InputError(f"{source}: the judge prompt has no {{{name}}} placeholder")
+
+
+_usage_var: ContextVar[UsageMetadataCallbackHandler | None] = ContextVar(
+    "golden_gate_judge_usage", default=None
+)
+_usage_hook_registered = False
+
+
+def _register_usage_hook() -> None:
+    # get_usage_metadata_callback() registers a new global hook on every call (a list that
+    # only grows and is walked on every model call); one hook and a per-call value is the
+    # same mechanism without the leak.
+    global _usage_hook_registered
+    if not _usage_hook_registered:
+        from langchain_core.tracers.context import register_configure_hook
+
+        register_configure_hook(_usage_var, inheritable=True)
+        _usage_hook_registered = True
+
+
+def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
+    usage = handler.usage_metadata.values()
+    return TokenUsage(
+        input_tokens=sum(u.get("input_tokens", 0) for u in usage),
+        output_tokens=sum(u.get("output_tokens", 0) for u in usage),
+    )
+
+
+def _recorded(
+    handler: Any, record: judge_client.CallRecord, exc: Exception | None = None
+) -> judge_client.CallRecord:
+    """The call's record: as the direct client filled it, or read from LangChain's callback."""
+    if handler is None:
+        return record
+    record = judge_client.CallRecord(
+        tokens=_sum_usage(handler),
+        served_model=min(handler.usage_metadata, default=None),
+        stopped=handler.stopped,
+    )
+    usage = getattr(getattr(exc, "completion", None), "usage", None)
+    if usage is not None:  # a reply that could not be parsed was still paid for
+        record.tokens.input_tokens += usage.prompt_tokens or 0
+        record.tokens.output_tokens += usage.completion_tokens or 0
+    return record
+
+
+def _sdk_url(chat_model: Any) -> str | None:
+    """The base URL the provider's SDK resolved (from settings or its own environment
+    variables, e.g. ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL), where it can be read."""
+    client = getattr(chat_model, "root_async_client", None)  # OpenAI, Azure OpenAI
+    if client is not None:
+        return str(client.base_url)
+    url = getattr(chat_model, "anthropic_api_url", None)  # Anthropic
+    if url:
+        return str(url)
+    try:  # Gemini: the google-genai client's resolved HTTP options
+        url = chat_model.client._api_client._http_options.base_url
+    except AttributeError:
+        return None
+    return str(url) if url else None
+
+
+def endpoint(chat_model: Any, base_url: str | None) -> str | None:
+    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials."""
+    url = _sdk_url(chat_model) or base_url
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return redaction.without_credentials(url)
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{host}{port}{parts.path.rstrip('/')}"
+
+
+class _Binding:
+    """The chat model, evaluator and HTTP client used inside one event loop."""
+
+    def __init__(
+        self, evaluator: Any, client: Any, concurrency: int, endpoint: str | None, *, direct: bool
+    ) -> None:
+        self.evaluator = evaluator
+        self.client = client
+        self.endpoint = endpoint
+        self.direct = direct  # openevals calls the SDK's client, not the LangChain model
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.semaphore: asyncio.Semaphore | None = None
+        self.concurrency = concurrency
+        self.closed = False
+
+
+class LLMJudge(Judge):
+    """openevals' LLM-as-judge with a chat model built from `provider:model`.
+
+    The model is built here (not by openevals) so timeout, retries, temperature and base URL
+    apply. For OpenAI and Azure OpenAI, openevals is given the model's SDK client instead of the
+    model (judge_client.py): the same request, a fraction of the CPU. Its HTTP connections
+    belong to one event loop: a call from another loop (a second `asyncio.run`) gets a fresh
+    model and client instead of a pool of dead connections (LangChain's default client is
+    shared process-wide and fails with "Event loop is closed").
+    Call `aclose()` before each loop ends so its connections are closed, not left to the GC.
+    """
+
+    def __init__(self, settings: JudgeSettings, *, prompt: str | None = None) -> None:
+        """`prompt`: an already checked template (an evaluator preset's), else the settings'."""
+        tracing.disable()
+        self.settings = settings
+        self.temperature = settings.temperature
+        self.name = settings.model
+        if prompt is not None:
+            self.prompt = prompt
+        elif settings.prompt_file is not None:
+            self.prompt = load_prompt(settings.prompt_file)
+        else:
+            from openevals.prompts import CORRECTNESS_PROMPT
+
+            self.prompt = CORRECTNESS_PROMPT
+        self.prompt_hash = _sha256(self.prompt)
+        _register_usage_hook()
+        self._binding = self._bind()  # builds the model now: bad names and keys fail early
+        self._identity = json.dumps(
+            {
+                "judge": self.name,
+                # Two servers behind one model name are two judges: their verdicts never mix.
+                "endpoint": self._binding.endpoint,
+                "prompt": self.prompt,
+                "continuous": settings.continuous,
+                "choices": settings.choices,
+                "use_reasoning": settings.use_reasoning,
+                "temperature": settings.temperature,
+                "max_tokens": settings.max_tokens,
+                "openevals": metadata.version("openevals"),
+            },
+            sort_keys=True,
+        )
+
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def direct(self) -> bool:
+        """openevals calls the SDK's client itself, with no LangChain model in between."""
+        return self._binding.direct
+
+    @property
+    def numeric(self) -> bool:
+        """Scores are numbers (continuous or choices) rather than true/false."""
+        return self.settings.continuous or bool(self.settings.choices)
+
+    def _bind(self) -> _Binding:
+        from langchain.chat_models import init_chat_model
+        from openevals.llm import create_async_llm_as_judge
+
+        s = self.settings
+        provider, model_name = providers.resolve(s.model)
+        kwargs = providers.model_kwargs(provider, s)
+        client = providers.own_http_client(provider, kwargs, s.concurrency)
+        try:
+            chat_model = init_chat_model(model_name, **kwargs)
+            client = providers.attach_http_client(provider, chat_model) or client
+            direct = judge_client.wanted(provider.name, chat_model)
+            evaluator = create_async_llm_as_judge(
+                prompt=self.prompt,
+                judge=judge_client.JudgeClient(chat_model) if direct else chat_model,
+                model=chat_model.model_name if direct else None,
+                continuous=s.continuous,
+                choices=s.choices,
+                use_reasoning=s.use_reasoning,
+            )
+        except Exception as exc:
+            detail = redact(_one_line(str(exc)))
+            raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
+        url = endpoint(chat_model, s.base_url)
+        return _Binding(evaluator, client, s.concurrency, url, direct=direct)
+
+    def _current(self) -> _Binding:
+        loop = asyncio.get_running_loop()
+        binding = self._binding
+        if binding.closed or (binding.loop is not None and binding.loop is not loop):
+            binding = self._binding = self._bind()
+        if binding.loop is None:
+            binding.loop = loop
+            binding.semaphore = asyncio.Semaphore(binding.concurrency)
+        return binding
+
+    async def judge(
+        self, *, question: str, answer: str, reference: str, context: str | None = None
+    ) -> Verdict:
+        from langsmith import tracing_context
+
+        binding = self._current()
+        assert binding.semaphore is not None
+        async with binding.semaphore:
+            record = judge_client.CallRecord()
+            # The direct client fills the record itself; LangChain reports to a callback.
+            handler = None if binding.direct else providers.reply_recorder()
+            var: ContextVar[Any] = judge_client.current_call if handler is None else _usage_var
+            token = var.set(record if handler is None else handler)
+            start = time.perf_counter()
+            try:
+                with tracing_context(enabled=False):
+                    extra = {"context": context} if context is not None else {}
+                    result = await binding.evaluator(
+                        inputs=question, outputs=answer, reference_outputs=reference, **extra
+                    )
+            except Exception as exc:
+                raise self._error(exc, _recorded(handler, record, exc)) from None
+            finally:
+                var.reset(token)
+            latency_ms = (time.perf_counter() - start) * 1000
+        record = _recorded(handler, record)
+        passed = self._passed(result, record.tokens)
+        return Verdict(
+            passed=passed,
+            score=result["score"],
+            comment=repair(str(result.get("comment") or ""))[0],  # the model's text, untrusted
+            tokens=record.tokens,
+            latency_ms=latency_ms,
+            # The `model` of the server's reply (usage is keyed by it): what really judged.
+            served_model=record.served_model,
+        )
+
+    def _error(self, exc: Exception, record: judge_client.CallRecord) -> JudgeError:
+        return JudgeError(
+            self._describe(exc, record.stopped),
+            tokens=record.tokens,
+            timed_out=providers.is_timeout(exc),
+        )
+
+    def _passed(self, result: Any, tokens: TokenUsage) -> bool:
+        score = result.get("score") if isinstance(result, dict) else None
+        if self.numeric:
+            if isinstance(score, int | float) and not isinstance(score, bool):
+                return score >= 0.5
+            expected = "a number"
+        else:
+            if isinstance(score, bool):
+                return score
+            expected = "true or false"
+        shown = redact(_one_line(repr(score), 60))
+        raise JudgeError(
+            f"judge {self.name} failed: the score was {shown}, expected {expected}",
+            tokens=tokens,
+        )
+
+    def _describe(self, exc: Exception, stopped: str | None = None) -> str:
+        s = self.settings
+        reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
+        try:
+            import openai
+            from langchain_core.exceptions import OutputParserException
+        except ImportError:  # pragma: no cover - both ship with langchain-openai
+            pass
+        else:
+            if (special := providers.describe_error(exc, s, stopped)) is not None:
+                reason = special
+            elif isinstance(exc, openai.APITimeoutError):
+                reason = f"timed out after {s.timeout_s:g}s (tried {s.max_retries + 1} times)"
+            elif isinstance(exc, openai.APIStatusError):
+                status = exc.status_code
+                body = _one_line(str(exc)).removeprefix(f"Error code: {status} - ")
+                retried = status in (408, 409, 429) or status >= 500  # what the SDK retries
+                after = f" after {s.max_retries} retries" if retried else ""
+                reason = f"HTTP {status}{after}: {body}"
+            elif isinstance(exc, openai.APIConnectionError):
+                reason = f"cannot connect ({_one_line(str(exc))})"
+            elif isinstance(exc, OutputParserException):
+                reason = "the reply was not the JSON verdict asked for"
+            elif isinstance(exc, KeyError):
+                reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason
+        return redact(_one_line(f"judge {self.name} failed: {reason}", 300))
+
+    async def aclose(self) -> None:
+        binding = self._binding
+        binding.closed = True  # a later call builds a fresh model and client
+        if binding.client is not None and binding.loop in (None, asyncio.get_running_loop()):
+            await binding.client.aclose()
+
+
+def make_judge(settings: JudgeSettings) -> Judge:
+    """The judge `settings.model` names: `keypoints`, or a `provider:model` LLM judge."""
+    if "," in settings.model:  # panels are built per member (evaluators.py)
+        raise InputError(
+            f"judge-model '{settings.model}' is a panel; calibrate one judge at a time "
+            "(each member's agreement with the human labels is its own kappa)"
+        )
+    if settings.model.strip().lower() == KEYPOINTS:
+        return KeypointsJudge(settings.keypoint_threshold)
+    return LLMJudge(settings)

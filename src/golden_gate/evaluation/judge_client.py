@@ -1,0 +1,187 @@
+"""The judge client: openevals calls the OpenAI SDK itself, with no LangChain model in between.
+
+openevals takes an OpenAI-style client as its judge (`judge.chat.completions.create(...)`).
+For the `openai` and `azure_openai` providers `JudgeClient` is that client: it sends the very
+request body LangChain's model sends (tests/test_judge_paths.py compares the bytes), through
+the SDK client LangChain configured (key, base URL, Azure deployment and API version, timeout,
+retries), and reads the reply as LangChain does. The verdicts, the judge's identity and so the
+verdict cache are the same either way; the CPU is not: a call through LangChain's model, its
+callbacks and parsers costs about three times as much (BENCHMARKS.md §1).
+
+`GOLDEN_GATE_JUDGE_LANGCHAIN=1` keeps the LangChain model (for comparison); the other
+providers always use it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from golden_gate.core.report import TokenUsage
+
+FORCE_LANGCHAIN = "GOLDEN_GATE_JUDGE_LANGCHAIN"
+DIRECT_PROVIDERS = ("openai", "azure_openai")
+
+
+class CallRecord(BaseModel):
+    """What one judge call's reply said besides the verdict, kept even when the call fails."""
+
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    served_model: str | None = None  # the `model` of the reply, as LangChain's usage keys it
+    stopped: str | None = None  # why the model stopped (finish reason, or "refusal")
+
+
+# The record of the call in progress: set by the judge around each call, filled here.
+current_call: ContextVar[CallRecord | None] = ContextVar("golden_gate_judge_call", default=None)
+
+
+class ReplyError(Exception):
+    """The reply holds no verdict to read (cut off, filtered, refused, no choices)."""
+
+
+def wanted(provider: str, chat_model: Any) -> bool:
+    """Whether judge calls for this LangChain chat model go through `JudgeClient`.
+
+    Only where the request is the one `JudgeClient` reproduces: a Chat Completions call asking
+    for a `json_schema` response format. LangChain asks models it deems too old for structured
+    output (gpt-3*, gpt-4, gpt-4-*) with a tool instead, and those keep its path.
+    """
+    if os.environ.get(FORCE_LANGCHAIN, "").strip() not in ("", "0"):
+        return False
+    if provider not in DIRECT_PROVIDERS or getattr(chat_model, "root_async_client", None) is None:
+        return False
+    name = (getattr(chat_model, "model_name", None) or "").lower()
+    if name.startswith("gpt-3") or name.startswith("gpt-4-") or name == "gpt-4":
+        return False
+    plain = getattr(chat_model, "use_responses_api", None) is False  # Chat Completions
+    return plain and not chat_model.model_kwargs and not chat_model.streaming
+
+
+class JudgeClient:
+    """What openevals calls as `judge.chat.completions.create(**params)`."""
+
+    def __init__(self, chat_model: Any) -> None:
+        import httpx2  # the SDK's HTTP library
+
+        self.sdk = chat_model.root_async_client
+        self._raw = httpx2.Response  # the reply as is, read with json.loads
+        self.model = chat_model.model_name
+        # As the model's validators left them (e.g. no temperature for gpt-5 reasoning models).
+        self.temperature = chat_model.temperature
+        self.max_tokens = chat_model.max_tokens
+        self.chat = _Chat(self)
+
+    def body(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The request body LangChain sends for openevals' `params`, key for key in the order
+        the SDK's `chat.completions.parse` writes them."""
+        fmt = params["response_format"]["json_schema"]
+        schema = fmt["schema"]
+        body: dict[str, Any] = {
+            "model": self.model,
+            "stream": False,
+            "messages": [{"content": m["content"], "role": m["role"]} for m in params["messages"]],
+        }
+        if self.max_tokens is not None:
+            body["max_completion_tokens"] = self.max_tokens
+        # LangChain turns openevals' schema into a titled one, then back into this.
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": fmt["name"],
+                "description": schema["properties"]["score"]["description"],
+                "strict": False,
+                "schema": schema,
+            },
+        }
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return body
+
+    async def create(self, **params: Any) -> _Reply:
+        # The SDK's retries, timeouts and errors, as for any call; not its typed parameters
+        # (`create` walks the whole body, schema included, key by key) nor its typed reply.
+        response = await self.sdk.post(
+            "/chat/completions", body=self.body(params), cast_to=self._raw
+        )
+        try:
+            data = json.loads(response.content)
+        except ValueError:
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            raise ReplyError(f"the reply is not JSON ({kind})") from None
+        return _Reply(self.read(data))
+
+    def read(self, data: Any) -> str:
+        """The verdict's JSON text in a chat completion, checked as LangChain checks it."""
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices[0], dict):
+            raise ReplyError("the reply has no choices")
+        record = current_call.get()
+        usage = data.get("usage")
+        if record is not None and isinstance(usage, dict) and usage:
+            record.tokens = TokenUsage(
+                input_tokens=usage.get("prompt_tokens") or 0,
+                output_tokens=usage.get("completion_tokens") or 0,
+            )
+            record.served_model = data.get("model", self.model)
+        for choice in choices:  # the SDK's parse() checks every choice
+            finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+            if finish in ("length", "content_filter"):
+                if record is not None:
+                    record.stopped = finish
+                raise ReplyError(f"the reply stopped early (finish reason: {finish})")
+        message = choices[0].get("message") or {}
+        stopped = "refusal" if message.get("refusal") else choices[0].get("finish_reason")
+        if record is not None and stopped is not None:
+            record.stopped = str(stopped).lower()
+        if stopped == "refusal":
+            raise ReplyError("the model refused")
+        return verdict_json(message.get("content") or "")
+
+
+def verdict_json(content: str) -> str:
+    """`content` when it is JSON; else what LangChain's JSON parser makes of it (it takes JSON
+    in Markdown fences too), as JSON; OutputParserException when it is not JSON at all."""
+    try:
+        json.loads(content)
+    except ValueError:
+        from langchain_core.output_parsers import JsonOutputParser
+
+        return json.dumps(JsonOutputParser().parse(content))
+    return content
+
+
+class _Message:
+    __slots__ = ("content",)
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+
+
+class _Choice:
+    __slots__ = ("message",)
+
+    def __init__(self, content: str) -> None:
+        self.message = _Message(content)
+
+
+class _Reply:
+    """The part of a chat completion openevals reads: `choices[0].message.content`."""
+
+    __slots__ = ("choices",)
+
+    def __init__(self, content: str) -> None:
+        self.choices = [_Choice(content)]
+
+
+class _Completions:
+    def __init__(self, client: JudgeClient) -> None:
+        self.create = client.create
+
+
+class _Chat:
+    def __init__(self, client: JudgeClient) -> None:
+        self.completions = _Completions(client)

@@ -1,0 +1,522 @@
+"""The assistant under test, over HTTP: one item in, one answer (or one actionable error) out."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import math
+import random
+import re
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from golden_gate import jsontext, redaction
+from golden_gate.core.golden import GoldenItem
+from golden_gate.errors import InputError
+from golden_gate.evaluation.transport import sharded
+from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
+from golden_gate.surrogates import repair
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 30.0  # one backoff sleep never exceeds this, however many retries
+MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
+_HEADER_NAME = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # RFC 9110 token characters
+_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")
+_SLOT = re.compile(r"\{(question|id)\}")
+_SOURCE_KEYS = ("url", "source", "path", "id")
+_EXCERPT_CHARS = 80
+
+
+class TargetSettings(BaseModel):
+    """Where the assistant is and how to talk to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = ""  # empty: the compose-started service's address, known once it runs
+    path: str = "/ask"
+    request_template: str = '{"text": "{question}"}'
+    answer_path: str = "answer"
+    sources_path: str | None = None
+    context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
+    headers: dict[str, str] = Field(default_factory=dict)
+    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
+    timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    retries: int = Field(default=3, ge=0, le=MAX_RETRIES)
+    backoff_s: float = Field(default=0.5, ge=0, le=MAX_BACKOFF_S)
+    max_body_bytes: int = Field(default=5_000_000, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _url_is_http(cls, value: str) -> str:
+        # Caught here, a bad URL is one clear message instead of one transport error per item.
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(
+                f"the assistant URL must start with http:// or https:// (got {value!r})"
+            )
+        return value
+
+    @field_validator("answer_path", "sources_path", "context_path")
+    @classmethod
+    def _paths_are_dotted(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # An empty segment ("", "a..b", ".x") matches nothing: every run would fail alike.
+        if value is not None and any(not part.strip() for part in value.split(".")):
+            flag = info.field_name.replace("_", "-") if info.field_name else "path"
+            raise ValueError(
+                f"{flag} {value!r} has an empty segment; write keys and array indexes "
+                "joined by dots (retrieval.passages)"
+            )
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers_are_http(cls, value: dict[str, str]) -> dict[str, str]:
+        # Refused here, not by the transport on every request (retried, then exit 3).
+        for name, text in value.items():
+            bad = _HEADER_NAME.search(name) if name else None
+            if not name or bad is not None:
+                where = f"has {bad.group()!r} after {name[: bad.start()]!r}" if bad else "is empty"
+                raise ValueError(f"a header name {where}: use letters, digits and -")
+            if _HEADER_VALUE.search(text):
+                # The value is often a secret: name the header, never show the value.
+                raise ValueError(
+                    f"the value of header '{name}' holds a line break, a control or a "
+                    "non-ASCII character"
+                )
+        return value
+
+    @field_validator("request_template")
+    @classmethod
+    def _template_is_json_with_question(cls, value: str) -> str:
+        try:
+            document = jsontext.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"request-template is not valid JSON ({exc.msg} at column {exc.colno}): {value!r}"
+            ) from None
+        if not any("{question}" in text for text in _strings(document)):
+            raise InputError(
+                'request-template must contain "{question}" in a string value, '
+                f'e.g. {{"text": "{{question}}"}} (got {value!r})'
+            )
+        return value
+
+
+class Answer(BaseModel):
+    """What the assistant said for one item, or why it said nothing usable."""
+
+    text: str | None = None
+    sources: list[str] | None = None
+    context: str | None = None  # the retrieved passages' text, joined; None when absent
+    http_status: int | None = None
+    latency_ms: float
+    error: str | None = None
+    attempts: int
+    surrogates_replaced: int = 0  # halves of emoji in the answer and sources, now U+FFFD
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+@dataclass
+class _Outcome:
+    """One attempt's result; `retryable` failures are tried again after a pause."""
+
+    latency_ms: float
+    status: int | None = None
+    text: str | None = None
+    sources: list[str] | None = None
+    context: str | None = None
+    error: str | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+    surrogates_replaced: int = 0
+
+
+class _BadResponse(Exception):
+    """The body is not the answer we were told to expect (never retried: it would not change)."""
+
+
+class AssistantClient:
+    """Asks the assistant every item with bounded concurrency and retries on transient faults."""
+
+    def __init__(self, settings: TargetSettings, *, client: httpx.AsyncClient | None = None):
+        self.settings = settings
+        self._template = json.loads(settings.request_template)
+        base = settings.url.rstrip("/")
+        self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
+        self._headers = {"Content-Type": "application/json", **settings.headers}
+        self._secrets = _secrets_of(settings.headers)
+        self._timeout = httpx.Timeout(settings.timeout_s)
+        # Held only while a request is in flight, so items sleeping in backoff free their slot.
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self.in_flight = 0  # requests holding a slot (for the progress line)
+        self._owns_client = client is None
+        # The pools must hold the concurrency, or requests would queue in a pool and burn their
+        # timeout there; kept small each (see transport.py). An injected client is the caller's.
+        self._client = (
+            client
+            if client is not None
+            else httpx.AsyncClient(transport=sharded(settings.concurrency))
+        )
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def ask(self, item: GoldenItem) -> Answer:
+        """Ask one item; transport and HTTP problems come back as `Answer.error`, never raised."""
+        document = _fill(self._template, {"question": item.question, "id": item.id})
+        body = json.dumps(document, ensure_ascii=False).encode("utf-8")
+        attempts = 0
+        while True:
+            attempts += 1
+            async with self._slots:
+                self.in_flight += 1
+                try:
+                    outcome = await self._attempt(body)
+                finally:
+                    self.in_flight -= 1
+            if outcome.error is not None:
+                outcome.error = self._scrub(outcome.error)  # before it reaches a log line
+            if not outcome.retryable or attempts > self.settings.retries:
+                return self._answer(outcome, attempts)
+            delay = outcome.retry_after
+            if delay is None:
+                # Full jitter: retries of many items spread out instead of arriving together.
+                ceiling = min(MAX_BACKOFF_S, self.settings.backoff_s * 2 ** min(attempts - 1, 16))
+                delay = random.uniform(0, ceiling)
+            log.debug(
+                "item %s: attempt %d failed (%s); retrying in %.2f s",
+                item.id,
+                attempts,
+                outcome.error,
+                delay,
+            )
+            await asyncio.sleep(delay)
+
+    def _answer(self, outcome: _Outcome, attempts: int) -> Answer:
+        error = outcome.error
+        if error is not None and outcome.retryable and attempts > 1:
+            if outcome.status is not None:
+                error = f"HTTP {outcome.status} after {attempts} attempts"
+            else:
+                error = f"{error} (after {attempts} attempts)"
+        return Answer(
+            text=outcome.text,
+            sources=outcome.sources,
+            context=outcome.context,
+            http_status=outcome.status,
+            latency_ms=outcome.latency_ms,
+            error=error,
+            attempts=attempts,
+            surrogates_replaced=outcome.surrogates_replaced,
+        )
+
+    async def _attempt(self, body: bytes) -> _Outcome:
+        started = time.perf_counter()
+
+        def elapsed_ms() -> float:
+            return (time.perf_counter() - started) * 1000
+
+        timeout_s = self.settings.timeout_s
+        try:
+            # httpx times each read separately; this deadline also stops an assistant that
+            # trickles its answer a byte at a time.
+            async with (
+                asyncio.timeout(timeout_s),
+                self._client.stream(
+                    "POST", self._url, content=body, headers=self._headers, timeout=self._timeout
+                ) as response,
+            ):
+                status = response.status_code
+                if status == 429 or status >= 500:
+                    return _Outcome(
+                        elapsed_ms(),
+                        status,
+                        error=f"HTTP {status}",
+                        retryable=True,
+                        retry_after=_retry_after(response.headers.get("retry-after")),
+                    )
+                if not 200 <= status < 300:
+                    excerpt = await _read_excerpt(response)
+                    detail = f": {excerpt}" if excerpt else ""
+                    return _Outcome(elapsed_ms(), status, error=f"HTTP {status}{detail}")
+                raw = await self._read_capped(response)
+                return self._outcome(raw, status, response.headers, elapsed_ms())
+        except (TimeoutError, httpx.TimeoutException):
+            return _Outcome(elapsed_ms(), error=f"timed out after {timeout_s:g} s", retryable=True)
+        except httpx.ConnectError as exc:
+            if _caused_by(exc, ConnectionRefusedError):
+                return _Outcome(elapsed_ms(), error="connection refused", retryable=True)
+            return _Outcome(
+                elapsed_ms(), error=f"cannot connect ({_one_line(exc)})", retryable=True
+            )
+        except httpx.RemoteProtocolError as exc:
+            return _Outcome(
+                elapsed_ms(),
+                error=f"the assistant closed the connection ({_one_line(exc)})",
+                retryable=True,
+            )
+        except httpx.TransportError as exc:
+            return _Outcome(elapsed_ms(), error=_one_line(exc), retryable=True)
+        except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: retrying won't help
+            return _Outcome(elapsed_ms(), status=None, error=_one_line(exc))
+
+    def _outcome(
+        self, raw: bytes | None, status: int, headers: httpx.Headers, latency_ms: float
+    ) -> _Outcome:
+        """A 2xx response's answer, or why the body is not one (never retried: it won't change)."""
+        if raw is None:
+            limit = self.settings.max_body_bytes
+            return _Outcome(latency_ms, status, error=f"response body exceeds {limit} bytes")
+        try:
+            text, sources, context = self._parse(raw, headers.get("content-type", ""))
+        except _BadResponse as exc:
+            return _Outcome(latency_ms, status, error=str(exc))
+        # JSON can carry half an emoji ("\ud83d"): repaired here, the answer encodes anywhere.
+        text, replaced = repair(text)
+        if sources is not None:
+            repaired = [repair(source) for source in sources]
+            sources = [source for source, _ in repaired]
+            replaced += sum(count for _, count in repaired)
+        if context is not None:
+            context, count = repair(context)
+            replaced += count
+        return _Outcome(
+            latency_ms,
+            status,
+            text=text,
+            sources=sources,
+            context=context,
+            surrogates_replaced=replaced,
+        )
+
+    async def _read_capped(self, response: httpx.Response) -> bytes | None:
+        """The body, or None once it passes the cap (the rest is never read)."""
+        limit = self.settings.max_body_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():  # counts decoded bytes: no gzip bombs
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _parse(self, raw: bytes, content_type: str) -> tuple[str, list[str] | None, str | None]:
+        if not raw.strip():
+            raise _BadResponse("response body is empty")
+        try:
+            document = jsontext.loads(raw, check_depth=False)  # only the answer is kept
+        except ValueError:
+            kind = content_type.split(";")[0].strip() or "no content type"
+            excerpt = _one_line(raw[:_EXCERPT_CHARS].decode("utf-8", "replace"))
+            raise _BadResponse(f"response is not JSON ({kind}, starts with {excerpt!r})") from None
+        answer_path = self.settings.answer_path
+        text = _lookup(document, answer_path, what="answer")
+        if not isinstance(text, str):
+            raise _BadResponse(
+                f"answer at '{answer_path}' is not a string (got {_json_type(text)})"
+            )
+        return text, self._sources(document), self._context(document)
+
+    def _context(self, document: Any) -> str | None:
+        """Every string under `context_path` (passages, or objects holding them), joined."""
+        path = self.settings.context_path
+        if path is None:
+            return None
+        try:
+            value = _lookup(document, path, what="context")
+        except _BadResponse:
+            return None  # no context: the evaluators that need one say so (evaluators.py)
+        passages = [text.strip() for text in _strings(value) if text.strip()]
+        return "\n\n".join(passages) if passages else None
+
+    def _sources(self, document: Any) -> list[str] | None:
+        path = self.settings.sources_path
+        if path is None:
+            return None
+        try:
+            value = _lookup(document, path, what="sources")
+        except _BadResponse:
+            return None  # an answer without sources (e.g. a refusal) is still an answer
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise _BadResponse(f"sources at '{path}' is not a list (got {_json_type(value)})")
+        return [source for entry in value if (source := _source_name(entry)) is not None]
+
+    def _scrub(self, message: str) -> str:
+        # Defence in depth: a proxy or echoing server could put a header value in a message.
+        for secret in self._secrets:
+            message = message.replace(secret, "***")
+        return redaction.scrub(message)  # and what the run registered, URL credentials too
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, list):
+        return [text for child in node for text in _strings(child)]
+    if isinstance(node, dict):
+        return [text for child in node.values() for text in _strings(child)]
+    return []
+
+
+def _fill(node: Any, values: dict[str, str]) -> Any:
+    """Put the slots into the parsed template's strings, so json.dumps escapes them correctly."""
+    if isinstance(node, str):
+        # One pass, so a question that itself contains "{id}" is left alone.
+        return _SLOT.sub(lambda match: values[match.group(1)], node)
+    if isinstance(node, list):
+        return [_fill(child, values) for child in node]
+    if isinstance(node, dict):
+        return {key: _fill(child, values) for key, child in node.items()}
+    return node
+
+
+def _lookup(document: Any, path: str, *, what: str) -> Any:
+    """Follow a dotted path; integer segments index arrays (`choices.0.message.content`)."""
+    node = document
+    for segment in path.split("."):
+        if isinstance(node, dict):
+            if segment not in node:
+                raise _BadResponse(f"no {what} at '{path}' (no key '{segment}')")
+            node = node[segment]
+        elif isinstance(node, list):
+            try:
+                index = int(segment)
+            except ValueError:
+                raise _BadResponse(
+                    f"no {what} at '{path}' ('{segment}' is not an index into an array)"
+                ) from None
+            if not -len(node) <= index < len(node):
+                raise _BadResponse(
+                    f"no {what} at '{path}' (index {index} out of range, array of {len(node)})"
+                )
+            node = node[index]
+        else:
+            raise _BadResponse(
+                f"no {what} at '{path}' (cannot look up '{segment}' in {_json_type(node)})"
+            )
+    return node
+
+
+def _source_name(entry: Any) -> str | None:
+    """A source as a string: itself, or the first of url/source/path/id in it or its metadata."""
+    if isinstance(entry, str):
+        return entry
+    if not isinstance(entry, dict):
+        return None
+    for fields in (entry, entry.get("metadata")):
+        if not isinstance(fields, dict):
+            continue
+        for key in _SOURCE_KEYS:
+            value = fields.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, int) and not isinstance(value, bool):
+                return str(value)
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or HTTP-date), capped; None if absent."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
+async def _read_excerpt(response: httpx.Response) -> str:
+    """The start of an error body: often says exactly what was wrong with the request."""
+    data = b""
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) >= _EXCERPT_CHARS:
+            break
+    return _one_line(data[:_EXCERPT_CHARS].decode("utf-8", "replace"))
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return True
+        pending += [current.__cause__, current.__context__]
+        if isinstance(current, BaseExceptionGroup):
+            pending += list(current.exceptions)
+    return False
+
+
+def _one_line(value: object) -> str:
+    text = " ".join(str(value).split())
+    if not text and isinstance(value, BaseException):
+        return type(value).__name__  # e.g. a bare httpx.ReadError()
+    return text
+
+
+def _secrets_of(headers: dict[str, str]) -> list[str]:
+    secrets = set()
+    for value in headers.values():
+        value = value.strip()
+        if len(value) >= 4:
+            secrets.add(value)
+        # "Bearer <token>": the token alone is the secret; short words like "Bearer" are not.
+        secrets.update(part for part in value.split() if len(part) >= 8)
+    return sorted(secrets, key=len, reverse=True)  # longest first, so no partial leftovers

@@ -1,0 +1,494 @@
+"""Render a gate result as the PR comment and the job summary (Jinja templates in `templates/`).
+
+All text that comes from questions, answers, judge comments or ids is escaped here, before it
+reaches a template, so a user's own template cannot forget to; every registered secret is
+scrubbed from what is rendered (see redaction.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from functools import cached_property
+from itertools import chain, compress, repeat
+from operator import ge, lt, mul
+from pathlib import Path
+
+import jinja2
+from pydantic import BaseModel
+
+from golden_gate import redaction
+from golden_gate.core import slim
+from golden_gate.core.gate import GateResult
+from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.slim import SlimReport
+from golden_gate.errors import InputError
+from golden_gate.rendering import charts
+from golden_gate.rendering.charts import TrendPoint
+from golden_gate.rendering.escape import code_span, inline, marker_id
+
+UNTAGGED = ["(untagged)"]
+
+COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
+SUMMARY_LIMIT = 1_000_000  # bytes: the runner rejects step summaries over 1 MiB (1,048,576)
+MARKER_PREFIX = "<!-- golden-gate:report id="
+
+
+def marker(comment_id: str) -> str:
+    """The hidden first line by which the sticky comment is found again."""
+    return f"{MARKER_PREFIX}{marker_id(comment_id)} -->"
+
+
+def characters(text: str) -> int:
+    return len(text)
+
+
+def utf8_bytes(text: str) -> int:
+    """What the runner counts: a CJK character is 3 bytes, an emoji 4."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def templates_dir() -> Path:
+    """Templates ship inside the package when installed, beside `src/` in a checkout."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "templates", package.parents[1] / "templates"):
+        if (candidate / "comment.md.j2").is_file():
+            return candidate
+    raise FileNotFoundError("golden-gate's templates are missing from the installation")
+
+
+class Row(BaseModel):
+    """One item as a table row; every field is already escaped."""
+
+    id: str
+    question: str
+    answer: str
+    why: str
+    runs: str
+
+
+class TagRow(BaseModel):
+    tag: str
+    passed: int
+    items: int
+    rate: str
+    regressions: int
+
+
+class Section:
+    """One table's rows, already escaped, and how many items it has in all.
+
+    `rows` are escaped when a template first lists them: a section the template never shows
+    (e.g. the failed items when there is a baseline) costs nothing however large it is.
+    `read` is told when a template reads what depends on the number of rows shown.
+    """
+
+    def __init__(
+        self,
+        ids: list[str],
+        total: int,
+        row: Callable[[str], Row],
+        read: Callable[[], object] | None = None,
+    ) -> None:
+        self.total = total
+        self._ids = ids
+        self._row = row
+        self._read = read
+
+    @cached_property
+    def rows(self) -> list[Row]:
+        if self._read is not None:
+            self._read()
+        return [self._row(i) for i in self._ids]
+
+    @property
+    def omitted(self) -> int:
+        if self._read is not None:
+            self._read()
+        return self.total - len(self._ids)
+
+
+def _row(item: ItemResult | None, item_id: str) -> Row:
+    if item is None:
+        return Row(id=code_span(item_id), question="", answer="", why="", runs="")
+    return Row(
+        id=code_span(item.id),
+        question=inline(item.question, limit=160),
+        answer=inline(item.answer, limit=240),
+        why=inline(item.why, limit=200),
+        runs=_runs_text(item),
+    )
+
+
+def _runs_text(item: ItemResult) -> str:
+    """Passed of counted runs, then what did not count or could not be answered."""
+    text = f"{item.passes}/{item.runs}"
+    if item.unanswered:
+        text += f" ({item.unanswered} unanswered)"
+    if item.errors:
+        text += f" ({item.errors} not judged)"
+    return text
+
+
+def _rule_parts(changes: RuleChanges | None, limit: int = 20) -> list[str]:
+    """What a pull request changed in the gate's own rules, one escaped phrase a kind."""
+    if changes is None:
+        return []
+    kinds = [
+        ("items removed", changes.removed),
+        ("untagged", changes.untagged),
+        ("reworded", changes.reworded),
+        ("added", changes.added),
+        ("rule files changed", changes.files),
+    ]
+    parts = []
+    for label, names in kinds:
+        if names:
+            shown = ", ".join(code_span(n, limit=80) for n in names[:limit])
+            more = f" and {len(names) - limit} more" if len(names) > limit else ""
+            parts.append(f"{label}: {shown}{more}")
+    return parts
+
+
+def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:
+    return [
+        TagRow(
+            tag=code_span(tag, limit=60),
+            passed=passes[tag],
+            items=n,
+            rate=f"{passes[tag] / n:.1%}",
+            regressions=regressed[tag],
+        )
+        for tag, n in sorted(items.items())
+    ]
+
+
+def _tag_bars(
+    tally: _TagTally,
+    regressed: Counter[str],
+    improved: Counter[str],
+    base: _TagTally | None,
+) -> list[charts.TagBar]:
+    return [
+        charts.TagBar(
+            tag=tag,
+            rate=tally.passes[tag] / n,
+            base_rate=base.passes[tag] / base.tagged[tag] if base and base.tagged[tag] else None,
+            regressed=regressed[tag],
+            improved=improved[tag],
+        )
+        for tag, n in tally.tagged.items()
+    ]
+
+
+def _evaluators_text(report: SlimReport) -> str | None:
+    """`correctness 12/14 (85.7%) · groundedness 10/14 (71.4%)`, escaped; None with one."""
+    rates = report.evaluator_rates()
+    if not rates:
+        return None
+    parts = [
+        f"{code_span(r.evaluator, limit=60)} {r.passed}/{r.judged} "
+        + (f"({r.passed / r.judged:.1%})" if r.judged else "(n/a)")
+        for r in rates
+    ]
+    if len(rates) < 2:
+        return " · ".join(parts)
+    # The rule is the label's last "(…)", appended only when there are several evaluators.
+    settings = report.header.run_settings
+    rule = (settings.evaluators or "") if settings else ""
+    how = rule.rpartition("(")[2].rstrip(")") if rule.endswith(")") else "all"
+    how = how if how in ("all", "any", "majority") else "all"
+    return " · ".join(parts) + f" (a run passes when {how} pass)"
+
+
+def _agreement_text(report: SlimReport, limit: int = 20) -> str | None:
+    """The panel's agreement line, escaped; None without a panel."""
+    found = report.agreement()
+    if found is None:
+        return None
+    kappa = "undefined" if found.kappa is None else f"{found.kappa:.2f}"
+    names = " and ".join(code_span(j, limit=60) for j in found.judges)
+    text = f"{found.method} = {kappa} between {names} over {found.verdicts} verdicts"
+    ids = found.disagreements
+    if ids:
+        shown = ", ".join(code_span(i, limit=80) for i in ids[:limit])
+        more = f" and {len(ids) - limit} more" if len(ids) > limit else ""
+        text += f" · judges disagree on {len(ids)} item(s): {shown}{more}"
+    else:
+        text += " · no disagreement"
+    return text
+
+
+def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
+    """The templates' environment; the built-in one is made (and its templates compiled)
+    once a process, since the comment and the summary share it."""
+    if user_template is None:
+        return _builtin_environment(template_dir)
+    return _new_environment(template_dir, user_template)
+
+
+@functools.cache
+def _builtin_environment(template_dir: Path) -> jinja2.Environment:
+    return _new_environment(template_dir, None)
+
+
+def _new_environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(template_dir))]
+    if user_template is not None:
+        loaders.insert(0, jinja2.FileSystemLoader(str(user_template.parent)))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        autoescape=False,  # Markdown, not HTML: escaping is done on the data, see escape.py
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["pct"] = lambda v, d=1: "n/a" if v is None else f"{v * 100:.{d}f}%"
+    env.filters["num"] = lambda v, d=3: "n/a" if v is None else f"{v:.{d}f}"
+    env.filters["count"] = lambda v: f"{v:,}"
+    return env
+
+
+class _TagTally:
+    """Each counted item's tags, counted once, again for a pass: over the columns, in C."""
+
+    def __init__(self, items: slim.ItemColumns) -> None:
+        counted_ids = list(compress(items.ids, items.runs))
+        self.tags = [tags or UNTAGGED for tags in compress(items.tags, items.runs)]
+        counted_passes = list(compress(items.passes, items.runs))
+        counted_runs = list(compress(items.runs, items.runs))
+        twice = list(map(mul, counted_passes, repeat(2)))
+        passed = map(lt, counted_runs, twice)  # a strict majority of the runs passed
+        self.tagged = Counter(chain.from_iterable(self.tags))
+        self.passes = Counter(chain.from_iterable(compress(self.tags, passed)))
+        self.failed = sorted(compress(counted_ids, map(ge, counted_runs, twice)))
+        self.position = dict(zip(counted_ids, range(len(counted_ids)), strict=True))
+
+
+def _tally(report: Report | SlimReport) -> _TagTally:
+    view = slim.of(report)
+    tally = view.memo.get("tags")
+    if tally is None:
+        tally = view.memo["tags"] = _TagTally(view.items)
+    return tally
+
+
+class _Context:
+    """The template's context for a number of rows a section.
+
+    What does not depend on that number is computed and escaped once, in one pass over the
+    report, not again at each attempt; an item's row is escaped when a template first lists it.
+    """
+
+    def __init__(
+        self,
+        report: Report | SlimReport,
+        gate: GateResult,
+        *,
+        baseline: Report | SlimReport | None,
+        comment_id: str,
+        extra_notes: list[str],
+        baseline_path: str | None = None,
+        extra: dict[str, object] | None = None,
+        unverified: bool = False,
+        history: list[TrendPoint] | None = None,
+    ) -> None:
+        view = slim.of(report)
+        header = view.header
+        comparison = gate.comparison
+        regressed_ids = comparison.regressions if comparison else []
+        improved_ids = comparison.improvements if comparison else []
+        self.report = view
+        self._rows: dict[str, Row] = view.memo.setdefault("rows", {})  # shared by templates
+        tally = _tally(report)
+        regressed = Counter(
+            chain.from_iterable(
+                tally.tags[tally.position[i]] for i in regressed_ids if i in tally.position
+            )
+        )
+        self.sections = {
+            "regressed": regressed_ids,
+            "improved": improved_ids,
+            "failed": tally.failed,
+            "unstable": gate.unstable,
+            "errors": gate.errored,
+        }
+        self._tags = _tag_rows(tally.tagged, tally.passes, regressed)
+        complete = header.complete and not gate.inconclusive
+        improved = Counter(
+            chain.from_iterable(
+                tally.tags[tally.position[i]] for i in improved_ids if i in tally.position
+            )
+        )
+        bars = _tag_bars(tally, regressed, improved, _tally(baseline) if baseline else None)
+        tag_chart = charts.tag_chart(bars)
+        trend_chart = None
+        if history and gate.pass_rate is not None and gate.lower_bound is not None:
+            now = TrendPoint(
+                label="this run", pass_rate=gate.pass_rate, lower_bound=gate.lower_bound
+            )
+            trend_chart = charts.trend_chart(
+                [*history, now],
+                floor=gate.settings.floor,
+                title="Pass rate: the baseline over time, then this run",
+            )
+        self._fixed = {
+            "marker": marker(comment_id),
+            "comment_id": marker_id(comment_id),
+            "gate": gate,
+            "verdict": gate.verdict if complete else "incomplete",
+            "headline": inline(gate.headline, limit=600),
+            "settings": gate.settings,
+            "comparison": comparison,
+            "has_baseline": baseline is not None,
+            "judge": code_span(header.judge, limit=80),
+            "offline_judge": header.judge == "keypoints",
+            "tier": header.tier,
+            "stats": header.stats,
+            "complete": complete,
+            "incomplete_reason": inline(header.incomplete_reason or gate.inconclusive, limit=300),
+            "assistant": header.assistant,
+            "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
+            "rules": _rule_parts(header.rule_changes),
+            "evaluator_rates": _evaluators_text(view),
+            "judge_agreement": _agreement_text(view),
+            # a fork's report: its numbers are a claim, shown without the trusted check marks
+            "unverified": unverified,
+            "trend_chart": trend_chart,
+            "tag_chart": tag_chart[0] if tag_chart else None,
+            "tag_chart_left_out": tag_chart[1] if tag_chart else 0,
+        }
+        self._extra = dict(extra or {})  # a template's own context, escaped by the caller
+        self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
+        self._warnings = [inline(w, limit=400) for w in gate.warnings]
+        self._notes = [inline(n, limit=600) for n in [*gate.notes, *extra_notes]]
+
+    def row(self, item_id: str) -> Row:
+        row = self._rows.get(item_id)
+        if row is None:
+            row = self._rows[item_id] = _row(self.report.record(item_id), item_id)
+        return row
+
+    def shown(self, max_rows: int) -> dict[str, int]:
+        """How many rows each section shows at `max_rows`."""
+        return {name: min(max_rows, len(ids)) for name, ids in self.sections.items()}
+
+    def __call__(
+        self, max_rows: int, read: Callable[[str], object] | None = None
+    ) -> dict[str, object]:
+        """The template's context; `read(name)` is told when the template reads a section's
+        rows (or how many it omits)."""
+        return {
+            **self._fixed,
+            # Fresh lists each time: a template can never see what an earlier attempt did.
+            "reasons": list(self._reasons),
+            "warnings": list(self._warnings),
+            "notes": list(self._notes),
+            "tags": list(self._tags),
+            **{
+                name: Section(
+                    ids[:max_rows],
+                    len(ids),
+                    self.row,
+                    None if read is None else functools.partial(read, name),
+                )
+                for name, ids in self.sections.items()
+            },
+            **self._extra,
+        }
+
+
+def render(
+    report: Report | SlimReport,
+    gate: GateResult,
+    *,
+    baseline: Report | SlimReport | None = None,
+    comment_id: str = "default",
+    template: str = "comment.md.j2",
+    user_template: Path | None = None,
+    limit: int = COMMENT_LIMIT,
+    measure: Callable[[str], int] = characters,
+    extra_notes: list[str] | None = None,
+    baseline_path: str | None = None,
+    extra: dict[str, object] | None = None,
+    unverified: bool = False,
+    history: list[TrendPoint] | None = None,
+) -> str:
+    """Render within `limit` (as `measure` counts), listing fewer rows if needed.
+
+    Rows are dropped whole: a table is never cut mid-row, whatever the characters cost.
+    `history`: the baseline's earlier pass rates (oldest first), charted with this run's.
+    `unverified`: the report is another run's claim (a fork's), never shown as a verdict.
+    """
+    env = _environment(templates_dir(), user_template)
+    name = user_template.name if user_template is not None else template
+    try:
+        tmpl = env.get_template(name)
+    except jinja2.TemplateError as exc:
+        raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
+    context = _Context(
+        report,
+        gate,
+        baseline=baseline,
+        comment_id=comment_id,
+        extra_notes=extra_notes or [],
+        baseline_path=baseline_path,
+        extra=extra,
+        unverified=unverified,
+        history=history,
+    )
+    # Each attempt's text, with how many rows it showed of each section it read: an attempt
+    # that would show as many of each of those renders the same text (nothing else in the
+    # context depends on the number), so it is not rendered again.
+    rendered: list[tuple[dict[str, int], str]] = []
+
+    def attempt(max_rows: int) -> str:
+        shown = context.shown(max_rows)
+        for read, text in rendered:
+            if all(shown[section] == count for section, count in read.items()):
+                return text
+        names: set[str] = set()
+        try:
+            text = redaction.scrub(tmpl.render(**context(max_rows, names.add)))
+        except jinja2.TemplateError as exc:
+            raise InputError(f"{user_template or name}: the template failed ({exc})") from None
+        rendered.append(({section: shown[section] for section in names}, text))
+        return text
+
+    most = max(len(context.report.items), 1)
+    body = attempt(most)
+    if measure(body) <= limit:
+        return body
+    low, high = 0, most  # invariant: attempt(high) is too long
+    best = attempt(0)
+    if measure(best) > limit:
+        unit = "bytes" if measure is utf8_bytes else "characters"
+        raise InputError(f"the rendered {name} exceeds {limit} {unit} even with no rows")
+    while high - low > 1:
+        mid = (low + high) // 2
+        text = attempt(mid)
+        if measure(text) <= limit:
+            low, best = mid, text
+        else:
+            high = mid
+    return best
+
+
+def prepare() -> None:
+    """Compile the built-in templates now (a command with time to spare before it renders)."""
+    env = _environment(templates_dir(), None)
+    for name in ("comment.md.j2", "summary.md.j2"):
+        env.get_template(name)
+
+
+def render_comment(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
+    return render(report, gate, template="comment.md.j2", limit=COMMENT_LIMIT, **kwargs)  # type: ignore[arg-type]
+
+
+def render_summary(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
+    kwargs.pop("user_template", None)
+    return render(
+        report, gate, template="summary.md.j2", limit=SUMMARY_LIMIT, measure=utf8_bytes, **kwargs
+    )  # type: ignore[arg-type]
