@@ -143,7 +143,7 @@ def test_hostile_json_in_a_report_or_baseline_is_exit_2(tmp_path, capsys, text, 
 @pytest.mark.parametrize("value", [DEEP, LONG], ids=["deep", "long-integer"])
 def test_hostile_json_in_an_artifact_is_exit_2(tmp_path, value):
     from golden_gate.action.modes.post_comment import _metadata
-    from golden_gate.evaluation.calibrate import load_calibration
+    from golden_gate.core.calibration import load_calibration
 
     path = tmp_path / "comment.json"
     path.write_text('{"pr_number": ' + value + "}")

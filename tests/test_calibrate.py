@@ -16,30 +16,23 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from golden_gate.core.agreement import Confusion, Kappa, cohens_kappa, decide, landis_koch
+from golden_gate.core.calibration import (
+    CALIBRATION_FORMAT,
+    CalibrationReport,
+    Label,
+    Outcome,
+    build_report,
+    calibration_exit_code,
+    load_calibration,
+    load_labels,
+    save_calibration,
+)
 from golden_gate.core.golden import GoldenItem, load_golden
 from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluation.cache import VerdictCache
-from golden_gate.evaluation.calibrate import (
-    CALIBRATION_FORMAT,
-    CalibrationReport,
-    Confusion,
-    Kappa,
-    Label,
-    Outcome,
-    build_report,
-    calibrate,
-    calibration_exit_code,
-    calibration_line,
-    cohens_kappa,
-    decide,
-    landis_koch,
-    load_calibration,
-    load_labels,
-    render_calibration,
-    run_calibration,
-    save_calibration,
-)
+from golden_gate.evaluation.calibrate import calibrate, run_calibration
 from golden_gate.evaluation.judge import (
     Judge,
     JudgeError,
@@ -47,6 +40,7 @@ from golden_gate.evaluation.judge import (
     KeypointsJudge,
     make_judge,
 )
+from golden_gate.rendering.calibration import calibration_line, render_calibration
 from tests.fakes.judge_server import JudgeServer
 
 ROOT = Path(__file__).resolve().parents[1]

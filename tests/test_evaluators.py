@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from golden_gate.core.agreement import fleiss_kappa
 from golden_gate.errors import InputError
-from golden_gate.evaluation.calibrate import fleiss_kappa
 from golden_gate.evaluation.evaluators import combine, parse_evaluators
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
@@ -272,8 +272,8 @@ def _panel_report(vote_lists):
 def test_a_report_with_uneven_votes_renders_without_crashing():
     # A fork's report is untrusted: a unit with a third vote must not break the trusted render.
     from golden_gate.action.modes.post_comment import as_claim
+    from golden_gate.core.agreement import agreement
     from golden_gate.core.gate import GateSettings, evaluate_gate
-    from golden_gate.evaluation.evaluators import agreement
     from golden_gate.rendering.render import render_comment
 
     report = _panel_report([[True, True], [True, False, True], [False, False]])
@@ -284,7 +284,7 @@ def test_a_report_with_uneven_votes_renders_without_crashing():
 
 
 def test_panel_kappa_is_the_same_whichever_judge_is_named_first():
-    from golden_gate.evaluation.evaluators import agreement
+    from golden_gate.core.agreement import agreement
 
     votes = [[True, True]] * 9 + [[True, False]]
     forward = agreement(_panel_report(votes)).kappa

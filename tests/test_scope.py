@@ -127,8 +127,8 @@ def test_triggers_name_the_paths_pattern_and_reasons_hold_no_file_names():
 
 
 def test_own_inputs_are_repo_paths(tmp_path):
+    from golden_gate.action.common import own_inputs
     from golden_gate.action.inputs import read_action_settings
-    from golden_gate.action.main import own_inputs
 
     env = {
         "INPUT_GOLDEN": "./evals/../evals/golden.jsonl",

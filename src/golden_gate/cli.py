@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from golden_gate import __version__, redaction
+from golden_gate import __version__, redaction, runner
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError, InputError
 from golden_gate.limits import DEFAULT_CONCURRENCY
 
@@ -338,9 +337,9 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
     """
     import os
 
-    from golden_gate.action.main import SECRET_ENV
+    from golden_gate.evaluation.providers import KEY_ENV
 
-    values = [os.environ.get(key, "") for key in SECRET_ENV] + list(headers.values())
+    values = [os.environ.get(key, "") for key in KEY_ENV] + list(headers.values())
     for url in urls:
         values += redaction.url_credentials(url)
     return all([redaction.register(value) for value in values])
@@ -653,11 +652,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from golden_gate.evaluation.calibrate import (
-        calibration_exit_code,
-        calibration_line,
-        run_calibration,
-    )
+    from golden_gate.core.calibration import calibration_exit_code
+    from golden_gate.evaluation.calibrate import run_calibration
+    from golden_gate.rendering.calibration import calibration_line
 
     report = run_calibration(
         args.labels,
@@ -919,17 +916,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def interrupt_on_sigterm() -> None:
-    """Turn SIGTERM into KeyboardInterrupt, so `finally` blocks (compose down) still run."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    interrupt_on_sigterm()
+    runner.interrupt_on_sigterm()
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:

@@ -1,8 +1,8 @@
-"""The baseline's history: its committed versions on a branch, read through the GitHub API or
-from git, and what each one's pass rate was.
+"""The baseline's history: its committed versions on a branch and what each one's pass rate was.
 
-The drift issue lists the rewrites; the comment and summary chart them as a trend. Reading the
-history is an extra: any failure is a reason to show no trend, never a failed gate.
+The comment and summary chart them as a trend; the CLI reads the versions from git here, the
+Action through the GitHub API first (`action.baseline.baseline_trend`). Reading the history is
+an extra: any failure is a reason to show no trend, never a failed gate.
 """
 
 from __future__ import annotations
@@ -10,19 +10,15 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate.action.baseline import git
 from golden_gate.core import slim
 from golden_gate.core.report import parse_report
 from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.errors import GateError
+from golden_gate.git import git
 from golden_gate.rendering.charts import TrendPoint
-
-if TYPE_CHECKING:
-    from golden_gate.action.github import GitHub
 
 TREND_VERSIONS = 8  # versions of the baseline on the trend, besides this run
 TREND_BYTES = 32 * 1024 * 1024  # stop reading versions past this much text: a trend is an extra
@@ -35,27 +31,6 @@ class Version(BaseModel):
     date: str  # YYYY-MM-DD, the committer's
     message: str
     text: str | None
-
-
-def from_github(github: GitHub, path: str, *, ref: str, limit: int) -> list[Version]:
-    """The newest `limit` versions of `path` reachable from `ref`, newest first (1 + limit
-    requests). Raises `GitHubError`."""
-    versions: list[Version] = []
-    read = 0
-    for found in github.file_history(path, ref=ref, limit=limit):
-        if read > TREND_BYTES:
-            break
-        text = github.read_file(path, found.sha)
-        read += len(text or "")
-        versions.append(
-            Version(
-                sha=found.sha,
-                date=found.date.strftime("%Y-%m-%d"),
-                message=found.message.splitlines()[0] if found.message else "",
-                text=text,
-            )
-        )
-    return versions
 
 
 def from_git(path: str, *, ref: str, cwd: Path, limit: int) -> list[Version] | None:
@@ -136,33 +111,3 @@ def git_trend(path: Path, *, confidence: float, limit: int = TREND_VERSIONS) -> 
     if not versions:
         return []
     return trend(versions, path=relative, confidence=confidence)
-
-
-def baseline_trend(
-    path: str,
-    *,
-    ref: str,
-    github: GitHub | None,
-    workspace: Path,
-    confidence: float,
-    limit: int = TREND_VERSIONS,
-) -> tuple[list[TrendPoint], str]:
-    """For the Action: the baseline's versions at `ref` through the API, else from git, as
-    trend points; and where they came from, or why there are none, for the log."""
-    from golden_gate.action.github import GitHubError
-
-    api_failure = "no GitHub token"
-    if github is not None:
-        try:
-            versions = from_github(github, path, ref=ref, limit=limit)
-        except GitHubError as exc:
-            api_failure = f"the API failed: {exc}"
-        else:
-            points = trend(versions, path=path, confidence=confidence)
-            return points, f"{len(points)} versions of {path} at {ref} (GitHub API)"
-    for candidate in (f"origin/{ref}", ref):
-        versions_from_git = from_git(path, ref=candidate, cwd=workspace, limit=limit)
-        if versions_from_git:
-            points = trend(versions_from_git, path=path, confidence=confidence)
-            return points, f"{len(points)} versions of {path} at {candidate} (git)"
-    return [], f"no history of {path} at {ref} ({api_failure}; git has none: a shallow checkout)"

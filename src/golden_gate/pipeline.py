@@ -171,7 +171,8 @@ def evaluate_report(
 
 def calibration_note(path: Path, report: Report) -> str:
     """The comment's line on how far the judge is trusted (from `golden-gate calibrate`)."""
-    from golden_gate.evaluation.calibrate import calibration_line, load_calibration
+    from golden_gate.core.calibration import load_calibration
+    from golden_gate.rendering.calibration import calibration_line
 
     if not path.is_file():
         return f"no judge calibration at {path}: run `golden-gate calibrate` to measure the judge"

@@ -1,4 +1,5 @@
-"""Finding the baseline report: at a git ref through the contents API, from git, or on disk.
+"""Finding the baseline report: at a git ref through the contents API, from git, or on disk;
+and its committed versions for the trend, through the API, else from git.
 
 A baseline that is not there (the API answers 404, or git resolves the ref and has no such
 path) is not an error: the floor alone applies, and the comment says so. A baseline that could
@@ -9,7 +10,6 @@ but is not a report is bad input.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,9 @@ from pydantic import BaseModel
 
 from golden_gate.core.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
 from golden_gate.errors import IncompleteError
+from golden_gate.git import ABSENT, show_at_ref
+from golden_gate.history import TREND_BYTES, TREND_VERSIONS, Version, from_git, trend
+from golden_gate.rendering.charts import TrendPoint
 
 if TYPE_CHECKING:
     from golden_gate.action.github import GitHub
@@ -33,45 +36,6 @@ class UnreadableAtRef(IncompleteError):
 
 class BaselineUnavailable(UnreadableAtRef):
     """The baseline may exist but could not be read: the comparison cannot be made."""
-
-
-def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        # The workspace belongs to another uid inside the container: "dubious ownership".
-        ["git", "-c", "safe.directory=*", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-class _Absent:
-    """git resolved the ref and it has no such path."""
-
-
-ABSENT = _Absent()
-
-
-def _git_show(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
-    """The file at `ref`; ABSENT when git knows the ref and it has no such path; None when git
-    cannot tell (not a repository, or the ref is not fetched: a shallow checkout)."""
-    try:
-        for candidate in (f"origin/{ref}", ref):
-            if git(
-                "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", cwd=cwd
-            ).returncode:
-                continue
-            done = git("show", f"{candidate}:{path}", cwd=cwd)
-            if done.returncode == 0:
-                return done.stdout
-            if git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
-                return ABSENT
-            return None  # there, yet unreadable
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return None
 
 
 def read_at_ref(
@@ -96,7 +60,7 @@ def read_at_ref(
             api_failure = f"the contents API failed: {exc}"
         else:
             return text, where  # None: a 404, GitHub says there is no such file at that ref
-    shown = _git_show(path, ref, cwd=workspace)
+    shown = show_at_ref(path, ref, cwd=workspace)
     if shown is ABSENT:
         return None, where
     if not isinstance(shown, str):
@@ -158,3 +122,54 @@ def deterministic_view(report: Report) -> Report:
     return report.model_copy(
         update={"results": results, "tier": DETERMINISTIC, "judge": DETERMINISTIC}
     )
+
+
+def from_github(github: GitHub, path: str, *, ref: str, limit: int) -> list[Version]:
+    """The newest `limit` versions of `path` reachable from `ref`, newest first (1 + limit
+    requests). Raises `GitHubError`."""
+    versions: list[Version] = []
+    read = 0
+    for found in github.file_history(path, ref=ref, limit=limit):
+        if read > TREND_BYTES:
+            break
+        text = github.read_file(path, found.sha)
+        read += len(text or "")
+        versions.append(
+            Version(
+                sha=found.sha,
+                date=found.date.strftime("%Y-%m-%d"),
+                message=found.message.splitlines()[0] if found.message else "",
+                text=text,
+            )
+        )
+    return versions
+
+
+def baseline_trend(
+    path: str,
+    *,
+    ref: str,
+    github: GitHub | None,
+    workspace: Path,
+    confidence: float,
+    limit: int = TREND_VERSIONS,
+) -> tuple[list[TrendPoint], str]:
+    """For the Action: the baseline's versions at `ref` through the API, else from git, as
+    trend points; and where they came from, or why there are none, for the log."""
+    from golden_gate.action.github import GitHubError
+
+    api_failure = "no GitHub token"
+    if github is not None:
+        try:
+            versions = from_github(github, path, ref=ref, limit=limit)
+        except GitHubError as exc:
+            api_failure = f"the API failed: {exc}"
+        else:
+            points = trend(versions, path=path, confidence=confidence)
+            return points, f"{len(points)} versions of {path} at {ref} (GitHub API)"
+    for candidate in (f"origin/{ref}", ref):
+        versions_from_git = from_git(path, ref=candidate, cwd=workspace, limit=limit)
+        if versions_from_git:
+            points = trend(versions_from_git, path=path, confidence=confidence)
+            return points, f"{len(points)} versions of {path} at {candidate} (git)"
+    return [], f"no history of {path} at {ref} ({api_failure}; git has none: a shallow checkout)"

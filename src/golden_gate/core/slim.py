@@ -45,7 +45,7 @@ from golden_gate.core.report import (
 from golden_gate.errors import InputError
 
 if TYPE_CHECKING:
-    from golden_gate.evaluation.evaluators import Agreement, EvaluatorRate
+    from golden_gate.core.agreement import Agreement, EvaluatorRate
 
 LARGE_REPORT_BYTES = 1 << 20  # below: parsed in full, as it costs little
 CHUNK_BYTES = 8 << 20
@@ -153,14 +153,14 @@ class SlimReport:
     def evaluator_rates(self) -> list[EvaluatorRate]:
         if not self.may_have_evaluations():
             return []
-        from golden_gate.evaluation.evaluators import evaluator_rates
+        from golden_gate.core.agreement import evaluator_rates
 
         return evaluator_rates(self.full())
 
     def agreement(self) -> Agreement | None:
         if not self.may_have_evaluations():
             return None
-        from golden_gate.evaluation.evaluators import agreement
+        from golden_gate.core.agreement import agreement
 
         return agreement(self.full())
 

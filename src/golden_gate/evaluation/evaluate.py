@@ -41,7 +41,7 @@ from golden_gate.evaluation.judge import Judge, JudgeError
 from golden_gate.evaluation.progress import Progress
 from golden_gate.evaluation.target import AssistantClient
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
-from golden_gate.rendering.escape import cut
+from golden_gate.text import cut
 
 
 class EvalSettings(BaseModel):

@@ -24,7 +24,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.report import Report, counts
 from golden_gate.errors import InputError
 from golden_gate.evaluation import providers
 from golden_gate.evaluation.deferred_judge import DeferredJudge
@@ -335,94 +334,3 @@ def _deferred(settings: JudgeSettings, build: Callable[[], Judge], *, own_prompt
             f"judge model '{settings.model}' could not be set up: no API key (set {keys})"
         )
     return DeferredJudge(build, name=settings.model, temperature=settings.temperature)
-
-
-# -- what a report says about its evaluators and judges (pure) -------------------------------
-
-
-class EvaluatorRate(BaseModel):
-    evaluator: str
-    passed: int  # counted runs this evaluator passed
-    judged: int  # counted runs it gave a verdict on
-
-
-class Agreement(BaseModel):
-    """How far a panel's judges agree, over every (run, evaluator) all of them judged."""
-
-    judges: list[str]
-    verdicts: int  # (run, evaluator) pairs every judge gave a verdict on
-    kappa: float | None  # Cohen's for two judges, Fleiss' for more; None when undefined
-    method: str
-    disagreements: list[str]  # ids of items where the judges disagreed on some verdict
-
-
-def evaluator_rates(report: Report) -> list[EvaluatorRate]:
-    """Each evaluator's pass rate over the counted runs that recorded it, in first-seen order."""
-    rates: dict[str, EvaluatorRate] = {}
-    for item in report.results:
-        for run in item.run_results:
-            if not counts(run):
-                continue
-            for outcome in run.evaluations or []:
-                rate = rates.setdefault(
-                    outcome.evaluator,
-                    EvaluatorRate(evaluator=outcome.evaluator, passed=0, judged=0),
-                )
-                if outcome.status != "error":
-                    rate.judged += 1
-                    rate.passed += outcome.status == "pass"
-    return list(rates.values())
-
-
-def agreement(report: Report) -> Agreement | None:
-    """The panel's agreement, or None when the report has no panel of two or more judges."""
-    from golden_gate.evaluation.calibrate import fleiss_kappa
-
-    judges: list[str] = []
-    units: list[list[bool]] = []
-    disagreeing: set[str] = set()
-    for item in report.results:
-        for run in item.run_results:
-            if run.rerun:
-                continue
-            for outcome in run.evaluations or []:
-                votes = [v for v in outcome.votes if v.passed is not None]
-                if len(outcome.votes) < 2 or len(votes) < len(outcome.votes):
-                    continue
-                judges = judges or [v.judge for v in outcome.votes]
-                if [v.judge for v in votes] != judges:  # a report read back may be uneven
-                    continue
-                units.append([bool(v.passed) for v in votes])
-                if len({v.passed for v in votes}) > 1:
-                    disagreeing.add(item.id)
-    if not judges:
-        return None
-    if len(judges) == 2:
-        kappa = _two_judge_kappa(units)
-        method = "Cohen's κ"
-    else:
-        table = [[sum(u), len(u) - sum(u)] for u in units]
-        kappa = fleiss_kappa(table)
-        method = "Fleiss' κ"
-    return Agreement(
-        judges=judges,
-        verdicts=len(units),
-        kappa=kappa,
-        method=method,
-        disagreements=sorted(disagreeing),
-    )
-
-
-def _two_judge_kappa(units: list[list[bool]]) -> float | None:
-    """Cohen's κ between two judges, the same whichever is listed first; None when chance
-    agreement is certain (both judges gave one and the same answer throughout)."""
-    if not units:
-        return None
-    n = len(units)
-    observed = sum(a == b for a, b in units) / n
-    first = sum(a for a, _ in units) / n
-    second = sum(b for _, b in units) / n
-    expected = first * second + (1 - first) * (1 - second)
-    if expected >= 1:
-        return None
-    return (observed - expected) / (1 - expected)

@@ -13,6 +13,7 @@ import re
 import unicodedata
 
 from golden_gate import redaction
+from golden_gate.text import cut
 
 ZWSP = "\u200b"  # breaks GitHub's mention, reference and autolink recognisers
 _INVISIBLE = re.compile(
@@ -72,13 +73,6 @@ def _break_reference(match: re.Match[str]) -> str:
     if word[-1] == "-":
         return word + ZWSP
     return ZWSP.join(word[i : i + 6] for i in range(0, len(word), 6))
-
-
-def cut(text: str, limit: int) -> str:
-    """At most `limit` characters, with an ellipsis when cut."""
-    if limit > 0 and len(text) > limit:
-        return text[: max(limit - 1, 0)].rstrip() + "…"
-    return text
 
 
 def inline(text: str | None, *, limit: int = 300) -> str:

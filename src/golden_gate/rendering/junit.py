@@ -25,7 +25,7 @@ from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report
 from golden_gate.core.slim import SlimReport
 from golden_gate.files import write_result
-from golden_gate.rendering.escape import cut
+from golden_gate.text import cut
 
 ANSWER_EXCERPT_CHARS = 1000
 # XML 1.0 has no way to write these, escaped or not (https://www.w3.org/TR/xml/#charsets).

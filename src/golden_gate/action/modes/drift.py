@@ -9,8 +9,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from golden_gate import runner
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
+from golden_gate.errors import (
+    InputError,
+)
+from golden_gate.files import WriteFailures
+
+if TYPE_CHECKING:
+    from golden_gate.core.report import Report
+
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
+from golden_gate.action.common import find_baseline_for, github_client, run_url
+from golden_gate.action.results import baseline_unavailable, report_outcome
+from golden_gate.action.run import evaluated
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import Report, parse_report
 from golden_gate.rendering.escape import code_span, inline
@@ -33,8 +49,7 @@ class Rewrite(BaseModel):
 
 def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) -> list[Rewrite]:
     """The baseline's versions, newest first; a version that is not a report says so."""
-    from golden_gate.errors import InputError
-    from golden_gate.history import from_github
+    from golden_gate.action.baseline import from_github
 
     rows = []
     for version in from_github(github, path, ref=ref, limit=limit):
@@ -86,3 +101,56 @@ def issue_body(
         baseline_path=baseline_path,
         extra={"history": rows, "run_url": inline(run_url, limit=300) if run_url else None},
     )
+
+
+def drift_mode(settings: ActionSettings, ctx: Context) -> int:
+    """A scheduled run: gate against the committed baseline; one issue while it fails."""
+    from golden_gate.action.github import GitHubError
+
+    notes: list[str] = []
+    from golden_gate.action.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes)  # the issue is left as it is
+    failures = WriteFailures()
+    with evaluated(settings, ctx, failures) as report:
+        outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
+    github = github_client(settings, ctx)
+    if github is None:
+        runner.warning("no token: drift issues cannot be opened or closed", title="golden-gate")
+        failures.raise_if_any()
+        return code
+    try:
+        branch = settings.baseline_ref or github.default_branch()
+        if outcome.verdict == "failed":
+            history = []
+            if settings.baseline:
+                history = baseline_history(github, settings.baseline, ref=branch)
+            body = issue_body(
+                report,
+                outcome.gate,
+                baseline=baseline,
+                baseline_path=settings.baseline or None,
+                history=history,
+                run_url=run_url(ctx),
+            )
+            issue = github.open_or_update_issue(
+                label=settings.drift_label, title=issue_title(outcome.gate, branch), body=body
+            )
+            runner.set_outputs({"issue-url": issue.url})
+            print(f"golden-gate: drift issue {issue.action}: {issue.url}")
+        elif outcome.verdict == "passed":
+            closed = github.close_issue(
+                settings.drift_label,
+                f"golden-gate passes again: {outcome.gate.headline}"
+                + (f" ({run_url(ctx)})" if run_url(ctx) else ""),
+            )
+            if closed is not None:
+                runner.set_outputs({"issue-url": closed.url})
+                print(f"golden-gate: drift issue closed: {closed.url}")
+    except GitHubError as exc:
+        runner.warning(f"could not update the drift issue ({exc})", title="golden-gate")
+    failures.raise_if_any()
+    return code

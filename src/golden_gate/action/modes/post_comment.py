@@ -18,8 +18,8 @@ from golden_gate import jsontext, runner
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 
 if TYPE_CHECKING:
+    from golden_gate.action.context import Context
     from golden_gate.action.inputs import ActionSettings
-    from golden_gate.action.main import Context
     from golden_gate.core.report import Report
 
 # A judge as golden-gate names one ("keypoints", "provider:model"); anything else is not shown.
@@ -71,8 +71,8 @@ def _metadata(settings: ActionSettings) -> dict[str, Any]:
 
 def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import deterministic_view, find_baseline
+    from golden_gate.action.common import github_client
     from golden_gate.action.github import GitHubError
-    from golden_gate.action.main import github_client
     from golden_gate.core.report import DETERMINISTIC, load_report
     from golden_gate.pipeline import gate_and_render
     from golden_gate.rendering.render import marker

@@ -1,0 +1,197 @@
+"""What every mode of the Action shares to read the world: the secrets to mask, the GitHub
+client, where a path is in the workspace, the scope of the change, the baseline and its trend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from golden_gate import redaction, runner
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
+from golden_gate.action.scope import (
+    PULL_REQUEST_EVENTS,
+    Scope,
+    decide,
+    git_changed_files,
+    repo_path,
+)
+from golden_gate.errors import (
+    EXIT_PASSED,
+    GateError,
+)
+from golden_gate.evaluation import providers
+
+if TYPE_CHECKING:
+    from golden_gate.core.report import Report
+    from golden_gate.rendering.charts import TrendPoint
+
+
+# The environment variables the supported judge providers read their keys from.
+SECRET_ENV = providers.KEY_ENV
+judge_key_available = providers.key_available
+
+
+def mask_secrets(settings: ActionSettings, env: Mapping[str, str]) -> None:
+    """Mask every secret in the log and register it to be scrubbed from what we write."""
+    values = [settings.token, *[env.get(k, "") for k in SECRET_ENV]]
+    values += redaction.url_credentials(settings.run.judge.base_url)
+    if settings.run.target is not None:
+        values.extend(settings.run.target.headers.values())
+        values += redaction.url_credentials(settings.run.target.url)
+    too_short = 0
+    for value in values:
+        if value:
+            runner.mask(value)
+            too_short += not redaction.register(value)
+    if too_short:
+        runner.warning(
+            f"{too_short} secret(s) shorter than {redaction.MIN_LENGTH} characters: masked in "
+            "the log, but too short to scrub from report.json, the comment and the summary "
+            "without mangling ordinary text",
+            title="golden-gate secrets",
+        )
+
+
+def github_client(settings: ActionSettings, ctx: Context):
+    if not settings.token or not ctx.repository:
+        return None
+    from golden_gate.action.github import GitHub
+
+    return GitHub(token=settings.token, repository=ctx.repository, api_url=ctx.api_url)
+
+
+def workspace_relative(path: Path, settings: ActionSettings) -> str:
+    """A path later steps can use: relative to the workspace, which they see elsewhere."""
+    try:
+        return str(path.relative_to(settings.workspace))
+    except ValueError:
+        return str(path)
+
+
+def run_url(ctx: Context) -> str | None:
+    server = ctx.env.get("GITHUB_SERVER_URL", "https://github.com")
+    run_id = ctx.env.get("GITHUB_RUN_ID")
+    return f"{server}/{ctx.repository}/actions/runs/{run_id}" if run_id and ctx.repository else None
+
+
+def own_inputs(settings: ActionSettings) -> dict[str, str]:
+    """The repo paths of the files the gate itself reads, each with its input's name."""
+    run = settings.run
+    files: dict[str, Path | str | None] = {
+        "golden": run.golden,
+        "judge-prompt": run.judge.prompt_file,
+        "calibration": run.calibration,
+        "comment-template": run.comment_template,
+        "labels": settings.labels,
+        "baseline": settings.baseline or None,
+    }
+    for spec in run.evaluators.evaluators:
+        if spec.prompt_file is not None:  # a custom evaluator's prompt is a rule file too
+            files.setdefault(f"evaluators ({spec.name})", spec.prompt_file)
+    found = {}
+    for name, path in files.items():
+        if path:
+            where = workspace_relative(settings.workspace / path, settings)
+            found[repo_path(where)] = name
+    return found
+
+
+def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
+    # With `force` on a pull request the files are still listed: the comment must say when
+    # the pull request changes the gate's own rules.
+    if ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
+        return decide(ctx.event_name, force=settings.force, patterns=settings.paths)
+    own = own_inputs(settings)
+    from golden_gate.action.github import GitHubError
+
+    github = github_client(settings, ctx)
+    if github is not None:
+        try:
+            listed = github.changed_files(ctx.pr_number)
+            return decide(
+                ctx.event_name,
+                force=settings.force,
+                patterns=settings.paths,
+                changed=listed.files,
+                capped=listed.capped,
+                source="api",
+                own_inputs=own,
+            )
+        except GitHubError as exc:
+            runner.warning(f"could not list the pull request's files ({exc}); trying git diff")
+    pr = ctx.pull_request or {}
+    base, head = pr.get("base", {}).get("sha"), pr.get("head", {}).get("sha")
+    try:
+        files = git_changed_files(base, head, cwd=ctx.workspace) if base and head else None
+    except (RuntimeError, OSError) as exc:
+        runner.warning(f"git diff failed ({exc}); running the gate")
+        files = None
+    return decide(
+        ctx.event_name,
+        force=settings.force,
+        patterns=settings.paths,
+        changed=files,
+        source="git",
+        own_inputs=own,
+    )
+
+
+def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
+    with runner.group("Scope"):
+        scope = find_scope(settings, ctx)
+        print(f"golden-gate: {'running' if scope.run else 'skipping'}: {scope.reason}")
+        if scope.triggers:
+            # File names come from the pull request: a name may hold a newline and a command.
+            runner.print_untrusted("\n".join(f"  matched: {n}" for n in scope.triggers[:20]))
+    return scope
+
+
+def skip(scope: Scope) -> int:
+    runner.write_summary(f"golden-gate skipped: {scope.reason}.\n")
+    runner.set_outputs({"ran": "false", "verdict": "skipped"})
+    print(f"golden-gate: skipped: {scope.reason}")
+    return EXIT_PASSED
+
+
+def find_baseline_for(
+    settings: ActionSettings, ctx: Context, *, deterministic: bool, notes: list[str]
+) -> Report | None:
+    """The baseline to compare with; raises `BaselineUnavailable` when it could not be read
+    (looked up before the evaluation, so no judge call is paid for a run that cannot gate)."""
+    from golden_gate.action.baseline import deterministic_view, find_baseline
+
+    with runner.group("Baseline"):
+        ref = settings.baseline_ref or ctx.base_ref
+        github = github_client(settings, ctx)
+        found = find_baseline(settings.baseline, ref=ref, github=github, workspace=ctx.workspace)
+        print(f"golden-gate: baseline: {found.source}")
+    if found.report is None:
+        if settings.baseline:
+            notes.append(found.source + "; only the floor applies.")
+        return None
+    return deterministic_view(found.report) if deterministic else found.report
+
+
+def baseline_history_for(settings: ActionSettings, ctx: Context) -> list[TrendPoint]:
+    """The baseline's earlier pass rates for the trend chart; none (said in the log) when
+    they cannot be read: a trend is never worth failing the gate for."""
+    from golden_gate.action.baseline import baseline_trend
+
+    ref = settings.baseline_ref or ctx.base_ref
+    if not settings.baseline or not ref:
+        return []
+    try:
+        points, source = baseline_trend(
+            settings.baseline,
+            ref=ref,
+            github=github_client(settings, ctx),
+            workspace=ctx.workspace,
+            confidence=settings.run.gate.confidence,
+        )
+    except GateError as exc:  # e.g. no usable token: the gate itself says so elsewhere
+        points, source = [], f"no trend ({exc})"
+    print(f"golden-gate: trend: {source}")
+    return points

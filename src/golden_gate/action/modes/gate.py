@@ -1,0 +1,103 @@
+"""`mode: gate` (the default): on a pull request, evaluate the changed assistant and gate it
+against the baseline; in a matrix job, evaluate one shard for `mode: merge` to gate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from golden_gate import runner
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
+from golden_gate.errors import (
+    EXIT_INCOMPLETE,
+    EXIT_PASSED,
+)
+from golden_gate.files import WriteFailures
+
+if TYPE_CHECKING:
+    from golden_gate.core.report import Report
+
+from golden_gate.action.common import (
+    baseline_history_for,
+    find_baseline_for,
+    in_scope,
+    judge_key_available,
+    skip,
+    workspace_relative,
+)
+from golden_gate.action.results import (
+    baseline_unavailable,
+    finish,
+    judge_cache_summary,
+    report_cache,
+    report_outcome,
+)
+from golden_gate.action.run import evaluated
+
+
+def gate_mode(settings: ActionSettings, ctx: Context) -> int:
+    scope = in_scope(settings, ctx)
+    if not scope.run:
+        return skip(scope)
+
+    run_settings = settings.run
+    notes: list[str] = []
+    if not judge_key_available(run_settings.judge.model, ctx.env):
+        run_settings = run_settings.model_copy(update={"deterministic_only": True})
+        notes.append(
+            f"no key for the judge '{run_settings.judge.model}' (a fork pull request gets no "
+            "secrets): only the deterministic checks ran, compared with the baseline's."
+        )
+        runner.notice(notes[-1], title="golden-gate: deterministic tier only")
+    if settings.index_snapshot:
+        run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
+
+    settings = settings.model_copy(update={"run": run_settings})
+    failures = WriteFailures()
+    if run_settings.shard is not None:
+        # A matrix job: evaluate this shard; the merge job gates and comments once.
+        with evaluated(settings, ctx, failures, scope) as report:
+            code = shard_written(settings, ctx, report, failures)
+        failures.raise_if_any()
+        return code
+
+    from golden_gate.action.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(
+            settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
+        )
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes)
+    history = baseline_history_for(settings, ctx) if baseline is not None else None
+    with evaluated(settings, ctx, failures, scope) as report:
+        outcome, code = report_outcome(
+            settings, ctx, report, baseline, notes, failures, history=history
+        )
+    return finish(settings, ctx, outcome, code, failures)
+
+
+def shard_written(
+    settings: ActionSettings, ctx: Context, report: Report, failures: WriteFailures
+) -> int:
+    """A shard's summary and outputs; the exit code says only whether it completed."""
+    shard = settings.run.shard
+    complete = report.complete
+    summary = (
+        f"golden-gate shard {shard}: {len(report.results)} items evaluated"
+        + ("" if complete else f"; incomplete: {report.incomplete_reason}")
+        + f". Report: `{settings.run.report_path}`.\n"
+        + judge_cache_summary(report_cache(report))
+    )
+    failures.attempt(lambda: runner.write_summary(summary))
+    outputs = {
+        "ran": "true",
+        "verdict": "evaluated" if complete else "incomplete",
+        "items": str(len(report.counted)),
+        "report-path": workspace_relative(settings.run.report_path, settings),
+    }
+    failures.attempt(lambda: runner.set_outputs(outputs))
+    code = EXIT_PASSED if complete else EXIT_INCOMPLETE
+    ctx.results_code = EXIT_INCOMPLETE if failures else code
+    return code

@@ -1,0 +1,52 @@
+"""`mode: merge`: merge the shard reports of a matrix, then gate and comment once."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from golden_gate import runner
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
+from golden_gate.errors import (
+    InputError,
+)
+from golden_gate.files import WriteFailures
+
+if TYPE_CHECKING:
+    pass
+
+from golden_gate.action.common import baseline_history_for, find_baseline_for, in_scope, skip
+from golden_gate.action.results import baseline_unavailable, finish, report_outcome
+
+
+def merge_mode(settings: ActionSettings, ctx: Context) -> int:
+    from golden_gate.core.merge import merge_reports
+    from golden_gate.core.report import DETERMINISTIC, load_report, save_report
+
+    scope = in_scope(settings, ctx)
+    if not scope.run:
+        return skip(scope)
+    paths = sorted({p for pattern in settings.shard_reports for p in ctx.workspace.glob(pattern)})
+    if not paths:
+        patterns = ", ".join(settings.shard_reports)
+        raise InputError(f"input 'shard-reports': no shard report matches {patterns}")
+    with runner.group(f"Merging {len(paths)} shard reports"):
+        for path in paths:
+            print(f"  {path.relative_to(ctx.workspace)}")
+        merged = merge_reports([(str(p.relative_to(ctx.workspace)), load_report(p)) for p in paths])
+    notes: list[str] = []
+    from golden_gate.action.baseline import BaselineUnavailable
+
+    try:
+        baseline = find_baseline_for(
+            settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
+        )
+    except BaselineUnavailable as exc:
+        return baseline_unavailable(settings, ctx, exc, notes, report=merged)
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(merged, settings.run.report_path))
+    history = baseline_history_for(settings, ctx) if baseline is not None else None
+    outcome, code = report_outcome(
+        settings, ctx, merged, baseline, notes, failures, history=history
+    )
+    return finish(settings, ctx, outcome, code, failures)

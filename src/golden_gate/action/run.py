@@ -1,0 +1,115 @@
+"""An Action run's evaluation: the items to gate (their rules read at the base branch), the
+judge, and the verdict cache restored before `evaluate_report` and saved after the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from golden_gate import runner
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
+from golden_gate.action.scope import (
+    Scope,
+    repo_path,
+)
+from golden_gate.files import WriteFailures
+
+if TYPE_CHECKING:
+    from golden_gate.core.golden import GoldenItem
+    from golden_gate.core.report import Report, RuleChanges
+
+from golden_gate.action.common import github_client, workspace_relative
+
+
+def items_to_gate(
+    settings: ActionSettings, ctx: Context, scope: Scope | None
+) -> tuple[list[GoldenItem], RuleChanges | None]:
+    """The items to evaluate. On a pull request the rules come from the base branch: the golden
+    set is read at the base ref, as the baseline is (see rules.py)."""
+    from golden_gate.action.baseline import read_at_ref
+    from golden_gate.core import golden
+    from golden_gate.core.report import RuleChanges
+    from golden_gate.core.rules import gate_items
+    from golden_gate.pipeline import load_items
+
+    items = load_items(settings.run)  # bad golden set: exit 2 before any download or container
+    ref = settings.baseline_ref or ctx.base_ref
+    if ctx.pr_number is None or not ref:
+        return items, None
+    files = scope.own_inputs_changed if scope is not None else []
+    path = repo_path(workspace_relative(settings.workspace / settings.run.golden, settings))
+    with runner.group("Golden set at the base branch"):
+        text, where = read_at_ref(
+            path,
+            ref,
+            github=github_client(settings, ctx),
+            workspace=ctx.workspace,
+            what="golden set",
+        )
+        print(
+            f"golden-gate: rules from {where}" if text is not None else f"golden-gate: {where}: new"
+        )
+    if text is None:  # the golden set is new in this pull request: every item is its own
+        return items, RuleChanges(added=[i.id for i in items], files=files)
+    base = golden.parse_golden(text.splitlines(), source=where)
+    head = golden.load_golden(settings.run.golden)
+    selected, changes = gate_items(base, head, settings.run.tags)
+    return selected or items, changes.model_copy(update={"files": files})
+
+
+@contextmanager
+def evaluated(
+    settings: ActionSettings, ctx: Context, failures: WriteFailures, scope: Scope | None = None
+) -> Iterator[Report]:
+    """Build the judge (validating its prompt first), restore verdicts, evaluate, save the
+    report and yield it; the verdicts are saved when the block ends, so the caller writes the
+    results first and a cancelled or slow save cannot lose them."""
+    from golden_gate.action.cache.entries import choose_service, mode_from_env
+    from golden_gate.action.cache.persistence import persisted_verdicts
+    from golden_gate.core.report import save_report
+    from golden_gate.core.rules import mark_origins
+    from golden_gate.evaluation.evaluators import make_panel
+    from golden_gate.pipeline import evaluate_report
+
+    run_settings = settings.run
+    items, rule_changes = items_to_gate(settings, ctx, scope)
+    mode = mode_from_env(ctx.env, settings.cache_mode)
+    if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
+        runner.warning(
+            f"cache is 'actions' but {choose_service(ctx.env).why}; using the directory only",
+            title="golden-gate cache",
+        )
+    judge = (
+        None
+        if run_settings.deterministic_only
+        else make_panel(run_settings.judge, run_settings.evaluators)
+    )
+    attempt = ctx.env.get("GITHUB_RUN_ATTEMPT", "1")
+    if run_settings.shard is not None:
+        # Shards of one run save side by side: each needs its own immutable key.
+        attempt += f"-shard{run_settings.shard.index}of{run_settings.shard.count}"
+    with persisted_verdicts(
+        run_settings.cache_dir,
+        mode=mode if judge is not None else "off",
+        env=ctx.env,
+        identity=judge.identity() if judge is not None else "",
+        attempt=attempt,
+        cap_bytes=settings.cache_max_mb * 1024 * 1024,
+        workspace=ctx.workspace,
+    ) as persisted:
+        # No log group around this: compose prints its own groups, and groups cannot nest.
+        report = evaluate_report(run_settings, items=items, judge=judge, cache=persisted.cache)
+        if rule_changes is not None:
+            mark_origins(report, rule_changes)
+        if report.stats is not None:
+            report.stats.judge_cache = persisted.stats()
+        failures.attempt(lambda: save_report(report, run_settings.report_path))
+        cache_outputs = {
+            "cache-misses": str(report.stats.cache_misses if report.stats else 0),
+            "cache-restored-key": persisted.restored_key or "",
+        }
+        failures.attempt(lambda: runner.set_outputs(cache_outputs))
+        yield report

@@ -1,0 +1,45 @@
+"""git, run the way every caller needs it: on a workspace another uid owns, never hanging."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+
+def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        # The workspace belongs to another uid inside the container: "dubious ownership".
+        ["git", "-c", "safe.directory=*", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+class _Absent:
+    """git resolved the ref and it has no such path."""
+
+
+ABSENT = _Absent()
+
+
+def show_at_ref(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
+    """The file at `ref`; ABSENT when git knows the ref and it has no such path; None when git
+    cannot tell (not a repository, or the ref is not fetched: a shallow checkout)."""
+    try:
+        for candidate in (f"origin/{ref}", ref):
+            if git(
+                "rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}", cwd=cwd
+            ).returncode:
+                continue
+            done = git("show", f"{candidate}:{path}", cwd=cwd)
+            if done.returncode == 0:
+                return done.stdout
+            if git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
+                return ABSENT
+            return None  # there, yet unreadable
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None
