@@ -51,9 +51,9 @@ LIBRARY_GATE = """
 import sys
 from pathlib import Path
 from golden_gate import cli
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.rendering.render import render_comment, render_summary
-from golden_gate.core.report import load_report
+from golden_gate.gate import GateSettings, evaluate_gate
+from golden_gate.render import render_comment, render_summary
+from golden_gate.report import load_report
 report, baseline = load_report(sys.argv[1]), load_report(sys.argv[2])
 gate = evaluate_gate(report, baseline, GateSettings())
 cli._print_gate(gate)

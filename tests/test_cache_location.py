@@ -101,14 +101,14 @@ def test_a_checkout_without_a_repository_is_refused_in_a_workflow(tmp_path: Path
 def test_the_cli_does_not_read_a_tracked_cache_directory(
     checkout: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from golden_gate.cli import _cache_dir
+    from golden_gate.cli.options import cache_dir
 
     monkeypatch.chdir(checkout)
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     (checkout / "local-cache").mkdir()
 
-    assert _cache_dir(Namespace(no_cache=False, cache_dir=Path(".judge-cache"))) is None
+    assert cache_dir(Namespace(no_cache=False, cache_dir=Path(".judge-cache"))) is None
     assert "git tracks" in capsys.readouterr().err
-    assert _cache_dir(Namespace(no_cache=False, cache_dir=Path("local-cache"))) == Path(
+    assert cache_dir(Namespace(no_cache=False, cache_dir=Path("local-cache"))) == Path(
         "local-cache"
     )

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from golden_gate.cli import build_parser, settings_from_args
+from golden_gate.cli import build_parser
+from golden_gate.cli.options import settings_from_args
 from golden_gate.core.report import report_json
 from tests.helpers import golden_gate, ids, report
 

@@ -99,3 +99,21 @@ def test_a_new_top_level_module_must_be_given_a_layer(tree: Path) -> None:
     done = lint_imports(tree)
     assert done.returncode == 1
     assert "golden_gate.stray" in done.stdout
+
+
+def test_every_mode_the_inputs_accept_has_a_module_to_run_it() -> None:
+    from golden_gate.action.inputs import MODES
+    from golden_gate.action.main import DISPATCH
+
+    assert set(DISPATCH) == set(MODES)
+    for mode, run in DISPATCH.items():
+        assert run.__module__ == "golden_gate.action.modes." + mode.replace("-", "_")
+
+
+def test_the_core_reads_no_environment() -> None:
+    """The import contracts keep the network, subprocesses and templates out of core/; what
+    they cannot see, a read of the environment, is kept out here."""
+    for path in sorted((ROOT / "src/golden_gate/core").glob("*.py")):
+        text = path.read_text()
+        for word in ("environ", "getenv", "putenv"):
+            assert word not in text, f"{path.name} reads the environment ({word})"

@@ -14,12 +14,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import (
-    GateResult,
-    evaluate_gate,
-    floor_reachable,
-    unreachable_floor_message,
-)
+from golden_gate.core.gate import GateResult, evaluate_gate
+from golden_gate.core.power import floor_reachable, unreachable_floor_message
 from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, save_report
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluation.cache import VerdictCache

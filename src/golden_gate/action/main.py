@@ -32,7 +32,7 @@ from golden_gate.action.modes.gate import gate_mode
 from golden_gate.action.modes.merge import merge_mode
 from golden_gate.action.modes.post_comment import post_comment_mode
 
-MODES: dict[str, Callable[[ActionSettings, Context], int]] = {
+DISPATCH: dict[str, Callable[[ActionSettings, Context], int]] = {
     "gate": gate_mode,
     "merge": merge_mode,
     "calibrate": calibrate_mode,
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace)
         mask_secrets(settings, env)
-        return MODES[settings.mode](settings, ctx)
+        return DISPATCH[settings.mode](settings, ctx)
     except GateError as exc:
         runner.error(str(exc), title="golden-gate")
         bad_input = exc.exit_code == EXIT_BAD_INPUT

@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from golden_gate import runner
+from golden_gate.action.common import github_client, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.errors import (
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from golden_gate.core.report import JudgeCacheStats, Report
     from golden_gate.pipeline import Outcome
     from golden_gate.rendering.charts import TrendPoint
-
-from golden_gate.action.common import github_client, workspace_relative
 
 
 def judge_cache_summary(cache: JudgeCacheStats | None) -> str:

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from golden_gate import runner
+from golden_gate.action.common import github_client, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.scope import (
@@ -20,8 +21,6 @@ from golden_gate.files import WriteFailures
 if TYPE_CHECKING:
     from golden_gate.core.golden import GoldenItem
     from golden_gate.core.report import Report, RuleChanges
-
-from golden_gate.action.common import github_client, workspace_relative
 
 
 def items_to_gate(

@@ -3,32 +3,33 @@
 Per item, score = passed runs / counted runs. The floor is on the mean score; the regression
 test is an exact paired sign-flip test on score differences (with one run per item, exactly the
 sign test). Pure: takes reports, returns a GateResult; no I/O (DESIGN §4).
+
+About 500 lines: the gate's records (settings, comparison, result) and its one decision; the
+tally of a report's items (tally.py) and the power (power.py) are modules of their own.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Collection
 from fractions import Fraction
-from functools import cached_property, reduce
-from itertools import compress, repeat
-from operator import add, and_, gt, lt, mul, ne, not_, or_, truediv
+from itertools import compress
+from operator import and_, gt, lt, ne, or_
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from golden_gate.core import slim
+from golden_gate.core.power import PowerNote, floor_reachable, power_note, unreachable_floor_message
 from golden_gate.core.report import Report
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
     floor_percent,
-    min_discordant_for_significance,
     paired_sign_flip_test,
-    power_of,
     wilson_lower_bound,
 )
+from golden_gate.core.tally import Tally, changed_items, tally_of
 
 ReasonCode = Literal["no-results", "below-floor", "significant-regression", "not-comparable"]
 
@@ -109,47 +110,6 @@ class Comparison(BaseModel):
         return len(self.improvements)
 
 
-class PowerNote(BaseModel):
-    """What this gate could have caught: a drop in mean per-item score, with 80 % probability."""
-
-    detectable_drop: float | None
-    items_for_drop: int | None
-    target_drop: float = 0.05
-    power: float = 0.80
-    runs: int = 1
-    basis: str = ""
-    test_off: bool = False  # alpha 0: no drop is tested for
-
-    def sentence(self, n: int) -> str:
-        """`n`: the items the statement is about (the shared ones when a baseline paired)."""
-        if self.test_off:
-            return "power: the paired test is off (alpha 0): no drop can fail this gate."
-        runs = f" × {self.runs} runs" if self.runs > 1 else ""
-        if self.detectable_drop is None or self.detectable_drop >= 1:
-            caught = f"{n} items{runs} cannot reliably catch any drop"
-        else:
-            caught = (
-                f"{n} items{runs} catch a drop of {_points(self.detectable_drop)} points "
-                f"{self.power:.0%} of the time"
-            )
-        if self.items_for_drop is None:
-            needed = f"no number of items catches a {_points(self.target_drop)}-point drop"
-        elif self.items_for_drop <= n:
-            needed = f"a {_points(self.target_drop)}-point drop is within reach"
-        else:
-            needed = (
-                f"catching a {_points(self.target_drop)}-point drop needs about "
-                f"{self.items_for_drop} items"
-            )
-        return f"power: {caught}; {needed} ({self.basis})."
-
-
-def _points(drop: float) -> str:
-    """A drop in percentage points, rounded up: a detectable drop is never understated."""
-    value = math.ceil(drop * 1000 - 1e-9) / 10
-    return f"{value:g}"
-
-
 class GateResult(BaseModel):
     verdict: Literal["passed", "failed"]
     reasons: list[Reason] = Field(default_factory=list)
@@ -204,116 +164,10 @@ class GateResult(BaseModel):
         return "failed: " + "; ".join(r.message for r in self.reasons)
 
 
-class _Tally:
-    """What the gate needs of a report's items, from its columns (slim.py).
-
-    A 100,000-item report is too large for a loop of Python statements an item: each count is
-    a builtin over a column (`map`, `compress`, `zip`), and the float sums keep the order of a
-    plain loop, so every figure is the one an item-by-item loop gives.
-    """
-
-    def __init__(self, items: ItemColumns) -> None:
-        runs = items.runs
-        self.items = items
-        self.clusters = items.clusters
-        self.counted_ids = list(compress(items.ids, runs))
-        self.counted_passes = list(compress(items.passes, runs))
-        self.counted_runs = list(compress(runs, runs))
-        self.n = len(self.counted_runs)
-        # What follows is computed when asked: a baseline needs little of it.
-
-    @cached_property
-    def errored(self) -> list[str]:
-        """Items with an error run on either side: no counted run, or errors, or unanswered."""
-        items = self.items
-        erred = map(any, zip(map(not_, items.runs), items.errors, items.unanswered, strict=True))
-        return list(compress(items.ids, erred))
-
-    @cached_property
-    def unanswered(self) -> int:
-        return sum(self.items.unanswered)
-
-    @cached_property
-    def k(self) -> int:
-        """Items whose counted runs passed by a strict majority (passes * 2 > runs)."""
-        return sum(map(lt, self.counted_runs, map(mul, self.counted_passes, repeat(2))))
-
-    @cached_property
-    def _fractions(self) -> list[float]:
-        return list(map(truediv, self.counted_passes, self.counted_runs))
-
-    @cached_property
-    def score_sum(self) -> float:
-        return reduce(add, self._fractions, 0.0)
-
-    @cached_property
-    def runs(self) -> Counter[int]:
-        return Counter(self.counted_runs)
-
-    @cached_property
-    def own(self) -> set[str]:
-        """Items the pull request defined (rules.py): they count toward the floor only."""
-        own = self.items.own
-        return own.intersection(self.counted_ids) if own else set()
-
-    @cached_property
-    def _base(self) -> tuple[int, float]:
-        """Items and score sum without the pull request's own items."""
-        if not self.own:
-            return self.n, self.score_sum
-        base = [i not in self.own for i in self.counted_ids]
-        return sum(base), reduce(add, compress(self._fractions, base), 0.0)
-
-    @property
-    def base_n(self) -> int:
-        return self._base[0]
-
-    @property
-    def base_score_sum(self) -> float:
-        return self._base[1]
-
-    @cached_property
-    def unstable(self) -> list[str]:
-        """0 < passes < runs (passes never exceed runs): the counted runs disagree."""
-        passes, runs = self.counted_passes, self.counted_runs
-        return list(compress(self.counted_ids, map(mul, passes, map(ne, passes, runs))))
-
-    @cached_property
-    def variances(self) -> list[float]:
-        """The unbiased per-run variance of each item with two or more runs."""
-        pairs = zip(self.counted_passes, self.counted_runs, strict=True)
-        return [p * (r - p) / (r * (r - 1)) for p, r in pairs if r > 1]
-
-    @cached_property
-    def counted(self) -> dict[str, tuple[int, int]]:
-        """id -> (passes, runs) of the counted items."""
-        pairs = zip(self.counted_passes, self.counted_runs, strict=True)
-        return dict(zip(self.counted_ids, pairs, strict=True))
-
-    @property
-    def typical_runs(self) -> int:
-        return self.runs.most_common(1)[0][0] if self.runs else 1
-
-    @property
-    def score(self) -> float:
-        return self.score_sum / self.n if self.n else 0.0
-
-
-def _changed_items(candidate: ItemColumns, baseline: ItemColumns) -> int:
-    """Shared items whose question or reference changed (both record a differing hash)."""
-    ours, theirs = candidate.hashes, baseline.hashes
-    if candidate.ids != baseline.ids:
-        by_id = dict(zip(baseline.ids, theirs, strict=True))
-        theirs = list(map(by_id.get, candidate.ids))
-    if ours == theirs:
-        return 0
-    return sum(1 for a, b in zip(ours, theirs, strict=True) if a and b and a != b)
-
-
 def _comparability_warnings(
     candidate: Report | SlimReport,
     baseline: Report | SlimReport,
-    tallies: tuple[_Tally, _Tally] | None = None,
+    tallies: tuple[Tally, Tally] | None = None,
     changed: int | None = None,
 ) -> list[str]:
     cand_view, base_view = slim.of(candidate), slim.of(baseline)
@@ -341,9 +195,9 @@ def _comparability_warnings(
         and cand.fingerprint != base.fingerprint
     ):
         warnings.append("the yardstick moved: the golden set differs from the baseline's")
-    cand_tally, base_tally = tallies or (_Tally(cand_view.items), _Tally(base_view.items))
+    cand_tally, base_tally = tallies or (Tally(cand_view.items), Tally(base_view.items))
     if changed is None:
-        changed = _changed_items(cand_view.items, base_view.items)
+        changed = changed_items(cand_view.items, base_view.items)
     if changed:
         warnings.append(
             f"the yardstick moved: {changed} shared item(s) changed question or reference "
@@ -370,7 +224,7 @@ _SETTING_NAMES = {
 
 
 def _run_settings_warnings(
-    candidate: Report, baseline: Report, cand_tally: _Tally, base_tally: _Tally
+    candidate: Report, baseline: Report, cand_tally: Tally, base_tally: Tally
 ) -> list[str]:
     """Settings that change what a pass means, recorded by both or inferred from the results."""
     cand, base = candidate.run_settings, baseline.run_settings
@@ -401,15 +255,11 @@ def compare(
     candidate: Report | SlimReport, baseline: Report | SlimReport, settings: GateSettings
 ) -> Comparison:
     """Pair items counted in both reports: the paired sign-flip test on per-item scores."""
-    return _compare(_tally(candidate), _tally(baseline), settings)[0]
-
-
-def _tally(report: Report | SlimReport) -> _Tally:
-    return _Tally(slim.of(report).items)
+    return _compare(tally_of(candidate), tally_of(baseline), settings)[0]
 
 
 def _compare(
-    cand_tally: _Tally, base_tally: _Tally, settings: GateSettings
+    cand_tally: Tally, base_tally: Tally, settings: GateSettings
 ) -> tuple[Comparison, float]:
     """The comparison, and the variance of the differences (per item, clusters summed)."""
     cand_items, base_items = cand_tally.items, base_tally.items
@@ -493,118 +343,6 @@ def _compare(
     return comparison, spread
 
 
-def _power(
-    tally: _Tally,
-    base_tally: _Tally | None,
-    spread: float | None,
-    settings: GateSettings,
-    comparison: Comparison | None = None,
-) -> PowerNote:
-    """How big a drop this gate catches 80 % of the time, from the observed spread.
-
-    With a comparison, about the items it paired (each cluster one unit), not all items."""
-    paired = comparison is not None and comparison.shared > 0
-    n = comparison.shared if paired else tally.n
-    units = comparison.independent_units if paired else None
-    runs = tally.typical_runs
-    base_runs = base_tally.typical_runs if base_tally is not None else runs
-    if spread is not None:
-        variance = spread
-        basis = "from the spread of this run's differences with the baseline"
-    elif tally.variances:
-        # Within-item variability of this run, paired with a baseline of the same runs.
-        mean_v = sum(tally.variances) / len(tally.variances)
-        variance = mean_v * (1 / runs + 1 / base_runs)
-        basis = "from this run's per-item variability"
-    else:
-        p = tally.score
-        variance = p * (1 - p) * (1 / runs + 1 / base_runs)
-        basis = "assuming every item is as variable as the average"
-    note = plan_power(
-        n=n, runs=min(runs, base_runs), variance=variance, settings=settings, units=units
-    )
-    return note.model_copy(update={"runs": runs, "basis": basis})
-
-
-def plan_power(
-    *, n: int, runs: int, variance: float, settings: GateSettings, units: int | None = None
-) -> PowerNote:
-    """The normal approximation, floored by the fewest changed items the test can act on.
-
-    `units`: independent units (clusters count once); fewer than the test needs to reach
-    alpha at all means no drop can be caught."""
-    if not settings.paired_test_on:
-        return PowerNote(detectable_drop=None, items_for_drop=None, runs=runs, test_off=True)
-    fewest_units = min_discordant_for_significance(settings.alpha)
-    power = power_of(n=n, variance=variance, alpha=settings.alpha, min_drop=settings.min_drop)
-    detectable = power.detectable_drop
-    smallest = fewest_units / (n * runs) if n else 1.0
-    if detectable is not None:
-        detectable = max(detectable, smallest)
-    if units is not None and units < fewest_units:
-        detectable = None
-    needed = power.items_for_drop
-    if needed is not None:
-        fewest = math.ceil(min_discordant_for_significance(settings.alpha) / (0.05 * runs))
-        needed = max(needed, fewest)
-    return PowerNote(detectable_drop=detectable, items_for_drop=needed, runs=runs)
-
-
-def planned_power(
-    *, n: int, runs: int, baseline: Report | SlimReport | None, settings: GateSettings
-) -> PowerNote:
-    """Before anything runs: the power of n items × runs, from the baseline's variability."""
-    tally = _tally(baseline) if baseline is not None else None
-    base_runs = tally.typical_runs if tally is not None and tally.n else runs
-    if tally is not None and tally.variances:
-        per_run = sum(tally.variances) / len(tally.variances)
-        basis = f"from the baseline's per-item variability over {len(tally.variances)} items"
-    elif tally is not None and tally.n:
-        p = tally.score
-        per_run = p * (1 - p)
-        basis = (
-            f"from the baseline's {p:.1%} pass rate, assuming every item is as variable as "
-            "the average (one run per item shows no more)"
-        )
-    else:
-        per_run = 0.9 * 0.1
-        basis = "no baseline: assuming a 90% pass rate, every item as variable as the average"
-    note = plan_power(
-        n=n,
-        runs=min(runs, base_runs),
-        variance=per_run * (1 / runs + 1 / base_runs),
-        settings=settings,
-    )
-    return note.model_copy(update={"runs": runs, "basis": basis})
-
-
-def fewest_passes_for_floor(n: int, settings: GateSettings) -> int | None:
-    """The fewest passing items (of n, one run each) whose lower bound clears the floor."""
-    if not floor_reachable(n, settings):
-        return None
-    low, high = 0, n
-    while low < high:
-        mid = (low + high) // 2
-        if wilson_lower_bound(mid, n, confidence=settings.confidence) >= settings.floor:
-            high = mid
-        else:
-            low = mid + 1
-    return low
-
-
-def floor_reachable(n: int, settings: GateSettings) -> bool:
-    """Whether n items could clear the floor at all (every one of them passing)."""
-    return n > 0 and wilson_lower_bound(n, n, confidence=settings.confidence) >= settings.floor
-
-
-def unreachable_floor_message(n: int, settings: GateSettings) -> str:
-    best = wilson_lower_bound(n, n, confidence=settings.confidence) if n else 0.0
-    return (
-        f"the floor {settings.floor:.2f} is out of reach: even {n} of {n} items passing gives a "
-        f"lower bound of {best:.3f}; use more items or a lower floor"
-    )
-
-
 def evaluate_gate(
     candidate: Report | SlimReport,
     baseline: Report | SlimReport | None,
@@ -618,9 +356,9 @@ def evaluate_gate(
     settings = settings or GateSettings()
     cand = slim.of(candidate)
     base = slim.of(baseline) if baseline is not None else None
-    base_tally = _Tally(base.items) if base is not None else None
+    base_tally = Tally(base.items) if base is not None else None
     # Questions changed since the baseline: the same count for the pessimistic pass below.
-    changed = _changed_items(cand.items, base.items) if base is not None else None
+    changed = changed_items(cand.items, base.items) if base is not None else None
     result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings)
     result.warnings.extend(cand.header.warnings or [])  # what the evaluation itself saw
     if result.passed and any(cand.items.errors):
@@ -640,12 +378,12 @@ def _evaluate_gate(
     candidate: SlimReport,
     items: ItemColumns,
     baseline: SlimReport | None,
-    base_tally: _Tally | None,
+    base_tally: Tally | None,
     changed: int | None,
     settings: GateSettings,
 ) -> GateResult:
     """The gate on `items` (the candidate's, or them with unjudged runs counted as failures)."""
-    tally = _Tally(items)
+    tally = Tally(items)
     n, k = tally.n, tally.k
     errored = sorted(tally.errored)
     unstable = sorted(tally.unstable)
@@ -749,7 +487,7 @@ def _evaluate_gate(
                 f"p was estimated by {MONTE_CARLO_DRAWS:,} seeded random sign flips "
                 f"(standard error {comparison.p_value_error:.4f})."
             )
-    power = _power(tally, base_tally, spread, settings, comparison)
+    power = power_note(tally, base_tally, spread, settings, comparison)
     paired = comparison is not None and comparison.shared > 0
     notes.append(power.sentence(comparison.shared if paired else n))
     return GateResult(
@@ -771,7 +509,7 @@ def _evaluate_gate(
     )
 
 
-def _rate_text(tally: _Tally) -> str:
+def _rate_text(tally: Tally) -> str:
     if abs(tally.score_sum - tally.k) > 1e-9:
         return f"{tally.score:.1%} of runs"
     return f"{tally.k}/{tally.n}"

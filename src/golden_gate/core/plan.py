@@ -5,12 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import (
-    GateSettings,
-    fewest_passes_for_floor,
-    planned_power,
-    unreachable_floor_message,
-)
+from golden_gate.core.gate import GateSettings
+from golden_gate.core.power import fewest_passes_for_floor, planned_power, unreachable_floor_message
 from golden_gate.errors import InputError
 
 

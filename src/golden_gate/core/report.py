@@ -3,6 +3,9 @@
 The minimal shape `{"judge", "results": [{"id", "tags", "passes", "runs"}]}` is what teams'
 hand-written harnesses produce and read; everything else sits beside those fields, so such
 reports load as baselines and ours stay readable by them.
+
+About 470 lines, one module: the records and their one reader and writer are the report's
+JSON contract, and they change together.
 """
 
 from __future__ import annotations
@@ -274,7 +277,7 @@ class RunSettings(BaseModel):
     judge_panel: str | None = None  # how several judge models combine, when there are several
 
 
-# The runner's cache services (see actions_cache.choose_service), and what a restore found.
+# The runner's cache services (see action.cache.entries.choose_service), and what a restore found.
 CacheServiceKind = Literal["v2", "v1"]
 RestoreStatus = Literal["restored", "miss", "failed"]
 

@@ -2,6 +2,10 @@
 
 Assistant and judge calls share one event loop with separate concurrency limits, so both stay
 busy. An infrastructure fault becomes an error run, never a failing verdict.
+
+About 500 lines, one module: the scheduling of assistant and judge calls, the re-runs and the
+aggregation share one event loop's state (slots, progress, counts); split, each part would
+have to pass it around.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ Two judges share one interface (`Judge`):
 A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an error, never a
 "no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,
 so they are imported only when an `LLMJudge` is built.
+
+About 540 lines, one module: both judges share the interface, the verdict record, the
+prompt loading and the identity that keys the verdict cache.
 """
 
 from __future__ import annotations

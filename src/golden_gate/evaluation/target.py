@@ -1,4 +1,8 @@
-"""The assistant under test, over HTTP: one item in, one answer (or one actionable error) out."""
+"""The assistant under test, over HTTP: one item in, one answer (or one actionable error) out.
+
+About 520 lines, one module: the assistant's HTTP contract (the request, the retries, and
+every malformed reply turned into one actionable sentence) is one concern.
+"""
 
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ Two variants play "main" and "a pull request":
 HTTP: `POST /ask` with `{"text": question}` -> `{"answer": str, "sources": [str]}`;
 `GET /health` -> `{"status": "ok"}` (plus `index_snapshot` when one is set). Standard library
 only, so it runs anywhere the package does, including a bare container.
+
+One file of about 440 lines on purpose: it is the example a user reads and copies, and it
+runs with the standard library alone.
 """
 
 from __future__ import annotations

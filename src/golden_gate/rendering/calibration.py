@@ -8,9 +8,7 @@ from golden_gate.core.agreement import (
     Kappa,
     landis_koch,
 )
-from golden_gate.core.calibration import (
-    CalibrationReport,
-)
+from golden_gate.core.calibration import CalibrationReport
 from golden_gate.rendering.escape import code_span, inline
 
 

@@ -1,6 +1,6 @@
 """The judge verdict cache carried between workflow runs by a cache service of the runner.
 
-The verdict directory (`cache.VerdictCache`) is packed into one archive (`cache_archive`) and
+The verdict directory (`cache.VerdictCache`) is packed into one archive (`archive`) and
 stored as an immutable cache entry under a per-run key (`golden-gate-judge-<judge hash>-<run>-
 <attempt>`). A later run restores the newest entry whose key starts with the judge's prefix, so
 verdicts accumulate run after run while each entry stays write-once, as the services require.
@@ -8,7 +8,7 @@ verdicts accumulate run after run while each entry stays write-once, as the serv
 Which service: the one the runner exposes (`choose_service`), the Actions cache service v2 at
 `ACTIONS_RESULTS_URL` or the legacy v1 REST service at `ACTIONS_CACHE_URL` (act, Gitea/Forgejo
 act_runner, older GitHub Enterprise Server); `restore` and `save` are written once for both
-(`cache_service.CacheService`). The cache only saves judge calls, so nothing here may stop the
+(`service.CacheService`). The cache only saves judge calls, so nothing here may stop the
 gate: every service, network or archive problem is a one-line `warning` (never carrying the
 runtime token, a URL signature or a secret URL path) and a cold or unsaved result.
 """

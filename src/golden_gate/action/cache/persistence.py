@@ -1,7 +1,7 @@
 """Carrying the verdict cache from one workflow run to the next.
 
 `actions`: restore the newest entry of this judge (model, prompt, scoring) from the cache service
-the runner exposes (v2 or the legacy v1, see `actions_cache.choose_service`) before evaluating,
+the runner exposes (v2 or the legacy v1, see `entries.choose_service`) before evaluating,
 save a new one after, also when the gate failed, and only when something new was judged.
 `directory`: the user's own `actions/cache` step persists the directory. `off`: no cache at all.
 The log says which service was used, or why none was, and what the restore found; the same line

@@ -1,8 +1,8 @@
-"""What `actions_cache.restore` and `save` need of a cache service, and the HTTP both clients share.
+"""What `entries.restore` and `save` need of a cache service, and the HTTP both clients share.
 
 Two services carry a cache entry between workflow runs: the Actions cache service v2 (Twirp at
-`ACTIONS_RESULTS_URL`, `cache_service_v2`) and the legacy v1 REST service (`ACTIONS_CACHE_URL`,
-`cache_service_v1`), which is all that act, Gitea/Forgejo act_runner and older GitHub Enterprise
+`ACTIONS_RESULTS_URL`, `service_v2`) and the legacy v1 REST service (`ACTIONS_CACHE_URL`,
+`service_v1`), which is all that act, Gitea/Forgejo act_runner and older GitHub Enterprise
 Server offer. Both are a `CacheService`: `find` an entry by key or key prefix, `download` it,
 `store` a new one. Every failure is a `CacheServiceError` whose message is safe to log once the
 `secrets` are blanked; 429, 5xx and connection failures are retried first.

@@ -4,27 +4,21 @@ reviewed pull request whose body lists the items that flipped.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pydantic import BaseModel, Field
 
 from golden_gate import runner
+from golden_gate.action.common import github_client, run_url, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
+from golden_gate.action.results import judge_cache_summary, report_cache
+from golden_gate.action.run import evaluated
+from golden_gate.core.report import Report
 from golden_gate.errors import (
     EXIT_INCOMPLETE,
     EXIT_PASSED,
     InputError,
 )
 from golden_gate.files import WriteFailures, write_result
-
-if TYPE_CHECKING:
-    from golden_gate.core.report import Report
-
-from pydantic import BaseModel, Field
-
-from golden_gate.action.common import github_client, run_url, workspace_relative
-from golden_gate.action.results import judge_cache_summary, report_cache
-from golden_gate.action.run import evaluated
-from golden_gate.core.report import Report
 from golden_gate.rendering.escape import code_span, inline
 from golden_gate.rendering.render import COMMENT_LIMIT, templates_dir
 

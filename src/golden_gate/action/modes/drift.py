@@ -9,31 +9,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from golden_gate import runner
-from golden_gate.action.context import Context
-from golden_gate.action.inputs import ActionSettings
-from golden_gate.errors import (
-    InputError,
-)
-from golden_gate.files import WriteFailures
-
-if TYPE_CHECKING:
-    from golden_gate.core.report import Report
-
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel
 
+from golden_gate import runner
 from golden_gate.action.common import find_baseline_for, github_client, run_url
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import baseline_unavailable, report_outcome
 from golden_gate.action.run import evaluated
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import Report, parse_report
+from golden_gate.errors import InputError
+from golden_gate.files import WriteFailures
 from golden_gate.rendering.escape import code_span, inline
 from golden_gate.rendering.render import COMMENT_LIMIT, render
 
 if TYPE_CHECKING:
     from golden_gate.action.github import GitHub
+
 
 LABEL = "golden-gate-drift"
 

@@ -7,17 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from golden_gate import runner
-from golden_gate.action.context import Context
-from golden_gate.action.inputs import ActionSettings
-from golden_gate.errors import (
-    EXIT_INCOMPLETE,
-    EXIT_PASSED,
-)
-from golden_gate.files import WriteFailures
-
-if TYPE_CHECKING:
-    from golden_gate.core.report import Report
-
 from golden_gate.action.common import (
     baseline_history_for,
     find_baseline_for,
@@ -26,6 +15,8 @@ from golden_gate.action.common import (
     skip,
     workspace_relative,
 )
+from golden_gate.action.context import Context
+from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import (
     baseline_unavailable,
     finish,
@@ -34,6 +25,14 @@ from golden_gate.action.results import (
     report_outcome,
 )
 from golden_gate.action.run import evaluated
+from golden_gate.errors import (
+    EXIT_INCOMPLETE,
+    EXIT_PASSED,
+)
+from golden_gate.files import WriteFailures
+
+if TYPE_CHECKING:
+    from golden_gate.core.report import Report
 
 
 def gate_mode(settings: ActionSettings, ctx: Context) -> int:

@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING
 from golden_gate import runner
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
-from golden_gate.errors import (
-    InputError,
-)
+from golden_gate.errors import InputError
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from golden_gate.action.inputs import ActionSettings
     from golden_gate.core.report import Report
 
+
 # A judge as golden-gate names one ("keypoints", "provider:model"); anything else is not shown.
 _ONE_JUDGE = r"[A-Za-z0-9_.-]{1,40}(:[A-Za-z0-9_./-]{1,80})?"
 JUDGE_NAME = re.compile(rf"{_ONE_JUDGE}(,{_ONE_JUDGE}){{0,8}}")  # one judge, or a panel

@@ -1,0 +1,318 @@
+"""One function per subcommand: each reads its parsed arguments, calls the engine, prints, and
+returns the exit code."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from golden_gate.cli.options import (
+    cache_dir,
+    fail,
+    gate_settings,
+    judge_settings,
+    settings_from_args,
+)
+from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+
+if TYPE_CHECKING:
+    from golden_gate.core.gate import GateResult
+    from golden_gate.core.slim import SlimReport
+
+
+def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
+    print(f"golden-gate: {gate.headline}")
+    if gate.n:
+        print(
+            f"  pass rate {gate.pass_rate_text} ({gate.pass_rate:.1%}), "
+            f"Wilson lower bound {gate.lower_bound:.4f} (floor {gate.settings.floor:.2f})"
+        )
+    comparison = gate.comparison
+    if comparison is not None:
+        print(
+            f"  vs baseline: {comparison.b} regressed, {comparison.c} improved on "
+            f"{comparison.shared} shared items, p = {comparison.p_value:.4g} "
+            f"({comparison.method}), net drop {comparison.net_drop:.1%}"
+        )
+        for item_id in comparison.regressions:
+            print(f"  regressed: {item_id}")
+        if comparison.only_in_candidate or comparison.only_in_baseline:
+            print(
+                f"  {len(comparison.only_in_candidate)} items only in this report, "
+                f"{len(comparison.only_in_baseline)} only in the baseline"
+            )
+    for warning in gate.warnings:
+        print(f"  warning: {warning}")
+    for note in gate.notes:
+        print(f"  note: {note}")
+    if report_path:
+        print(f"  report: {report_path}")
+
+
+def _load_pair(
+    report: Path, baseline: Path | None, *, builtin_templates: bool = False
+) -> tuple[SlimReport, SlimReport | None]:
+    """The report and the baseline as slim views: a large one is read without its runs."""
+    import gc
+
+    from golden_gate.core import slim
+
+    def prepare() -> None:  # while the other core reads the report (slim.load_pair)
+        from golden_gate.core import stats
+
+        stats.prepare()
+        if builtin_templates:
+            from golden_gate.rendering import render
+
+            render.prepare()
+
+    views = slim.load_pair(report, baseline, meanwhile=prepare)
+    # What was read lives until the command ends: the cyclic collector need not walk it again.
+    gc.freeze()
+    return views
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.files import WriteFailures, write_result
+
+    settings = gate_settings(args)
+    rendering = args.comment_out is not None or args.summary_out is not None
+    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
+    gate = evaluate_gate(report, baseline, settings)
+    _print_gate(gate)
+    failures = WriteFailures()
+    if args.comment_out is not None or args.summary_out is not None:
+        from golden_gate.rendering.render import render_comment, render_summary
+
+        for path, render, what in (
+            (args.comment_out, render_comment, "comment"),
+            (args.summary_out, render_summary, "summary"),
+        ):
+            if path is not None:
+                text = render(
+                    report,
+                    gate,
+                    baseline=baseline,
+                    comment_id=args.comment_id,
+                    history=_history(args, settings.confidence),
+                )
+                failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    if args.junit_xml is not None:  # the report's full records: failures show their answers
+        from golden_gate.core.report import load_report
+        from golden_gate.rendering.junit import write_junit
+
+        full = load_report(args.report)  # the baseline's slim view says all JUnit needs of it
+        failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
+    header = report.header
+    reason = header.incomplete_reason if not header.complete else gate.inconclusive
+    if reason:
+        fail(f"no gate result: {reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
+    """With --trend, the baseline file's committed versions for the trend chart (none
+    outside git)."""
+    if not args.trend or args.baseline is None:
+        return None
+    from golden_gate.history import git_trend
+
+    return git_trend(args.baseline, confidence=confidence)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from golden_gate.core.gate import evaluate_gate
+
+    settings = gate_settings(args)
+    builtin = args.format != "json" and args.template is None
+    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
+    gate = evaluate_gate(report, baseline, settings)
+    if args.format == "json":
+        print(gate.model_dump_json(indent=2))
+    else:
+        from golden_gate.rendering.render import render_comment
+
+        if args.template is not None and not args.template.is_file():
+            raise InputError(f"{args.template}: template not found")
+        print(
+            render_comment(
+                report,
+                gate,
+                baseline=baseline,
+                comment_id=args.comment_id,
+                user_template=args.template,
+                history=_history(args, settings.confidence),
+            ),
+            end="",
+        )
+    return EXIT_PASSED
+
+
+def cmd_subset(args: argparse.Namespace) -> int:
+    from golden_gate.core import golden
+
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    items = golden.select(golden.load_golden(args.golden), tags)
+    if not items:
+        raise InputError(f"{args.golden}: no items carry any of the tags {', '.join(tags)}")
+    golden.write_golden(items, args.output)
+    print(f"golden-gate: wrote {len(items)} items to {args.output} ({golden.fingerprint(items)})")
+    return EXIT_PASSED
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from golden_gate.core.report import save_report
+    from golden_gate.files import WriteFailures
+    from golden_gate.pipeline import evaluate_report
+
+    settings = settings_from_args(args)
+    report = evaluate_report(settings)
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(report, args.report))
+    if args.junit_xml is not None:
+        from golden_gate.core.gate import evaluate_gate
+        from golden_gate.rendering.junit import write_junit
+
+        gate = evaluate_gate(report, None, settings.gate)
+        failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
+    counted = report.counted
+    passed = sum(r.passed for r in counted)
+    if counted or not report.results:
+        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+    else:
+        print(
+            f"golden-gate: no item could be counted: every run of all {len(report.results)} "
+            f"items ended in an error (first: {report.results[0].why}); report: {args.report}"
+        )
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
+    if not report.complete:
+        fail(f"the evaluation could not be completed: {report.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from golden_gate.files import WriteFailures
+    from golden_gate.pipeline import run
+
+    settings = settings_from_args(
+        args,
+        gate=gate_settings(args),
+        baseline=args.baseline,
+        baseline_label=str(args.baseline) if args.baseline else None,
+        comment_path=args.comment_out,
+        summary_path=args.summary_out,
+        junit_path=args.junit_xml,
+        comment_id=args.comment_id,
+        comment_template=args.template,
+        calibration=args.calibration,
+    )
+    failures = WriteFailures()
+    history = _history(args, settings.gate.confidence)
+    outcome = run(settings, failures, history=history)
+    _print_gate(outcome.gate, str(settings.report_path))
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
+    if outcome.verdict == "incomplete":
+        fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
+    return outcome.exit_code
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from golden_gate.core import slim
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.merge import merge_reports
+    from golden_gate.core.report import load_report, save_report
+    from golden_gate.files import WriteFailures, write_result
+    from golden_gate.rendering.render import render_comment
+
+    settings = gate_settings(args)
+    merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
+    failures = WriteFailures()
+    failures.attempt(lambda: save_report(merged, args.output))
+    baseline = slim.load(args.baseline, rows=False) if args.baseline else None
+    gate = evaluate_gate(merged, baseline, settings)
+    if args.comment_out is not None:
+        comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
+        failures.attempt(lambda: write_result(args.comment_out, comment, what="comment"))
+    if args.junit_xml is not None:
+        from golden_gate.rendering.junit import write_junit
+
+        failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
+    print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
+    _print_gate(gate, str(args.output))
+    failures.raise_if_any()
+    if not merged.complete:
+        fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from golden_gate.core.calibration import calibration_exit_code
+    from golden_gate.evaluation.calibrate import run_calibration
+    from golden_gate.rendering.calibration import calibration_line
+
+    report = run_calibration(
+        args.labels,
+        args.golden,
+        judge_settings(args),
+        cache_dir=cache_dir(args),
+        min_kappa=args.min_kappa,
+        output=args.output,
+    )
+    print(f"golden-gate: {calibration_line(report)}")
+    for item in report.disagreements:
+        print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
+    print(f"  report: {args.output}")
+    return calibration_exit_code(report)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from golden_gate.core.plan import plan_text
+
+    settings = gate_settings(args)
+    if (args.golden is None) == (args.items is None):
+        raise InputError("plan: give a golden set or --items N, not both")
+    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    text, reachable = plan_text(
+        golden=args.golden,
+        tags=tags,
+        items=args.items,
+        runs=args.runs,
+        baseline=args.baseline,
+        settings=settings,
+    )
+    print(text, end="")
+    return EXIT_PASSED if reachable else EXIT_FAILED
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from golden_gate.starter import init, next_steps
+
+    written = init(
+        args.dir,
+        source=args.convert,
+        action=args.action,
+        golden=args.golden,
+        baseline=args.baseline,
+        judge_model=args.judge_model,
+        compose_file=args.compose_file,
+        force=args.force,
+    )
+    for path in written:
+        print(f"golden-gate: wrote {path}")
+    print("Next:")
+    steps = next_steps(golden=args.golden, baseline=args.baseline, compose_file=args.compose_file)
+    for number, step in enumerate(steps, start=1):
+        print(f"  {number}. {step}")
+    return EXIT_PASSED
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from golden_gate.demo import run_demo
+
+    return run_demo(out=args.out, variant=args.variant, junit_path=args.junit_xml)
