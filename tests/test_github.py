@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from golden_gate.action.github import ACTIONS_BOT, GitHub, GitHubError
+from golden_gate.action.github import GitHub
+from golden_gate.action.github.client import ACTIONS_BOT, GitHubError
 from golden_gate.rendering.render import marker
 from tests.fakes.github_server import (
     LARGE_FILE,

@@ -12,13 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from golden_gate.action.github import (
-    ACTIONS_BOT,
-    LABEL_COLOR,
-    LABEL_DESCRIPTION,
-    GitHub,
-    GitHubError,
-)
+from golden_gate.action.github import GitHub
+from golden_gate.action.github.client import ACTIONS_BOT, GitHubError
+from golden_gate.action.github.issues import LABEL_COLOR, LABEL_DESCRIPTION
 from golden_gate.errors import InputError
 from tests.fakes.github_server import GitHubServer, git_blob_sha
 

@@ -49,7 +49,7 @@ def read_at_ref(
 ) -> tuple[str | None, str]:
     """`path` at `ref` (contents API, then `git show`) and where it came from; None when it
     does not exist there. Raises `unavailable` when neither can say whether it exists."""
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
 
     where = f"{path} at {ref}"
     api_failure = "no GitHub token to read it with"
@@ -156,7 +156,7 @@ def baseline_trend(
 ) -> tuple[list[TrendPoint], str]:
     """For the Action: the baseline's versions at `ref` through the API, else from git, as
     trend points; and where they came from, or why there are none, for the log."""
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
 
     api_failure = "no GitHub token"
     if github is not None:

@@ -105,7 +105,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
     if ctx.event_name not in PULL_REQUEST_EVENTS or ctx.pr_number is None:
         return decide(ctx.event_name, force=settings.force, patterns=settings.paths)
     own = own_inputs(settings)
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
 
     github = github_client(settings, ctx)
     if github is not None:

@@ -130,7 +130,7 @@ def exit_for(outcome: Outcome, settings: ActionSettings) -> int:
 
 def post(settings: ActionSettings, ctx: Context, body: str) -> None:
     """Post or update the sticky comment; a failure is a warning, never a lost result."""
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
     from golden_gate.rendering.render import marker
 
     pr_number = ctx.pr_number

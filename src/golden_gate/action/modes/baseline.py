@@ -98,7 +98,7 @@ def pull_request_body(new: Report, old: Report | None, *, path: str, run_url: st
 def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
     """Evaluate, write the new baseline, and with open-pr propose it as a reviewed change."""
     from golden_gate.action.baseline import find_baseline
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
     from golden_gate.core.report import report_json
 
     if not settings.baseline:

@@ -98,7 +98,7 @@ def issue_body(
 
 def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     """A scheduled run: gate against the committed baseline; one issue while it fails."""
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
 
     notes: list[str] = []
     from golden_gate.action.baseline import BaselineUnavailable

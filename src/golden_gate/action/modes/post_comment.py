@@ -73,7 +73,7 @@ def _metadata(settings: ActionSettings) -> dict[str, Any]:
 def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import deterministic_view, find_baseline
     from golden_gate.action.common import github_client
-    from golden_gate.action.github import GitHubError
+    from golden_gate.action.github.client import GitHubError
     from golden_gate.core.report import DETERMINISTIC, load_report
     from golden_gate.pipeline import gate_and_render
     from golden_gate.rendering.render import marker
