@@ -2,5 +2,6 @@
 before a Jinja template (`templates/` at the top of the repository) sees it.
 
 escape · render (the PR comment and the job summary) · charts (Mermaid) · junit (JUnit XML) ·
-calibration (the calibration report).
+calibration (the calibration report) · promote (the baseline pull request's description) ·
+drift (the drift issue).
 """

@@ -9,40 +9,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
 from golden_gate import runner
 from golden_gate.action.common import find_baseline_for, github_client, run_url
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import baseline_unavailable, report_outcome
 from golden_gate.action.run import evaluated
-from golden_gate.core.gate import GateResult
-from golden_gate.core.report import Report, parse_report
+from golden_gate.core.report import parse_report
 from golden_gate.errors import InputError
 from golden_gate.files import WriteFailures
-from golden_gate.rendering.escape import code_span, inline
-from golden_gate.rendering.render import COMMENT_LIMIT, render
 
 if TYPE_CHECKING:
     from golden_gate.action.github import GitHub
+    from golden_gate.rendering.drift import Rewrite
 
 
 LABEL = "golden-gate-drift"
 
 
-class Rewrite(BaseModel):
-    """One version of the baseline file: when it was committed and its pass rate."""
-
-    sha: str
-    date: str
-    message: str
-    pass_rate: str
-
-
 def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) -> list[Rewrite]:
     """The baseline's versions, newest first; a version that is not a report says so."""
     from golden_gate.action.baseline import from_github
+    from golden_gate.rendering.drift import Rewrite
 
     rows = []
     for version in from_github(github, path, ref=ref, limit=limit):
@@ -62,43 +50,10 @@ def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) ->
     return rows
 
 
-def issue_title(gate: GateResult, branch: str) -> str:
-    rate = f"{gate.k}/{gate.n}" if gate.n else "no results"
-    return f"golden-gate: quality drift on {branch} ({rate})"
-
-
-def issue_body(
-    report: Report,
-    gate: GateResult,
-    *,
-    baseline: Report | None,
-    baseline_path: str | None,
-    history: list[Rewrite],
-    run_url: str | None,
-) -> str:
-    rows = [
-        {
-            "sha": code_span(r.sha, limit=12),
-            "date": inline(r.date, limit=10),
-            "message": inline(r.message, limit=100),
-            "pass_rate": inline(r.pass_rate, limit=40),
-        }
-        for r in history
-    ]
-    return render(
-        report,
-        gate,
-        baseline=baseline,
-        template="drift.md.j2",
-        limit=COMMENT_LIMIT,
-        baseline_path=baseline_path,
-        extra={"history": rows, "run_url": inline(run_url, limit=300) if run_url else None},
-    )
-
-
 def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     """A scheduled run: gate against the committed baseline; one issue while it fails."""
     from golden_gate.action.github.client import GitHubError
+    from golden_gate.rendering.drift import issue_body, issue_title
 
     notes: list[str] = []
     from golden_gate.action.baseline import BaselineUnavailable
