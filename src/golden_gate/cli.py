@@ -468,9 +468,16 @@ def _load_pair(
 
             render.prepare()
 
-    views = slim.load_pair(report, baseline, meanwhile=prepare)
-    # What was read lives until the command ends: the cyclic collector need not walk it again.
-    gc.freeze()
+    # What was read lives until the command ends: the cyclic collector need not walk it, not
+    # even once when it is switched on again (frozen first).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        views = slim.load_pair(report, baseline, meanwhile=prepare)
+        gc.freeze()
+    finally:
+        if enabled:
+            gc.enable()
     return views
 
 

@@ -16,6 +16,7 @@ does not read it does not check: a malformed run of an item no row shows goes un
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import gc
 import os
@@ -23,7 +24,7 @@ import pickle
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -235,12 +236,15 @@ def load_pair(
             os._exit(0)
     os.close(write)
     try:
-        base = load(baseline, rows=False, large=large)
-        if meanwhile is not None:
-            meanwhile()
-        with os.fdopen(read, "rb") as handed:
-            read = -1
-            view: SlimReport | None = pickle.load(handed)
+        # The collector waits till both are read: the baseline's objects, what `meanwhile`
+        # imports and the view handed back are all kept, and it would walk them again and again.
+        with _gc_paused():
+            base = load(baseline, rows=False, large=large)
+            if meanwhile is not None:
+                meanwhile()
+            with os.fdopen(read, "rb") as handed:
+                read = -1
+                view: SlimReport | None = pickle.load(handed)
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise
@@ -258,16 +262,22 @@ def _size(path: Path) -> int:
         return 0  # load_report says what is wrong with it
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _read_paused(path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
     # A large report is a few hundred thousand objects, all kept: the cyclic collector would
     # walk them again and again while they are made (see report.parse_report).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with _gc_paused():
         return _FileReport.read(path, rows=rows, chunk=chunk)
-    finally:
-        if paused:
-            gc.enable()
 
 
 class _Slow(Exception):
