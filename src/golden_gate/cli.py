@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -481,32 +482,51 @@ def _load_pair(
     return views
 
 
+@contextlib.contextmanager
+def _kept_till_the_end() -> Iterator[None]:
+    """The cyclic collector off while a command makes what it keeps; all of it frozen before
+    the collector runs again, so it is never walked (a collection of it finds nothing)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     from golden_gate.files import WriteFailures, write_result
     from golden_gate.gate import evaluate_gate
 
     settings = _gate_settings(args)
-    rendering = args.comment_out is not None or args.summary_out is not None
-    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
-    gate = evaluate_gate(report, baseline, settings)
-    _print_gate(gate)
-    failures = WriteFailures()
-    if args.comment_out is not None or args.summary_out is not None:
-        from golden_gate.render import render_comment, render_summary
+    # What the gate reads and renders is kept till the command ends: the cyclic collector
+    # would only walk it again and again (the JUnit report's full parse, below, is as ever).
+    with _kept_till_the_end():
+        rendering = args.comment_out is not None or args.summary_out is not None
+        report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
+        gate = evaluate_gate(report, baseline, settings)
+        _print_gate(gate)
+        failures = WriteFailures()
+        if args.comment_out is not None or args.summary_out is not None:
+            from golden_gate.render import render_comment, render_summary
 
-        for path, render, what in (
-            (args.comment_out, render_comment, "comment"),
-            (args.summary_out, render_summary, "summary"),
-        ):
-            if path is not None:
-                text = render(
-                    report,
-                    gate,
-                    baseline=baseline,
-                    comment_id=args.comment_id,
-                    history=_history(args, settings.confidence),
-                )
-                failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+            for path, render, what in (
+                (args.comment_out, render_comment, "comment"),
+                (args.summary_out, render_summary, "summary"),
+            ):
+                if path is not None:
+                    text = render(
+                        report,
+                        gate,
+                        baseline=baseline,
+                        comment_id=args.comment_id,
+                        history=_history(args, settings.confidence),
+                    )
+                    failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if args.junit_xml is not None:  # the report's full records: failures show their answers
         from golden_gate.junit import write_junit
         from golden_gate.report import load_report

@@ -238,7 +238,7 @@ def load_pair(
     try:
         # The collector waits till both are read: the baseline's objects, what `meanwhile`
         # imports and the view handed back are all kept, and it would walk them again and again.
-        with _gc_paused():
+        with gc_paused():
             base = load(baseline, rows=False, large=large)
             if meanwhile is not None:
                 meanwhile()
@@ -263,7 +263,8 @@ def _size(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
+    """The cyclic collector off, while many objects that are all kept are made."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -276,7 +277,7 @@ def _gc_paused() -> Iterator[None]:
 def _read_paused(path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
     # A large report is a few hundred thousand objects, all kept: the cyclic collector would
     # walk them again and again while they are made (see report.parse_report).
-    with _gc_paused():
+    with gc_paused():
         return _FileReport.read(path, rows=rows, chunk=chunk)
 
 
