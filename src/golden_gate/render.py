@@ -254,16 +254,24 @@ class _TagTally:
     """Each counted item's tags, counted once, again for a pass: over the columns, in C."""
 
     def __init__(self, items: slim.ItemColumns) -> None:
-        counted_ids = list(compress(items.ids, items.runs))
+        self._counted_ids = list(compress(items.ids, items.runs))
         self.tags = [tags or UNTAGGED for tags in compress(items.tags, items.runs)]
         counted_passes = list(compress(items.passes, items.runs))
-        counted_runs = list(compress(items.runs, items.runs))
-        twice = list(map(mul, counted_passes, repeat(2)))
-        passed = map(lt, counted_runs, twice)  # a strict majority of the runs passed
+        self._counted_runs = list(compress(items.runs, items.runs))
+        self._twice = list(map(mul, counted_passes, repeat(2)))
+        passed = map(lt, self._counted_runs, self._twice)  # a strict majority of the runs passed
         self.tagged = Counter(chain.from_iterable(self.tags))
         self.passes = Counter(chain.from_iterable(compress(self.tags, passed)))
-        self.failed = sorted(compress(counted_ids, map(ge, counted_runs, twice)))
-        self.position = dict(zip(counted_ids, range(len(counted_ids)), strict=True))
+
+    # Only the report's own tally needs these (a baseline's gives its tags' pass rates).
+    @cached_property
+    def failed(self) -> list[str]:
+        return sorted(compress(self._counted_ids, map(ge, self._counted_runs, self._twice)))
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        ids = self._counted_ids
+        return dict(zip(ids, range(len(ids)), strict=True))
 
 
 def _tally(report: Report | SlimReport) -> _TagTally:
