@@ -24,6 +24,7 @@ import pickle
 import re
 import signal
 import threading
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -113,6 +114,26 @@ class ItemColumns:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    # Handed from the copy that read a report to the process that gates it (load_pair): items
+    # share a few tag lists, so each distinct one goes once (and comes back shared: no one
+    # changes a column), and an item its number. Not with the default `()` among them, which
+    # would come back as an equal list.
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        if not any(map(isinstance, self.tags, repeat(tuple))):
+            keys = list(map(tuple, self.tags))
+            first = dict(zip(reversed(keys), reversed(self.tags), strict=True))
+            number = dict(zip(first, range(len(first)), strict=True))
+            state["tags"] = (list(first.values()), array("L", map(number.__getitem__, keys)))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if isinstance(state["tags"], tuple):
+            distinct, numbers = state["tags"]
+            state["tags"] = list(map(distinct.__getitem__, numbers))
+        for name, value in state.items():
+            setattr(self, name, value)
 
 
 class SlimReport:
