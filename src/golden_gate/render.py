@@ -7,7 +7,6 @@ scrubbed from what is rendered (see redaction.py).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections import Counter
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import ge, lt, mul
 from pathlib import Path
+from typing import ParamSpec
 
 import jinja2
 from pydantic import BaseModel
@@ -27,6 +27,7 @@ from golden_gate.gate import GateResult
 from golden_gate.report import ItemResult, Report, RuleChanges
 from golden_gate.slim import SlimReport
 
+P = ParamSpec("P")
 UNTAGGED = ["(untagged)"]
 
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
@@ -407,6 +408,23 @@ class _Context:
         }
 
 
+def _collector_paused(render: Callable[P, str]) -> Callable[P, str]:
+    """`render` with the cyclic collector off: the rows it reads and escapes are kept (the
+    summary shows them again), and the collector would walk them again and again while they
+    are made. The built-in templates leave next to no cycles behind; a user's template is not
+    trusted to, and renders with the collector on."""
+
+    @functools.wraps(render)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> str:
+        if kwargs.get("user_template") is not None:
+            return render(*args, **kwargs)
+        with slim.gc_paused():
+            return render(*args, **kwargs)
+
+    return paused
+
+
+@_collector_paused
 def render(
     report: Report | SlimReport,
     gate: GateResult,
@@ -435,56 +453,52 @@ def render(
         tmpl = env.get_template(name)
     except jinja2.TemplateError as exc:
         raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
-    # The rows read and escaped here are kept (the summary shows them again): the cyclic
-    # collector would walk them again and again while they are made. The built-in templates
-    # leave next to no cycles behind (a user's template is not trusted to).
-    with slim.gc_paused() if user_template is None else contextlib.nullcontext():
-        context = _Context(
-            report,
-            gate,
-            baseline=baseline,
-            comment_id=comment_id,
-            extra_notes=extra_notes or [],
-            baseline_path=baseline_path,
-            extra=extra,
-            unverified=unverified,
-            history=history,
-        )
-        # Each attempt's text, with how many rows it showed of each section it read: an attempt
-        # that would show as many of each of those renders the same text (nothing else in the
-        # context depends on the number), so it is not rendered again.
-        rendered: list[tuple[dict[str, int], str]] = []
+    context = _Context(
+        report,
+        gate,
+        baseline=baseline,
+        comment_id=comment_id,
+        extra_notes=extra_notes or [],
+        baseline_path=baseline_path,
+        extra=extra,
+        unverified=unverified,
+        history=history,
+    )
+    # Each attempt's text, with how many rows it showed of each section it read: an attempt
+    # that would show as many of each of those renders the same text (nothing else in the
+    # context depends on the number), so it is not rendered again.
+    rendered: list[tuple[dict[str, int], str]] = []
 
-        def attempt(max_rows: int) -> str:
-            shown = context.shown(max_rows)
-            for read, text in rendered:
-                if all(shown[section] == count for section, count in read.items()):
-                    return text
-            names: set[str] = set()
-            try:
-                text = redaction.scrub(tmpl.render(**context(max_rows, names.add)))
-            except jinja2.TemplateError as exc:
-                raise InputError(f"{user_template or name}: the template failed ({exc})") from None
-            rendered.append(({section: shown[section] for section in names}, text))
-            return text
+    def attempt(max_rows: int) -> str:
+        shown = context.shown(max_rows)
+        for read, text in rendered:
+            if all(shown[section] == count for section, count in read.items()):
+                return text
+        names: set[str] = set()
+        try:
+            text = redaction.scrub(tmpl.render(**context(max_rows, names.add)))
+        except jinja2.TemplateError as exc:
+            raise InputError(f"{user_template or name}: the template failed ({exc})") from None
+        rendered.append(({section: shown[section] for section in names}, text))
+        return text
 
-        most = max(len(context.report.items), 1)
-        body = attempt(most)
-        if measure(body) <= limit:
-            return body
-        low, high = 0, most  # invariant: attempt(high) is too long
-        best = attempt(0)
-        if measure(best) > limit:
-            unit = "bytes" if measure is utf8_bytes else "characters"
-            raise InputError(f"the rendered {name} exceeds {limit} {unit} even with no rows")
-        while high - low > 1:
-            mid = (low + high) // 2
-            text = attempt(mid)
-            if measure(text) <= limit:
-                low, best = mid, text
-            else:
-                high = mid
-        return best
+    most = max(len(context.report.items), 1)
+    body = attempt(most)
+    if measure(body) <= limit:
+        return body
+    low, high = 0, most  # invariant: attempt(high) is too long
+    best = attempt(0)
+    if measure(best) > limit:
+        unit = "bytes" if measure is utf8_bytes else "characters"
+        raise InputError(f"the rendered {name} exceeds {limit} {unit} even with no rows")
+    while high - low > 1:
+        mid = (low + high) // 2
+        text = attempt(mid)
+        if measure(text) <= limit:
+            low, best = mid, text
+        else:
+            high = mid
+    return best
 
 
 def prepare() -> None:
