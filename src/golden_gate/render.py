@@ -504,7 +504,8 @@ def render(
 def prepare() -> None:
     """Compile the built-in templates now (a command with time to spare before it renders)."""
     env = _environment(templates_dir(), None)
-    for name in ("comment.md.j2", "summary.md.j2"):
+    # The parts they include too: compiled when first included otherwise, at the first render.
+    for name in ("comment.md.j2", "summary.md.j2", "_body.md.j2", "_table.md.j2"):
         env.get_template(name)
 
 
