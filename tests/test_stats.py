@@ -166,45 +166,6 @@ def test_sign_test_equals_scipy_binomtest():
             assert sign_test_p(b, c) == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
-def bdtrc_steps(n_max: int = 64) -> tuple[str, ...]:
-    """stats._BDTRC_STEPS made again from scipy: how many floats bdtrc lies from the exact tail."""
-    from scipy.special import bdtrc
-
-    rows = []
-    for n in range(1, n_max + 1):
-        row = ""
-        for b in range(1, n + 1):
-            exact = sum(math.comb(n, i) for i in range(b, n + 1)) / (1 << n)
-            theirs = float(min(1.0, bdtrc(b - 1, n, 0.5)))
-            steps, p = 0, exact
-            while p != theirs:
-                p = math.nextafter(p, math.inf if theirs > exact else 0.0)
-                steps += 1
-                assert steps <= 26, (b, n)  # a few floats: the exact tail and scipy's agree
-            row += stats._STEP_DIGITS[26 + (steps if theirs > exact else -steps)]
-        rows.append(row)
-    return tuple(rows)
-
-
-def test_the_small_sign_test_table_is_scipys():
-    assert bdtrc_steps(len(stats._BDTRC_STEPS)) == stats._BDTRC_STEPS
-
-
-def test_the_small_sign_test_is_scipys_to_the_last_bit_and_decides_as_it_does():
-    # Without scipy up to 64 discordant items, with it from 65 on: the same p-value either way.
-    from scipy.special import bdtrc
-
-    alphas = (0.001, 0.01, 1 / 64, 0.05, 0.0625, 0.1, 0.25, 0.5)
-    for n in range(1, 81):
-        for b in range(1, n + 1):
-            theirs = float(min(1.0, bdtrc(b - 1, n, 0.5)))
-            ours = sign_test_p(b, n - b)
-            assert ours == theirs, (b, n)
-            exact = Fraction(sum(math.comb(n, i) for i in range(b, n + 1)), 1 << n)
-            assert ours == pytest.approx(float(exact), rel=1e-14)
-            assert [ours < a for a in alphas] == [theirs < a for a in alphas]
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=80))
 def test_one_run_per_item_is_exactly_the_sign_test(pairs):

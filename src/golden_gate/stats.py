@@ -1,8 +1,7 @@
 """The statistics of the gate: pure functions, no I/O (DESIGN §4).
 
 Only `scipy.special` and numpy are used, imported when needed: `scipy.stats` costs about a
-second to import and a skipped run or a small gate should not pay it. The sign test over up
-to 64 discordant items imports neither (`_small_sign_test_p`: scipy's value, to the last bit).
+second to import and a skipped run or a small gate should not pay it.
 """
 
 from __future__ import annotations
@@ -59,26 +58,9 @@ def sign_test_p(b: int, c: int) -> float:
         raise ValueError("discordant counts cannot be negative")
     if b == 0:
         return 1.0
-    if b + c <= len(_BDTRC_STEPS):
-        return _small_sign_test_p(b, b + c)
     from scipy.special import bdtrc  # P(X > k): the upper binomial tail
 
     return float(min(1.0, bdtrc(b - 1, b + c, 0.5)))
-
-
-def _small_sign_test_p(b: int, n: int) -> float:
-    """scipy's `min(1, bdtrc(b - 1, n, 0.5))` for n ≤ 64, without importing scipy (a small
-    gate would spend most of its time on that): the exact tail P(X >= b) = Σ C(n, i) / 2^n,
-    in integers and correctly rounded, moved by as many floats as scipy's value lies from it
-    (a few at most: `_BDTRC_STEPS`, made from scipy and compared with it for every b and n in
-    tests/test_stats.py). The p-value stays scipy's to the last bit, so no output changes.
-    """
-    p = sum(math.comb(n, i) for i in range(b, n + 1)) / (1 << n)
-    steps = _STEP_DIGITS.index(_BDTRC_STEPS[n - 1][b - 1]) - 26
-    toward = math.inf if steps > 0 else 0.0
-    for _ in range(abs(steps)):
-        p = math.nextafter(p, toward)
-    return p
 
 
 def min_discordant_for_significance(alpha: float) -> int:
@@ -265,75 +247,3 @@ def per_run_variance(passes: int, runs: int) -> float | None:
 def floor_percent(value: float) -> str:
     """A proportion as a whole percentage rounded down: a bound is never overstated."""
     return f"{math.floor(value * 100 + 1e-9)}%"
-
-
-# How far scipy's bdtrc(b - 1, n, 0.5) lies from the exact tail, in floats: row n - 1, column
-# b - 1; "0" none, "a".."z" 1..26 floats above it, "A".."Z" 1..26 below (scipy 1.17.1;
-# tests/test_stats.py makes the table again from scipy and compares).
-_STEP_DIGITS = "ZYXWVUTSRQPONMLKJIHGFEDCBA0abcdefghijklmnopqrstuvwxyz"
-_BDTRC_STEPS = (
-    "0",
-    "00",
-    "000",
-    "0000",
-    "00000",
-    "00AbaB",
-    "00bBG00",
-    "000AbB00",
-    "0000aA000",
-    "0000BcAc00",
-    "00000D0aB00",
-    "00000AbbabaB",
-    "0000a0AaCcaAa",
-    "000000BdBacAc0",
-    "00000A0CacBbB00",
-    "0000000AbaC00000",
-    "0000000000aAAb000",
-    "000000a000AE00aba0",
-    "000000000b0BBCabb00",
-    "000000000bEaAC0AAbA0",
-    "00000000ac0FCaAabb00B",
-    "000000000bgND0A0ABBcA0",
-    "000000000A0BaeAA0Eaabaa",
-    "00000000000CfaAA0a0ac00B",
-    "00000000aaA0CAcJId0CDbADA",
-    "00000000000B0ad0AaEg0aA0ca",
-    "0000000000A0Bac0gCaDa0AAbcB",
-    "000000000000baBC0bAa0ADEa0DB",
-    "000000000000A0CAd00cDaAA0bDA0",
-    "0000000000000DaBg0Bf0BBdAcaccb",
-    "0000000000000adEHCaBceA0abAACaB",
-    "00000000000000bcFEABBa0000B0bAA0",
-    "0000000000000Aa00ACddabd0bABhba00",
-    "00000000000000C00AAkBdhaciabbeBA0a",
-    "0000000000000A0a0dACBkABefee0cb00a0",
-    "00000000000000000bEAb0aABaAeA0CBBBBD",
-    "00000000000000a00CFfabEAFbDbcaBa00BB0",
-    "0000000000000000bd00GJAdc0DcgdAaB00Bb0",
-    "000000000000000a0c0G0F0IadcdaAdabCEDbAB",
-    "00000000000000000000aAb0bcCad00fd0bbcbac",
-    "0000000000000000A0bcBFCAeecaadBgDBfba00c0",
-    "0000000000000000A0BADgbjaha0Aage0aabbcecaB",
-    "000000000000000000aBbaDdCADCceG0caaDaaAAACC",
-    "0000000000000000000ab0aDEBCBdE0AB0FI0ACbBACA",
-    "000000000000000000aA0DEgacFaaAEBABBabAabCEA00",
-    "000000000000000000a0BbdHDgAICb0ebAACcccbEDGcba",
-    "00000000000000000000bdEcjIGB0aACa0FAgbcdaED000B",
-    "00000000000000000000AaDBchEdABaI0BbC00BCDCADaaAB",
-    "00000000000000000000AaA0aabDe0DaegFcA0C00EC0CaB0B",
-    "000000000000000000000Aa0aBACdAfaaEBAEdcdBbAceEba0a",
-    "000000000000000000000aA0Caf0dDDaAabaddAAHGEbga0da00",
-    "00000000000000000000000A000acaaB0CAIeBeACAB0aABaEcB0",
-    "000000000000000000000000BbbDeaBcDGBGBedBHDAbdABBafBa0",
-    "0000A0000000000000000AAaA0AbaeDfdbGA0bDbEcaADabAab0000",
-    "000000000000A0A00000000BBFDbhkgfDcfabbIAb0aAe0cCgfec0ba",
-    "00000000000000000000000ACaBfNbCjf0bBBabdc0A0a0cdbaAceab0",
-    "00000000000000000000000b0abCAeBEaJAEbdEeAJEDA0BDFAaD0A0BB",
-    "00a0000000000000000000000a0bDhDaDdfaa0AaCAEB0CbHB0aA0BcCC0",
-    "0000000000000000000000000A0bbDDD0cAcGDACBB0AA0b0bdBcCCaBa00",
-    "0A0000000000000000000000aa0aBAbcBaEHeHaeIDah0cAcEbaa0cAHD000",
-    "0A00000000000000000000aa00aaBADbbD0cBGDeB00ecC0abaB0cGcBAaAAa",
-    "0A00000000000000000000000000aA00aD0AcBBegNbiaaGabcaAAebEAcAaa0",
-    "0A0000000000000000000000000aBbaFADfDbbAaba0ecCHACCeaAB0ABC0ac00",
-    "0A00000000000000000000a000000cbcFEEbacAAaFFFfdAeeFE0D0EEBa0aaAAB",
-)
