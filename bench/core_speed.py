@@ -10,10 +10,11 @@ during the run weighs on every tree alike:
 - start-up to first request: `golden-gate eval` with the LLM judge (the bench's stand-in
   OpenAI-compatible judge) against the bench's stand-in assistant, from the process's spawn
   to the first request arriving at the assistant;
-- `gate` on a small pair: the demo's report against the bundled baseline (14 items), wall;
+- `gate` on a small pair: the demo's report against the bundled baseline (14 items), wall and
+  CPU (user + system);
 - `gate` on the 100k pair (bench/core_scale.py's reports, written once): gate, comment and
-  job summary to files, wall and peak RSS (`os.wait4`'s rusage: the process and any child it
-  waited for), and the sha256 of what it printed and wrote, so two trees can be compared.
+  job summary to files, wall, CPU and peak RSS (`os.wait4`'s rusage: the process and any child
+  it waited for), and the sha256 of what it printed and wrote, so two trees can be compared.
 
 A tree without `gate --comment-out` (before the slim view) runs the same work through its
 library: load both reports, gate, print as `gate` prints, render the comment and summary.
@@ -94,6 +95,12 @@ def _golden_gate(tree: Path) -> list[str]:
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int, str]:
     """Wall seconds, exit code, peak RSS (KiB, the process and its waited children), stdout."""
+    wall, code, peak, _, stdout = _run_cpu(argv, env, cwd)
+    return wall, code, peak, stdout
+
+
+def _run_cpu(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int, float, str]:
+    """`_run`, with the CPU seconds (user + system) of the process and its waited children."""
     with tempfile.TemporaryFile("w+") as out:
         started = time.perf_counter()
         proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL)
@@ -101,7 +108,8 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, i
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
-        return wall, proc.returncode, usage.ru_maxrss, out.read()
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, proc.returncode, usage.ru_maxrss, cpu, out.read()
 
 
 # -- start-up to first request --------------------------------------------------------------
@@ -181,15 +189,21 @@ def _has_gate_files(tree: Path) -> bool:
 
 
 def gate_small(trees: list[Path], runs: int) -> list[dict[str, Any]]:
-    """`golden-gate gate` on the demo's report and the bundled baseline: wall seconds."""
+    """`golden-gate gate` on the demo's report and the bundled baseline: wall and CPU seconds."""
     pair = [str(PAIRS / "demo" / "report.json"), str(PAIRS / "demo" / "baseline.json")]
     walls: list[list[float]] = [[] for _ in trees]
+    cpus: list[list[float]] = [[] for _ in trees]
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(runs):
             for n, tree in enumerate(trees):
                 argv = [*_golden_gate(tree), "gate", *pair]
-                walls[n].append(_run(argv, _env(tree), Path(tmp))[0])
-    return [{"small_s": statistics.median(w), "small_walls": w} for w in walls]
+                wall, _, _, cpu, _ = _run_cpu(argv, _env(tree), Path(tmp))
+                walls[n].append(wall)
+                cpus[n].append(cpu)
+    return [
+        {"small_s": statistics.median(w), "small_walls": w, "small_cpu_s": statistics.median(c)}
+        for w, c in zip(walls, cpus, strict=True)
+    ]
 
 
 def write_pair(directory: Path, items: int = ITEMS, regressions: int = REGRESSIONS) -> Path:
@@ -206,6 +220,7 @@ def write_pair(directory: Path, items: int = ITEMS, regressions: int = REGRESSIO
 def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]:
     """Gate, comment and summary on a large pair: wall, peak RSS and what came out."""
     walls: list[list[float]] = [[] for _ in trees]
+    cpus: list[list[float]] = [[] for _ in trees]
     peaks: list[list[float]] = [[] for _ in trees]
     outputs: list[set[tuple[str, ...]]] = [set() for _ in trees]
     with tempfile.TemporaryDirectory() as tmp:
@@ -220,10 +235,11 @@ def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]
                 else:
                     files = [report, baseline, str(comment), str(summary)]
                     argv = [sys.executable, "-c", LIBRARY_GATE, *files]
-                wall, code, peak, stdout = _run(argv, _env(tree), work)
+                wall, code, peak, cpu, stdout = _run_cpu(argv, _env(tree), work)
                 if code not in (0, 1):
                     raise RuntimeError(f"gate exited {code}")
                 walls[n].append(wall)
+                cpus[n].append(cpu)
                 peaks[n].append(peak / 1024)
                 texts = (stdout, comment.read_text(), summary.read_text())
                 outputs[n].add(tuple(hashlib.sha256(t.encode()).hexdigest() for t in texts))
@@ -231,10 +247,11 @@ def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]
         {
             "large_s": statistics.median(w),
             "large_walls": w,
+            "large_cpu_s": statistics.median(c),
             "large_peak_mib": max(p),
             "outputs": sorted(o),
         }
-        for w, p, o in zip(walls, peaks, outputs, strict=True)
+        for w, c, p, o in zip(walls, cpus, peaks, outputs, strict=True)
     ]
 
 
@@ -261,9 +278,14 @@ def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
 
     line("start-up to first request (eval, LLM judge)", lambda r: f"{r['first_request_s']:.2f} s")
     line("`gate` on a small pair (14 items), wall", lambda r: f"{r['small_s']:.2f} s")
+    line("the same, CPU (user + system)", lambda r: f"{r['small_cpu_s']:.2f} s")
     line(
         "`gate` on the 100k pair + comment + summary, wall",
         lambda r: f"**{r['large_s']:.2f} s**",
+    )
+    line(
+        "the same, CPU (user + system, the forked copy included)",
+        lambda r: f"{r['large_cpu_s']:.2f} s",
     )
     line("the same, peak RSS", lambda r: f"{r['large_peak_mib']:,.0f} MiB")
     return "\n".join(lines)
@@ -276,6 +298,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
+    load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="golden-gate-pair-") as tmp:
         items = 10_000 if args.quick else ITEMS
         pair = write_pair(Path(tmp), items, items // 50)
@@ -288,6 +311,10 @@ def main() -> None:
             results = measure([tree for _, tree in trees], pair, runs=runs)
         rows = [(label, result) for (label, _), result in zip(trees, results, strict=True)]
     print(table(rows))
+    load_at_end = os.getloadavg()[0]
+    print(
+        f"\nLoad average (1 min): {load_at_start:.2f} at the start, {load_at_end:.2f} at the end."
+    )
     if len({tuple(r["outputs"]) for _, r in rows}) == 1 and all(
         len(r["outputs"]) == 1 for _, r in rows
     ):

@@ -19,6 +19,7 @@ together, and the full parse it falls back to is report.py's.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 import gc
 import os
@@ -26,7 +27,8 @@ import pickle
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -115,6 +117,26 @@ class ItemColumns:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    # Handed from the copy that read a report to the process that gates it (load_pair): items
+    # share a few tag lists, so each distinct one goes once (and comes back shared: no one
+    # changes a column), and an item its number. Not with the default `()` among them, which
+    # would come back as an equal list.
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        if not any(map(isinstance, self.tags, repeat(tuple))):
+            keys = list(map(tuple, self.tags))
+            first = dict(zip(reversed(keys), reversed(self.tags), strict=True))
+            number = dict(zip(first, range(len(first)), strict=True))
+            state["tags"] = (list(first.values()), array("L", map(number.__getitem__, keys)))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if isinstance(state["tags"], tuple):
+            distinct, numbers = state["tags"]
+            state["tags"] = list(map(distinct.__getitem__, numbers))
+        for name, value in state.items():
+            setattr(self, name, value)
 
 
 class SlimReport:
@@ -227,6 +249,9 @@ def load_pair(
     pid = os.fork()
     if pid == 0:  # the copy: read the report, hand its view back, and leave at once
         try:
+            # Nothing to collect before it leaves; on, the collector would walk all that was
+            # read as soon as the view's hand-over allocates (0.1 s on a 100k report).
+            gc.disable()
             os.close(read)
             try:
                 found: SlimReport | None = _read_paused(Path(report), rows=True)
@@ -238,12 +263,15 @@ def load_pair(
             os._exit(0)
     os.close(write)
     try:
-        base = load(baseline, rows=False, large=large)
-        if meanwhile is not None:
-            meanwhile()
-        with os.fdopen(read, "rb") as handed:
-            read = -1
-            view: SlimReport | None = pickle.load(handed)
+        # The collector waits till both are read: the baseline's objects, what `meanwhile`
+        # imports and the view handed back are all kept, and it would walk them again and again.
+        with gc_paused():
+            base = load(baseline, rows=False, large=large)
+            if meanwhile is not None:
+                meanwhile()
+            with os.fdopen(read, "rb") as handed:
+                read = -1
+                view: SlimReport | None = pickle.load(handed)
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise
@@ -261,16 +289,23 @@ def _size(path: Path) -> int:
         return 0  # load_report says what is wrong with it
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic collector off, while many objects that are all kept are made."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _read_paused(path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
     # A large report is a few hundred thousand objects, all kept: the cyclic collector would
     # walk them again and again while they are made (see report.parse_report).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _FileReport.read(path, rows=rows, chunk=chunk)
-    finally:
-        if paused:
-            gc.enable()
 
 
 class _Slow(Exception):

@@ -17,6 +17,7 @@ from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import ge, lt, mul
 from pathlib import Path
+from typing import ParamSpec
 
 import jinja2
 from pydantic import BaseModel
@@ -31,6 +32,7 @@ from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.rendering.escape import code_span, inline, marker_id
 
+P = ParamSpec("P")
 UNTAGGED = ["(untagged)"]
 
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
@@ -258,16 +260,24 @@ class _TagTally:
     """Each counted item's tags, counted once, again for a pass: over the columns, in C."""
 
     def __init__(self, items: slim.ItemColumns) -> None:
-        counted_ids = list(compress(items.ids, items.runs))
+        self._counted_ids = list(compress(items.ids, items.runs))
         self.tags = [tags or UNTAGGED for tags in compress(items.tags, items.runs)]
         counted_passes = list(compress(items.passes, items.runs))
-        counted_runs = list(compress(items.runs, items.runs))
-        twice = list(map(mul, counted_passes, repeat(2)))
-        passed = map(lt, counted_runs, twice)  # a strict majority of the runs passed
+        self._counted_runs = list(compress(items.runs, items.runs))
+        self._twice = list(map(mul, counted_passes, repeat(2)))
+        passed = map(lt, self._counted_runs, self._twice)  # a strict majority of the runs passed
         self.tagged = Counter(chain.from_iterable(self.tags))
         self.passes = Counter(chain.from_iterable(compress(self.tags, passed)))
-        self.failed = sorted(compress(counted_ids, map(ge, counted_runs, twice)))
-        self.position = dict(zip(counted_ids, range(len(counted_ids)), strict=True))
+
+    # Only the report's own tally needs these (a baseline's gives its tags' pass rates).
+    @cached_property
+    def failed(self) -> list[str]:
+        return sorted(compress(self._counted_ids, map(ge, self._counted_runs, self._twice)))
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        ids = self._counted_ids
+        return dict(zip(ids, range(len(ids)), strict=True))
 
 
 def _tally(report: Report | SlimReport) -> _TagTally:
@@ -403,6 +413,23 @@ class _Context:
         }
 
 
+def _collector_paused(render: Callable[P, str]) -> Callable[P, str]:
+    """`render` with the cyclic collector off: the rows it reads and escapes are kept (the
+    summary shows them again), and the collector would walk them again and again while they
+    are made. The built-in templates leave next to no cycles behind; a user's template is not
+    trusted to, and renders with the collector on."""
+
+    @functools.wraps(render)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> str:
+        if kwargs.get("user_template") is not None:
+            return render(*args, **kwargs)
+        with slim.gc_paused():
+            return render(*args, **kwargs)
+
+    return paused
+
+
+@_collector_paused
 def render(
     report: Report | SlimReport,
     gate: GateResult,
@@ -482,7 +509,8 @@ def render(
 def prepare() -> None:
     """Compile the built-in templates now (a command with time to spare before it renders)."""
     env = _environment(templates_dir(), None)
-    for name in ("comment.md.j2", "summary.md.j2"):
+    # The parts they include too: compiled when first included otherwise, at the first render.
+    for name in ("comment.md.j2", "summary.md.j2", "_body.md.j2", "_table.md.j2"):
         env.get_template(name)
 
 
