@@ -184,8 +184,10 @@ def first_request(trees: list[Path], runs: int) -> list[dict[str, Any]]:
 
 
 def _has_gate_files(tree: Path) -> bool:
-    """`gate --comment-out --summary-out` came with the slim view (golden_gate/core/slim.py)."""
-    return (tree / "src" / "golden_gate" / "slim.py").is_file()
+    """`gate --comment-out --summary-out` came with the slim view (slim.py, since step 15 in
+    golden_gate/core/)."""
+    package = tree / "src" / "golden_gate"
+    return (package / "slim.py").is_file() or (package / "core" / "slim.py").is_file()
 
 
 def gate_small(trees: list[Path], runs: int) -> list[dict[str, Any]]:
@@ -236,7 +238,7 @@ def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]
                     files = [report, baseline, str(comment), str(summary)]
                     argv = [sys.executable, "-c", LIBRARY_GATE, *files]
                 wall, code, peak, cpu, stdout = _run_cpu(argv, _env(tree), work)
-                if code not in (0, 1):
+                if code not in (0, 1) or not stdout:  # a crash exits 1 too, and prints nothing
                     raise RuntimeError(f"gate exited {code}")
                 walls[n].append(wall)
                 cpus[n].append(cpu)
