@@ -18,10 +18,7 @@ from golden_gate.action.scope import (
     git_changed_files,
     repo_path,
 )
-from golden_gate.errors import (
-    EXIT_PASSED,
-    GateError,
-)
+from golden_gate.errors import EXIT_PASSED, GateError
 from golden_gate.evaluation import providers
 
 if TYPE_CHECKING:

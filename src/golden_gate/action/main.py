@@ -9,28 +9,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
 from golden_gate import runner
+from golden_gate.action.common import mask_secrets
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings, read_action_settings
-from golden_gate.errors import (
-    EXIT_BAD_INPUT,
-    EXIT_INCOMPLETE,
-    EXIT_PASSED,
-    GateError,
-)
-
-if TYPE_CHECKING:
-    pass
-
-from golden_gate.action.common import mask_secrets
 from golden_gate.action.modes.baseline import baseline_mode
 from golden_gate.action.modes.calibrate import calibrate_mode
 from golden_gate.action.modes.drift import drift_mode
 from golden_gate.action.modes.gate import gate_mode
 from golden_gate.action.modes.merge import merge_mode
 from golden_gate.action.modes.post_comment import post_comment_mode
+from golden_gate.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_PASSED, GateError
 
 DISPATCH: dict[str, Callable[[ActionSettings, Context], int]] = {
     "gate": gate_mode,

@@ -14,12 +14,7 @@ from golden_gate import runner
 from golden_gate.action.common import github_client, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
-from golden_gate.errors import (
-    EXIT_FAILED,
-    EXIT_INCOMPLETE,
-    EXIT_PASSED,
-    GateError,
-)
+from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, GateError
 from golden_gate.files import WriteFailures, write_result
 
 if TYPE_CHECKING:

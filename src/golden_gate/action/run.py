@@ -12,10 +12,7 @@ from golden_gate import runner
 from golden_gate.action.common import github_client, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
-from golden_gate.action.scope import (
-    Scope,
-    repo_path,
-)
+from golden_gate.action.scope import Scope, repo_path
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 
 M = TypeVar("M", bound=BaseModel)
-Handler = Callable[[argparse.Namespace], int]
-EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
 
 
 class _HelpFormatter(argparse.HelpFormatter):

@@ -12,11 +12,7 @@ from pydantic import BaseModel
 
 from golden_gate.core.report import Report
 from golden_gate.core.slim import SlimReport
-from golden_gate.core.stats import (
-    min_discordant_for_significance,
-    power_of,
-    wilson_lower_bound,
-)
+from golden_gate.core.stats import min_discordant_for_significance, power_of, wilson_lower_bound
 from golden_gate.core.tally import Tally, tally_of
 
 if TYPE_CHECKING:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from golden_gate.core.calibration import (
@@ -29,6 +30,7 @@ from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.judge import Judge, JudgeError, JudgeSettings, make_judge
 
 
+@dataclass
 class _Counts:
     judge_calls: int = 0
     cache_hits: int = 0

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from golden_gate.core.agreement import (
-    Kappa,
-    landis_koch,
-)
+from golden_gate.core.agreement import Kappa, landis_koch
 from golden_gate.core.calibration import CalibrationReport
 from golden_gate.rendering.escape import code_span, inline
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from golden_gate.action.github.client import Client, GitHubError, first_line
 from golden_gate.errors import InputError
 
 if TYPE_CHECKING:
     from github.Issue import Issue
     from github.IssueComment import IssueComment
 
-from golden_gate.action.github.client import Client, GitHubError, first_line
 
 LABEL_COLOR = "d93f0b"  # a drift label's colour when golden-gate makes it
 LABEL_DESCRIPTION = "Opened by golden-gate while the scheduled evaluation finds quality drift"

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from golden_gate.action.github.client import FILES_CAP, Client, GitHubError
 from golden_gate.errors import InputError
 
 if TYPE_CHECKING:
     from github.GitRef import GitRef
     from github.PullRequest import PullRequest
-
-from golden_gate.action.github.client import FILES_CAP, Client, GitHubError
 
 
 @dataclass(frozen=True)

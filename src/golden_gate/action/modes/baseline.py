@@ -10,11 +10,7 @@ from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import judge_cache_summary, report_cache
 from golden_gate.action.run import evaluated
-from golden_gate.errors import (
-    EXIT_INCOMPLETE,
-    EXIT_PASSED,
-    InputError,
-)
+from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.files import WriteFailures, write_result
 
 

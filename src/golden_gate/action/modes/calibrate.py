@@ -4,22 +4,13 @@ between runs as for a gate run.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from golden_gate import runner
+from golden_gate.action.common import judge_key_available
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
-from golden_gate.errors import (
-    EXIT_INCOMPLETE,
-    InputError,
-)
-from golden_gate.files import WriteFailures
-
-if TYPE_CHECKING:
-    pass
-
-from golden_gate.action.common import judge_key_available
 from golden_gate.action.results import judge_cache_summary
+from golden_gate.errors import EXIT_INCOMPLETE, InputError
+from golden_gate.files import WriteFailures
 
 
 def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:

@@ -25,10 +25,7 @@ from golden_gate.action.results import (
     report_outcome,
 )
 from golden_gate.action.run import evaluated
-from golden_gate.errors import (
-    EXIT_INCOMPLETE,
-    EXIT_PASSED,
-)
+from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:

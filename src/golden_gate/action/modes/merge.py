@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from golden_gate import runner
+from golden_gate.action.common import baseline_history_for, find_baseline_for, in_scope, skip
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
+from golden_gate.action.results import baseline_unavailable, finish, report_outcome
 from golden_gate.errors import InputError
 from golden_gate.files import WriteFailures
-
-if TYPE_CHECKING:
-    pass
-
-from golden_gate.action.common import baseline_history_for, find_baseline_for, in_scope, skip
-from golden_gate.action.results import baseline_unavailable, finish, report_outcome
 
 
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
