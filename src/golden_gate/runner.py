@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -160,13 +159,3 @@ def write_summary(markdown: str, env: Mapping[str, str] | None = None) -> None:
         kept = data[: SUMMARY_LIMIT - 200].decode("utf-8", "ignore").rpartition("\n")[0]
         markdown = kept + "\n\n_(summary cut at the runner's 1 MiB limit; see report.json)_\n"
     _append("GITHUB_STEP_SUMMARY", markdown, env)
-
-
-def interrupt_on_sigterm() -> None:
-    """Turn SIGTERM into KeyboardInterrupt, so `finally` blocks (compose down) still run: the
-    runner cancels a step with SIGINT then SIGTERM, `docker stop` and `kill` send SIGTERM."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 
-from golden_gate import runner
+from golden_gate import process, runner
 from golden_gate.action.common import mask_secrets
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings, read_action_settings
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
 
         down_from_state(env)
         return EXIT_PASSED
-    runner.interrupt_on_sigterm()
+    process.start()
     ctx: Context | None = None
     try:
         runner.check_file_commands(env)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from golden_gate import __version__, runner
+from golden_gate import __version__, process
 from golden_gate.cli.commands import (
     cmd_calibrate,
     cmd_demo,
@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    runner.interrupt_on_sigterm()
+    process.start()
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
