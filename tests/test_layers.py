@@ -5,6 +5,7 @@ the import, when a copy of the tree gains an import that points up a layer or cl
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -108,6 +109,11 @@ def test_every_mode_the_inputs_accept_has_a_module_to_run_it() -> None:
     assert set(DISPATCH) == set(MODES)
     for mode, run in DISPATCH.items():
         assert run.__module__ == "golden_gate.action.modes." + mode.replace("-", "_")
+    import yaml
+
+    described = yaml.safe_load((ROOT / "action.yml").read_text())["inputs"]["mode"]
+    for mode in MODES:  # action.yml tells users what each mode does
+        assert re.search(rf"(^|[ ,]){re.escape(mode)} \(", described["description"]), mode
 
 
 def test_the_core_reads_no_environment() -> None:
