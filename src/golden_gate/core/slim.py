@@ -12,7 +12,7 @@ A report under 1 MiB, one not written indented, or one this path finds anything 
 parsed in full (report.py), so a bad report gets the same sentence as ever. What the fast path
 does not read it does not check: a malformed run of an item no row shows goes unnoticed.
 
-About 530 lines, one module: it is one parser; the fast path and the columns it fills change
+About 570 lines, one module: it is one parser; the fast path and the columns it fills change
 together, and the full parse it falls back to is report.py's.
 """
 

@@ -4,7 +4,7 @@ All text that comes from questions, answers, judge comments or ids is escaped he
 reaches a template, so a user's own template cannot forget to; every registered secret is
 scrubbed from what is rendered (see redaction.py).
 
-About 500 lines, one module: the comment and the summary share every row, table, chart and
+About 520 lines, one module: the comment and the summary share every row, table, chart and
 escape, and a template sees one context built here.
 """
 
