@@ -4,8 +4,6 @@ returns the exit code."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,8 +54,6 @@ def _load_pair(
     report: Path, baseline: Path | None, *, builtin_templates: bool = False
 ) -> tuple[SlimReport, SlimReport | None]:
     """The report and the baseline as slim views: a large one is read without its runs."""
-    import gc
-
     from golden_gate.core import slim
 
     def prepare() -> None:  # while the other core reads the report (slim.load_pair)
@@ -71,60 +67,35 @@ def _load_pair(
 
     # What was read lives until the command ends: the cyclic collector need not walk it, not
     # even once when it is switched on again (frozen first).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        views = slim.load_pair(report, baseline, meanwhile=prepare)
-        gc.freeze()
-    finally:
-        if enabled:
-            gc.enable()
-    return views
-
-
-@contextlib.contextmanager
-def _kept_till_the_end() -> Iterator[None]:
-    """The cyclic collector off while a command makes what it keeps; all of it frozen before
-    the collector runs again, so it is never walked (a collection of it finds nothing)."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
+    with slim.gc_paused(freeze=True):
+        return slim.load_pair(report, baseline, meanwhile=prepare)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.slim import gc_paused
     from golden_gate.files import WriteFailures, write_result
 
     settings = gate_settings(args)
     # What the gate reads and renders is kept till the command ends: the cyclic collector
     # would only walk it again and again (the JUnit report's full parse, below, is as ever).
-    with _kept_till_the_end():
+    with gc_paused(freeze=True):
         rendering = args.comment_out is not None or args.summary_out is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
         gate = evaluate_gate(report, baseline, settings)
         _print_gate(gate)
         failures = WriteFailures()
-        if args.comment_out is not None or args.summary_out is not None:
+        if rendering:
             from golden_gate.rendering.render import render_comment, render_summary
 
+            history = _history(args, settings.confidence)  # read once for both
             for path, render, what in (
                 (args.comment_out, render_comment, "comment"),
                 (args.summary_out, render_summary, "summary"),
             ):
                 if path is not None:
                     text = render(
-                        report,
-                        gate,
-                        baseline=baseline,
-                        comment_id=args.comment_id,
-                        history=_history(args, settings.confidence),
+                        report, gate, baseline=baseline, comment_id=args.comment_id, history=history
                     )
                     failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if args.junit_xml is not None:  # the report's full records: failures show their answers

@@ -290,13 +290,17 @@ def _size(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic collector off, while many objects that are all kept are made."""
+def gc_paused(*, freeze: bool = False) -> Iterator[None]:
+    """The cyclic collector off, while many objects that are all kept are made. `freeze`: and
+    what exists then is frozen before it runs again, so it never walks it (for what is kept
+    until the process ends)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if freeze:
+            gc.freeze()
         if enabled:
             gc.enable()
 
