@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from golden_gate.core import slim
 from golden_gate.core.report import parse_report
 from golden_gate.core.stats import wilson_lower_bound
+from golden_gate.core.tally import Tally
 from golden_gate.errors import GateError
 from golden_gate.git import git
 from golden_gate.rendering.charts import TrendPoint
@@ -65,14 +66,13 @@ def _point(text: str, *, source: str, label: str, confidence: float) -> TrendPoi
             path = Path(folder) / "report.json"
             path.write_text(text, encoding="utf-8")
             items = slim.load(path, rows=False).items
-    counted = [(p, r) for p, r in zip(items.passes, items.runs, strict=True) if r]
-    if not counted:
+    tally = Tally(items)  # counted as the gate counts them
+    if not tally.n:
         return None
-    score_sum = sum(p / r for p, r in counted)
     return TrendPoint(
         label=label,
-        pass_rate=score_sum / len(counted),
-        lower_bound=wilson_lower_bound(score_sum, len(counted), confidence=confidence),
+        pass_rate=tally.score,
+        lower_bound=wilson_lower_bound(tally.score_sum, tally.n, confidence=confidence),
     )
 
 
