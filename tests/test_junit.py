@@ -148,6 +148,19 @@ def test_hostile_text_stays_text(schema, tmp_path):
     assert "\x00" not in failure.text and "\ufffd" in failure.text
 
 
+def test_a_secret_across_the_answers_cut_is_scrubbed_first(schema, tmp_path):
+    secret = "sk-straddle-the-cut-0123456789"
+    redaction.register(secret)
+    answer = "x" * 990 + secret  # the 1,000-character excerpt ends inside the secret
+    candidate = Report(judge="j", results=[item("cut", False, answer=answer)])
+    candidate = candidate.model_copy(update={"created_at": "2026-12-01\x01\x1b"})
+    text = junit_xml(candidate, evaluate_gate(candidate, None, GateSettings()))
+    assert "sk-straddle" not in text
+    path = tmp_path / "cut.xml"
+    path.write_text(text, encoding="utf-8")
+    schema.validate(str(path))  # a control character in a report's created_at stays valid XML
+
+
 def test_long_answers_are_cut(tmp_path):
     long = item("long", False, answer="x" * 50_000)
     candidate = Report(judge="j", results=[long])

@@ -78,7 +78,8 @@ def _detail(item: ItemResult) -> str:
     if item.question:
         lines.append(f"question: {item.question}")
     if item.answer is not None:
-        lines.append(f"answer: {cut(item.answer, ANSWER_EXCERPT_CHARS)}")
+        # Scrubbed before it is cut: a secret cut in half would no longer be recognised.
+        lines.append(f"answer: {cut(redaction.scrub(item.answer), ANSWER_EXCERPT_CHARS)}")
     return "\n".join(lines)
 
 
@@ -146,7 +147,7 @@ def junit_xml(
         "testsuite",
         name=_text(f"golden-gate ({report.judge})"),
         skipped=str(len(report.not_asked or [])),
-        timestamp=report.created_at or "",
+        timestamp=_text(report.created_at or ""),  # free text in a report read back
         **counts,
     )
     properties = ET.SubElement(suite, "properties")
