@@ -96,3 +96,12 @@ def test_subset_round_trip_keeps_schema(tmp_path):
     (line,) = out.read_text().splitlines()
     assert json.loads(line) == {**GOOD, "owner": "x"}
     assert fingerprint(load_golden(out)) == fingerprint(select(items, ["smoke"]))
+
+
+def test_a_line_separator_inside_a_string_is_not_a_line_break(tmp_path):
+    # JSON may hold U+2028, U+2029 and U+0085 raw; JSON Lines breaks lines at "\n" only.
+    item = {"id": "a", "question": "x\u2028y\u0085z", "reference_key_points": ["k"]}
+    line = json.dumps(item, ensure_ascii=False)
+    path = tmp_path / "golden.jsonl"
+    path.write_text(line + "\r\n", encoding="utf-8")
+    assert [i.question for i in load_golden(path)] == ["x\u2028y\u0085z"]

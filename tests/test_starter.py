@@ -155,3 +155,25 @@ def test_a_tag_that_cannot_be_resolved_asks_for_a_sha(repo):
     assert not (repo / "evals").exists()
     bad = golden_gate("init", "--dir", repo, "--action", "not-a-repo")
     assert bad.returncode == 2 and "OWNER/REPO@SHA" in bad.stderr
+
+
+def test_line_separators_inside_values_survive_conversion(repo, tmp_path):
+    # U+2028, U+2029 and U+0085 are line breaks to str.splitlines, not to JSON Lines or CSV.
+    source = tmp_path / "qa.csv"
+    source.write_text(
+        'question,expected\n"first\u2028line\u0085end?","a\u2029b"\n"multi\nline?","c"\n',
+        encoding="utf-8",
+    )
+    done = _init(repo, "--convert", source)
+    assert done.returncode == 0, done.stderr
+    items = load_golden(repo / "evals" / "golden.jsonl")
+    assert [i.question for i in items] == ["first\u2028line\u0085end?", "multi\nline?"]
+    assert items[0].reference_key_points == ["a\u2029b"]
+
+
+def test_a_tag_or_a_path_that_could_inject_into_the_workflow_is_refused(repo):
+    tag = golden_gate("init", "--dir", repo, "--action", "org/x@v[1\n  run: evil\n]")
+    assert tag.returncode == 2 and "is not a tag name" in tag.stderr
+    path = _init(repo, "--golden", "evals/${{ github.token }}.jsonl")
+    assert path.returncode == 2 and "--golden" in path.stderr
+    assert not (repo / ".github").exists()

@@ -56,6 +56,16 @@ class Problems(list[str]):
             raise InputError("; ".join(self[:MAX_SHOWN]) + more)
 
 
+def lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at "\n" only (a "\r" before it dropped), never at
+    the other breaks `str.splitlines` knows (U+2028, U+0085, ...), which JSON may hold raw
+    inside a string."""
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return [part.removesuffix("\r") for part in parts]
+
+
 def records(
     lines: Iterable[str], *, source: str, model: type[M], problems: Problems
 ) -> Iterator[tuple[str, int, M]]:

@@ -10,6 +10,7 @@ without `force`.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import jinja2
 
+from golden_gate import jsonl
 from golden_gate.core.golden import GoldenItem, parse_golden
 from golden_gate.errors import InputError
 from golden_gate.evaluation.providers import resolve
@@ -109,7 +111,7 @@ def convert(path: Path) -> list[dict[str, object]]:
     taken: set[str] = set()
     items = []
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(jsonl.lines(text), start=1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:
@@ -121,7 +123,8 @@ def convert(path: Path) -> list[dict[str, object]]:
             items.append(_item(row, f"{path}:{number}", taken))
     elif path.suffix.lower() in (".csv", ".tsv"):
         dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
-        reader = csv.DictReader(text.splitlines(), dialect=dialect)
+        # csv splits the records itself: a quoted field may hold a line break (or U+2028).
+        reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
         for number, row in enumerate(reader, start=2):  # line 1 is the header
             items.append(_item(dict(row), f"{path}:{number}", taken))
     else:
@@ -136,7 +139,7 @@ def golden_text(items: list[dict[str, object]]) -> str:
     env = _environment()
     lines = [json.dumps(item, ensure_ascii=False) for item in items]
     text = env.get_template("golden.jsonl.j2").render(items=lines)
-    parse_golden(text.splitlines(), source="the starter golden set")
+    parse_golden(jsonl.lines(text), source="the starter golden set")
     return text
 
 
@@ -148,6 +151,10 @@ def resolve_action(action: str) -> tuple[str, str]:
         raise InputError(f"--action: expected OWNER/REPO@SHA or OWNER/REPO@TAG, got '{action}'")
     if SHA.fullmatch(ref):
         return f"{repo}@{ref}", ""
+    # A tag as git allows one, and nothing that could be a pattern or end the YAML comment it is
+    # written into.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._/+-]*", ref) or ".." in ref:
+        raise InputError(f"--action: '{ref}' is not a tag name; give a tag or the commit SHA")
     try:
         done = subprocess.run(
             ["git", "ls-remote", f"https://github.com/{repo}", f"refs/tags/{ref}^{{}}",
@@ -193,6 +200,10 @@ def workflows(
         provider, _ = resolve(judge_model)
     except ValueError as exc:
         raise InputError(f"--judge-model: {exc}") from None
+    given = {"--golden": golden, "--baseline": baseline, "--judge-model": judge_model}
+    for flag, value in {**given, "--compose-file": compose_file}.items():
+        if value and "${{" in value:  # Actions would evaluate it as an expression
+            raise InputError(f"{flag}: '{value}' holds '${{{{', which a workflow evaluates")
     if compose_file:
         assistant = f"          compose-file: {_yaml_scalar(compose_file)}"
     else:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from golden_gate import runner
+from golden_gate import jsonl, runner
 from golden_gate.action.common import github_client, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
@@ -50,7 +50,7 @@ def items_to_gate(
         )
     if text is None:  # the golden set is new in this pull request: every item is its own
         return items, RuleChanges(added=[i.id for i in items], files=files)
-    base = golden.parse_golden(text.splitlines(), source=where)
+    base = golden.parse_golden(jsonl.lines(text), source=where)
     head = golden.load_golden(settings.run.golden)
     selected, changes = gate_items(base, head, settings.run.tags)
     return selected or items, changes.model_copy(update={"files": files})

@@ -27,7 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from golden_gate import __version__, jsontext
+from golden_gate import __version__, jsonl, jsontext
 from golden_gate.core.agreement import (
     Confusion,
     Kappa,
@@ -110,7 +110,7 @@ def parse_labels(
 def load_labels(path: str | Path, golden_items: Sequence[GoldenItem]) -> list[Label]:
     """Load and check a labels file against the golden set."""
     text = read_text(path, what="labels file")
-    return parse_labels(text.splitlines(), source=str(path), golden_items=golden_items)
+    return parse_labels(jsonl.lines(text), source=str(path), golden_items=golden_items)
 
 
 def labels_fingerprint(labels: Sequence[Label]) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from golden_gate import jsonl
 from golden_gate.errors import InputError
 from golden_gate.files import read_text, write_result
 from golden_gate.jsonl import Problems, records
@@ -66,7 +67,7 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
 def load_golden(path: str | Path) -> list[GoldenItem]:
     """Load a golden set from a JSONL file."""
     text = read_text(path, what="golden set")
-    return parse_golden(text.splitlines(), source=str(path))
+    return parse_golden(jsonl.lines(text), source=str(path))
 
 
 def select(items: Sequence[GoldenItem], tags: Sequence[str]) -> list[GoldenItem]:
