@@ -193,3 +193,22 @@ def test_a_large_version_is_read_as_a_slim_view_with_the_same_point():
     old, new = trend(versions, path="b.json", confidence=0.95)
     assert (old.pass_rate, new.pass_rate) == (0.8, 0.8)
     assert new.lower_bound > old.lower_bound  # 4,000 items bound the rate tighter than 40
+
+
+def test_a_version_that_cannot_be_read_is_left_off_the_trend(monkeypatch):
+    """A large version is read through a temporary file; a full disk there is no point on the
+    trend, never a failed gate."""
+    import tempfile
+
+    from golden_gate.core import slim
+    from golden_gate.history import Version
+
+    text = report({"a": True, "b": False}).model_dump_json(indent=1)
+    versions = [Version(sha="1" * 40, date="2026-11-30", message="m", text=text)]
+    monkeypatch.setattr(slim, "LARGE_REPORT_BYTES", 1)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", full_disk)
+    assert trend(versions, path="baseline.json", confidence=0.95) == []

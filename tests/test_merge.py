@@ -132,3 +132,33 @@ def test_merge_command_exits_2_on_a_missing_shard(tmp_path):
     assert "shard(s) 2/3, 3/3 missing" in done.stderr
     assert not (tmp_path / "m.json").exists()
     assert json.loads(path.read_text())["dataset"]["shard"] == "1/3"
+
+
+def test_merge_is_incomplete_where_gate_on_the_same_report_is(tmp_path):
+    """Runs the judge could not judge that would flip a pass: `gate` says incomplete (exit 3),
+    and so does `merge` of the same items in two shards."""
+    import copy
+
+    from tests.gate_pairs import judge_errors
+
+    candidate, baseline = judge_errors()
+    (tmp_path / "c.json").write_text(json.dumps(candidate))
+    (tmp_path / "b.json").write_text(json.dumps(baseline))
+    gated = golden_gate("gate", tmp_path / "c.json", tmp_path / "b.json")
+    assert gated.returncode == 3, gated.stdout + gated.stderr
+    results = candidate["results"]
+    shards = []
+    for k, part in enumerate((results[0::2], results[1::2]), start=1):
+        shard = copy.deepcopy(candidate)
+        shard["results"] = part
+        shard["dataset"] = {
+            "path": "g.jsonl", "fingerprint": "sha256:x", "items": len(part), "tags": [],
+            "shard": f"{k}/2",
+        }  # fmt: skip
+        (tmp_path / f"s{k}.json").write_text(json.dumps(shard))
+        shards.append(tmp_path / f"s{k}.json")
+    merged = golden_gate(
+        "merge", *shards, "--baseline", tmp_path / "b.json", "-o", tmp_path / "m.json"
+    )
+    assert merged.returncode == 3, merged.stdout + merged.stderr
+    assert "no gate result" in merged.stderr

@@ -113,3 +113,30 @@ def test_user_template(tmp_path):
     body = render_comment(cand, gate, baseline=base, user_template=tpl)
     assert body.splitlines()[1] == "Verdict: passed (1/2)"
     assert "&lt;b&gt;@\u200bx&lt;/b&gt;" in body  # escaped before reaching the template
+
+
+def test_a_comment_template_that_fails_leaves_the_summary_and_junit_written(tmp_path):
+    """A user's comment template is rendered last: when it fails (bad input, exit 2), the job
+    summary and the JUnit XML of the evaluation that was paid for are already written."""
+    import pytest
+
+    from golden_gate.errors import InputError
+    from golden_gate.files import WriteFailures
+    from golden_gate.pipeline import gate_and_render
+    from golden_gate.settings import Settings
+    from tests.helpers import report as make_report
+
+    template = tmp_path / "bad.md.j2"
+    template.write_text("{{ nope.attr.deeper }}")
+    settings = Settings(
+        golden=tmp_path / "g.jsonl",
+        summary_path=tmp_path / "summary.md",
+        comment_path=tmp_path / "comment.md",
+        junit_path=tmp_path / "junit.xml",
+        comment_template=template,
+    )
+    with pytest.raises(InputError, match=r"bad\.md\.j2"):
+        gate_and_render(make_report({"a": True}), None, settings, failures=WriteFailures())
+    assert (tmp_path / "summary.md").read_text().strip()
+    assert (tmp_path / "junit.xml").read_text().startswith("<?xml")
+    assert not (tmp_path / "comment.md").exists()

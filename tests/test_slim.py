@@ -180,3 +180,27 @@ def test_a_report_read_in_small_chunks_reads_the_same(tmp_path, pairs, chunk):
         assert bits.starts == whole.starts and bits.evaluations == whole.evaluations
         for item_id in bits.items.ids[::37]:
             assert bits.record(item_id) == whole.record(item_id) is not None
+
+
+def test_a_forked_reader_that_dies_leaves_the_report_to_this_process(tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from golden_gate.core.report import save_report
+    from tests.helpers import report
+
+    parent = os.getpid()
+    reading = slim._read_paused
+
+    def killed_in_the_copy(path, **kwargs):
+        if os.getpid() != parent:  # the forked copy: gone before it hands anything back
+            os.kill(os.getpid(), signal.SIGKILL)
+        return reading(path, **kwargs)
+
+    monkeypatch.setattr(slim, "_read_paused", killed_in_the_copy)
+    candidate, baseline = tmp_path / "r.json", tmp_path / "b.json"
+    save_report(report({"a": True, "b": False}), candidate)
+    save_report(report({"a": True, "b": True}), baseline)
+    view, base = slim.load_pair(candidate, baseline, large=1)
+    assert view.items.ids == ["a", "b"] and view.items.passes == [1, 0]
+    assert base is not None and base.items.passes == [1, 1]

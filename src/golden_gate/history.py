@@ -89,8 +89,10 @@ def trend(versions: list[Version], *, path: str, confidence: float) -> list[Tren
                 label=f"{version.date[5:]} {version.sha[:6]}",
                 confidence=confidence,
             )
-        except GateError:
-            continue  # a version that is not a report has no point on the trend
+        except (GateError, OSError):
+            # A version that is not a report, or one that could not be read (a full disk for
+            # the large one's temporary file): no point on the trend, never a failed gate.
+            continue
         if point is not None:
             points.append(point)
     return points

@@ -208,14 +208,12 @@ def gate_and_render(
         "unverified": unverified,
         "history": history,
     }
-    comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
+    # The summary (built-in template) and JUnit are written before the comment is rendered: a
+    # user's comment template that fails is bad input, but it must not take those with it.
     summary = render_summary(view, gate, **render_args)
-    for path, text, what in (
-        (settings.summary_path, summary, "summary"),
-        (settings.comment_path, comment, "comment"),
-    ):
-        if path is not None:
-            collected.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+    if settings.summary_path is not None:
+        summary_path = settings.summary_path
+        collected.attempt(lambda: write_result(summary_path, summary, what="summary"))
     if settings.junit_path is not None:
         from golden_gate.rendering.junit import write_junit
 
@@ -223,6 +221,10 @@ def gate_and_render(
         collected.attempt(
             lambda: write_junit(junit_path, report, gate, baseline=baseline, golden=settings.golden)
         )
+    comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
+    if settings.comment_path is not None:
+        comment_path = settings.comment_path
+        collected.attempt(lambda: write_result(comment_path, comment, what="comment"))
     if failures is None:
         collected.raise_if_any()
     if not report.complete or gate.inconclusive:

@@ -99,10 +99,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
                     )
                     failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if args.junit_xml is not None:  # the report's full records: failures show their answers
-        from golden_gate.core.report import load_report
         from golden_gate.rendering.junit import write_junit
 
-        full = load_report(args.report)  # the baseline's slim view says all JUnit needs of it
+        full = report.full()  # read once more only if the slim view left the runs out
         failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     header = report.header
@@ -246,6 +245,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     failures.raise_if_any()
     if not merged.complete:
         fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    if gate.inconclusive:  # as `gate` says of the same report
+        fail(f"no gate result: {gate.inconclusive}")
         return EXIT_INCOMPLETE
     return EXIT_PASSED if gate.passed else EXIT_FAILED
 

@@ -271,7 +271,10 @@ def load_pair(
                 meanwhile()
             with os.fdopen(read, "rb") as handed:
                 read = -1
-                view: SlimReport | None = pickle.load(handed)
+                try:
+                    view: SlimReport | None = pickle.load(handed)
+                except (EOFError, pickle.UnpicklingError, OSError):
+                    view = None  # the copy died or was killed: the report is read here
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise

@@ -106,7 +106,9 @@ def _properties(
             "net_drop": f"{gate.comparison.net_drop:.4f}",
         }
     if baseline is not None:
-        props["baseline_judge"] = slim.of(baseline).header.judge
+        # Its judge only: a full report's own field, not its columns rebuilt (slim.of).
+        header = baseline.header if isinstance(baseline, slim.SlimReport) else baseline
+        props["baseline_judge"] = header.judge
     for i, reason in enumerate(gate.reasons, 1):
         props[f"reason.{i}"] = reason.message
     if report.incomplete_reason:
