@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -114,12 +115,14 @@ def evaluate_report(
     items: list[golden.GoldenItem] | None = None,
     judge: Judge | Panel | None = None,
     cache: VerdictCache | None = None,
+    on_report: Callable[[Report], object] | None = None,
 ) -> Report:
     """Validate everything that costs nothing, start the assistant if asked, evaluate.
 
     `items`, `judge` and `cache` are made from the settings unless the caller (the Action,
     which checks them before restoring the cache and carries the cache between runs) passes
-    its own.
+    its own. `on_report` (saving it) runs as soon as the report exists: before a compose-started
+    assistant is taken down, which a second signal or `docker stop` may cut short.
     """
     if settings.target is None or (not settings.target.url and settings.compose is None):
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
@@ -149,6 +152,8 @@ def evaluate_report(
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:
         report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+        if on_report is not None:
+            on_report(report)
     else:
         from golden_gate.evaluation.compose import Compose
 
@@ -162,6 +167,8 @@ def evaluate_report(
             )
             settings = settings.model_copy(update={"target": target})
             report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+            if on_report is not None:
+                on_report(report)
     return report
 
 
@@ -260,8 +267,10 @@ def run(
     baseline = slim.load(settings.baseline, rows=False) if settings.baseline is not None else None
     if settings.comment_template is not None and not Path(settings.comment_template).is_file():
         raise InputError(f"{settings.comment_template}: comment template not found")
-    report = evaluate_report(settings)
-    collected.attempt(lambda: save_report(report, settings.report_path))
+    report = evaluate_report(
+        settings,
+        on_report=lambda r: collected.attempt(lambda: save_report(r, settings.report_path)),
+    )
     outcome = gate_and_render(report, baseline, settings, failures=collected, history=history)
     if failures is None:
         collected.raise_if_any()

@@ -96,13 +96,18 @@ def evaluated(
         cap_bytes=settings.cache_max_mb * 1024 * 1024,
         workspace=ctx.workspace,
     ) as persisted:
+
+        def save(report: Report) -> None:  # before a compose-started assistant is taken down
+            if rule_changes is not None:
+                mark_origins(report, rule_changes)
+            if report.stats is not None:
+                report.stats.judge_cache = persisted.stats()
+            failures.attempt(lambda: save_report(report, run_settings.report_path))
+
         # No log group around this: compose prints its own groups, and groups cannot nest.
-        report = evaluate_report(run_settings, items=items, judge=judge, cache=persisted.cache)
-        if rule_changes is not None:
-            mark_origins(report, rule_changes)
-        if report.stats is not None:
-            report.stats.judge_cache = persisted.stats()
-        failures.attempt(lambda: save_report(report, run_settings.report_path))
+        report = evaluate_report(
+            run_settings, items=items, judge=judge, cache=persisted.cache, on_report=save
+        )
         cache_outputs = {
             "cache-misses": str(report.stats.cache_misses if report.stats else 0),
             "cache-restored-key": persisted.restored_key or "",
