@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from golden_gate.git import git
+
 PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
 FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
 DEFAULT_PATHS = ["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"]
@@ -72,23 +74,10 @@ def matching_rules(files: Sequence[str], patterns: Sequence[str]) -> dict[str, s
 
 def git_changed_files(base: str, head: str, *, cwd: Path) -> list[str]:
     """`git diff --name-only base...head`; needs both commits fetched (fetch-depth: 0)."""
-    done = subprocess.run(
-        # The workspace belongs to another uid inside the container: "dubious ownership".
-        [
-            "git",
-            "-c",
-            "safe.directory=*",
-            "diff",
-            "--name-only",
-            "--no-renames",
-            f"{base}...{head}",
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    try:
+        done = git("diff", "--name-only", "--no-renames", f"{base}...{head}", cwd=cwd)
+    except subprocess.TimeoutExpired:  # the caller runs the gate on a RuntimeError
+        raise RuntimeError("git diff timed out") from None
     if done.returncode != 0:
         raise RuntimeError(
             done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"
