@@ -14,6 +14,7 @@ import os, signal
 from golden_gate import process
 process.start()
 print(os.environ.get("OPENBLAS_NUM_THREADS"))
+print(process.child_environment().get("OPENBLAS_NUM_THREADS", "unset"))
 try:
     os.kill(os.getpid(), signal.SIGTERM)
     signal.pause()
@@ -22,8 +23,11 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("4", "4")])
-def test_one_blas_thread_unless_the_user_says_otherwise_and_sigterm_interrupts(given, expected):
+@pytest.mark.parametrize(("given", "expected", "children"), [(None, "1", "unset"), ("4", "4", "4")])
+def test_one_blas_thread_unless_the_user_says_otherwise_and_sigterm_interrupts(
+    given, expected, children
+):
+    before = signal.getsignal(signal.SIGTERM)
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if given is not None:
         env["OPENBLAS_NUM_THREADS"] = given
@@ -31,5 +35,5 @@ def test_one_blas_thread_unless_the_user_says_otherwise_and_sigterm_interrupts(g
         [sys.executable, "-c", CODE], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == [expected, "interrupted"]
-    assert signal.getsignal(signal.SIGTERM) is not None  # this process is untouched
+    assert done.stdout.split() == [expected, children, "interrupted"]
+    assert signal.getsignal(signal.SIGTERM) == before  # this process is untouched

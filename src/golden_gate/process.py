@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import signal
 
+_SET: set[str] = set()  # variables `start` set for this process only
+
 
 def start() -> None:
     """SIGTERM becomes KeyboardInterrupt, so `finally` blocks (compose down) still run: the
@@ -15,9 +17,17 @@ def start() -> None:
     spinning for a while, about 0.15 s of CPU a gate on 2 cores. Nothing here does linear
     algebra.
     """
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        _SET.add("OPENBLAS_NUM_THREADS")
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+
+
+def child_environment() -> dict[str, str]:
+    """The environment for what we start (docker compose and the assistant it builds): ours,
+    without what `start` set for this process alone."""
+    return {k: v for k, v in os.environ.items() if k not in _SET}

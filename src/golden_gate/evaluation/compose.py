@@ -10,7 +10,6 @@ container that shares another's network namespace and so cannot join one (act's 
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import subprocess
@@ -23,7 +22,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel, Field, field_validator
 
-from golden_gate import runner
+from golden_gate import process, runner
 from golden_gate.errors import IncompleteError, InputError
 from golden_gate.limits import MAX_TIMEOUT_S
 
@@ -64,7 +63,7 @@ def _docker(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, **(env or {})},
+        env={**process.child_environment(), **(env or {})},
         check=False,
     )
     if check and done.returncode != 0:
