@@ -156,7 +156,8 @@ def add_trend_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trend",
         action="store_true",
-        help="chart the baseline's pass rate over its git history (the file's last 8 commits)",
+        help="chart the baseline's pass rate over its git history (the file's last 8 commits "
+        "at HEAD; display only)",
     )
 
 
