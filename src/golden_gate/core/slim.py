@@ -22,12 +22,13 @@ import codecs
 import contextlib
 import functools
 import gc
+import marshal
 import os
 import pickle
 import re
 import signal
+import tempfile
 import threading
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -70,6 +71,10 @@ class ItemColumns:
     hashes: list[str | None] = field(default_factory=list)
     clusters: dict[str, str] = field(default_factory=dict)  # only the items that have one
     own: set[str] = field(default_factory=set)  # items the pull request defined (rules.py)
+    # tag_codes(), once asked: derived from `tags`, so not compared
+    codes: tuple[dict[int, Sequence[str]], list[int]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def extend(self, items: Iterable[ItemResult]) -> None:
         """Append the full records' counts."""
@@ -94,6 +99,7 @@ class ItemColumns:
         self.errors += columns["errors"]
         self.unanswered += columns["unanswered"]
         self.hashes += columns["item_hash"]
+        self.codes = None
         if any(columns["cluster"]):  # rare: most reports have neither clusters nor own items
             pairs = zip(ids, columns["cluster"], strict=True)
             self.clusters.update((i, c) for i, c in pairs if c is not None)
@@ -113,30 +119,37 @@ class ItemColumns:
             hashes=self.hashes,
             clusters=self.clusters,
             own=self.own,
+            codes=self.codes,
         )
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    # Handed from the copy that read a report to the process that gates it (load_pair): items
-    # share a few tag lists, so each distinct one goes once (and comes back shared: no one
-    # changes a column), and an item its number. Not with the default `()` among them, which
-    # would come back as an equal list.
-    def __getstate__(self) -> dict[str, Any]:
-        state = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        if not any(map(isinstance, self.tags, repeat(tuple))):
-            keys = list(map(tuple, self.tags))
-            first = dict(zip(reversed(keys), reversed(self.tags), strict=True))
-            number = dict(zip(first, range(len(first)), strict=True))
-            state["tags"] = (list(first.values()), array("L", map(number.__getitem__, keys)))
-        return state
+    def tag_codes(self) -> tuple[dict[int, Sequence[str]], list[int]]:
+        """Tags dictionary-encoded: each item's code (the index of the first item with the same
+        tags) and each code's tags. Items share a few tag lists, so counting by tag costs a
+        lookup an item, not a hash a tag; computed once, when first asked."""
+        if self.codes is None:
+            first: dict[tuple[str, ...], int] = {}
+            codes = list(map(first.setdefault, map(tuple, self.tags), range(len(self.tags))))
+            lists = {code: self.tags[code] for code in first.values()}
+            self.codes = (lists, codes)
+        return self.codes
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        if isinstance(state["tags"], tuple):
-            distinct, numbers = state["tags"]
-            state["tags"] = list(map(distinct.__getitem__, numbers))
-        for name, value in state.items():
-            setattr(self, name, value)
+    # Handed from the copy that read a report to the process that gates it (load_pair): the
+    # tags as codes (each distinct list goes once, and comes back shared: no one changes a
+    # column), every column in one marshal blob (plain lists of str and int; several times
+    # faster to write than a pickle, and read by the same interpreter that wrote it).
+    def __getstate__(self) -> bytes:
+        lists, codes = self.tag_codes()
+        columns = (self.ids, self.passes, self.runs, self.errors, self.unanswered, self.hashes)
+        return marshal.dumps((columns, lists, codes, self.clusters, self.own))
+
+    def __setstate__(self, state: bytes) -> None:
+        columns, lists, codes, self.clusters, self.own = marshal.loads(state)
+        self.ids, self.passes, self.runs, self.errors, self.unanswered, self.hashes = columns
+        self.tags = list(map(lists.__getitem__, codes))
+        self.codes = (lists, codes)
 
 
 class SlimReport:
@@ -245,44 +258,52 @@ def load_pair(
         return load(report, large=large), (
             load(baseline, rows=False, large=large) if baseline is not None else None
         )
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the copy: read the report, hand its view back, and leave at once
-        try:
-            # Nothing to collect before it leaves; on, the collector would walk all that was
-            # read as soon as the view's hand-over allocates (0.1 s on a 100k report).
-            gc.disable()
-            os.close(read)
+    # The copy leaves its view in an unnamed file and is gone: a pipe would hold it (and this
+    # process) up a 64 KiB at a time, and the view is some MB.
+    with _handover_file() as handed:
+        pid = os.fork()
+        if pid == 0:  # the copy: read the report, leave its view, and go at once
+            code = 1
             try:
-                found: SlimReport | None = _read_paused(Path(report), rows=True)
-            except BaseException:  # whatever it is, the parent reads the report again
-                found = None
-            with os.fdopen(write, "wb") as out:
-                pickle.dump(found, out, protocol=pickle.HIGHEST_PROTOCOL)
-        finally:
-            os._exit(0)
-    os.close(write)
-    try:
-        # The collector waits till both are read: the baseline's objects, what `meanwhile`
-        # imports and the view handed back are all kept, and it would walk them again and again.
-        with gc_paused():
-            base = load(baseline, rows=False, large=large)
-            if meanwhile is not None:
-                meanwhile()
-            with os.fdopen(read, "rb") as handed:
-                read = -1
-                try:
-                    view: SlimReport | None = pickle.load(handed)
-                except (EOFError, pickle.UnpicklingError, OSError):
-                    view = None  # the copy died or was killed: the report is read here
-    except BaseException:
-        os.kill(pid, signal.SIGKILL)
-        raise
-    finally:
-        if read >= 0:
-            os.close(read)
-        os.waitpid(pid, 0)
+                # Nothing to collect before it leaves; on, the collector would walk all that was
+                # read as soon as the view is written (0.1 s on a 100k report).
+                gc.disable()
+                found = _read_paused(Path(report), rows=True)
+                pickle.dump(found, handed, protocol=pickle.HIGHEST_PROTOCOL)
+                handed.flush()
+                code = 0
+            finally:  # whatever went wrong, the parent reads the report again
+                os._exit(code)
+        try:
+            # The collector waits till both are read: the baseline's objects, what `meanwhile`
+            # imports and the view handed back are all kept; it would walk them again and again.
+            with gc_paused():
+                base = load(baseline, rows=False, large=large)
+                if meanwhile is not None:
+                    meanwhile()
+                _, status = os.waitpid(pid, 0)
+                pid = 0
+                view: SlimReport | None = None
+                if os.waitstatus_to_exitcode(status) == 0:  # else: died, or was killed
+                    handed.seek(0)
+                    try:
+                        view = pickle.load(handed)
+                    except Exception:  # whatever it is, the report is read here
+                        view = None
+        except BaseException:
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            raise
     return (view if view is not None else load(report, large=large)), base
+
+
+def _handover_file() -> BinaryIO:
+    """A file in memory with no name (Linux), else an unnamed temporary file."""
+    if hasattr(os, "memfd_create"):
+        with contextlib.suppress(OSError):
+            return os.fdopen(os.memfd_create("golden-gate-view", os.MFD_CLOEXEC), "w+b")
+    return tempfile.TemporaryFile()
 
 
 def _size(path: Path) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import ge, lt, mul
@@ -257,17 +257,33 @@ def _new_environment(template_dir: Path, user_template: Path | None) -> jinja2.E
 
 
 class _TagTally:
-    """Each counted item's tags, counted once, again for a pass: over the columns, in C."""
+    """Each counted item's tags, counted once, again for a pass: over the columns, in C, by
+    tag list (the columns' codes, slim.ItemColumns.tag_codes), then by tag."""
 
     def __init__(self, items: slim.ItemColumns) -> None:
+        lists, codes = items.tag_codes()
+        self._lists = {code: tags or UNTAGGED for code, tags in lists.items()}
         self._counted_ids = list(compress(items.ids, items.runs))
-        self.tags = [tags or UNTAGGED for tags in compress(items.tags, items.runs)]
+        self._codes = list(compress(codes, items.runs))
         counted_passes = list(compress(items.passes, items.runs))
         self._counted_runs = list(compress(items.runs, items.runs))
         self._twice = list(map(mul, counted_passes, repeat(2)))
         passed = map(lt, self._counted_runs, self._twice)  # a strict majority of the runs passed
-        self.tagged = Counter(chain.from_iterable(self.tags))
-        self.passes = Counter(chain.from_iterable(compress(self.tags, passed)))
+        self.tagged = self._by_tag(Counter(self._codes))
+        self.passes = self._by_tag(Counter(compress(self._codes, passed)))
+
+    def _by_tag(self, lists: Counter[int]) -> Counter[str]:
+        """Items a tag list, as items a tag; tags in the order they first appear among the
+        items (each list's first item comes before any other item with its tags)."""
+        counts: Counter[str] = Counter()
+        for code, n in lists.items():
+            for tag in self._lists[code]:
+                counts[tag] += n
+        return counts
+
+    def tags_of(self, item_id: str) -> Sequence[str]:
+        """A counted item's tags (`(untagged)` for none)."""
+        return self._lists[self._codes[self.position[item_id]]]
 
     # Only the report's own tally needs these (a baseline's gives its tags' pass rates).
     @cached_property
@@ -317,9 +333,7 @@ class _Context:
         self._rows: dict[str, Row] = view.memo.setdefault("rows", {})  # shared by templates
         tally = _tally(report)
         regressed = Counter(
-            chain.from_iterable(
-                tally.tags[tally.position[i]] for i in regressed_ids if i in tally.position
-            )
+            chain.from_iterable(tally.tags_of(i) for i in regressed_ids if i in tally.position)
         )
         self.sections = {
             "regressed": regressed_ids,
@@ -331,9 +345,7 @@ class _Context:
         self._tags = _tag_rows(tally.tagged, tally.passes, regressed)
         complete = header.complete and not gate.inconclusive
         improved = Counter(
-            chain.from_iterable(
-                tally.tags[tally.position[i]] for i in improved_ids if i in tally.position
-            )
+            chain.from_iterable(tally.tags_of(i) for i in improved_ids if i in tally.position)
         )
         bars = _tag_bars(tally, regressed, improved, _tally(baseline) if baseline else None)
         tag_chart = charts.tag_chart(bars)
