@@ -1,4 +1,6 @@
 import re
+import subprocess
+import sys
 
 from golden_gate.core.gate import GateSettings, evaluate_gate
 from golden_gate.core.report import Report
@@ -140,3 +142,44 @@ def test_a_comment_template_that_fails_leaves_the_summary_and_junit_written(tmp_
     assert (tmp_path / "summary.md").read_text().strip()
     assert (tmp_path / "junit.xml").read_text().startswith("<?xml")
     assert not (tmp_path / "comment.md").exists()
+
+
+def test_many_rows_escaped_half_by_a_forked_copy_render_the_same_text():
+    # Forking is done only with no other thread running (pytest's workers have some).
+    script = """
+from golden_gate import forked
+from golden_gate.core import slim
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.rendering import render
+from tests.helpers import report
+
+n = 2 * render.MANY_ROWS
+candidate = slim.of(report({f"q{i:04d}": i % 3 == 0 for i in range(n)}))  # as `gate` reads
+baseline = report({f"q{i:04d}": True for i in range(n)})
+gate = evaluate_gate(candidate, baseline)
+copies = []
+make = forked.Copy.__init__
+def counted(self, work):
+    copies.append(1)
+    make(self, work)
+forked.Copy.__init__ = counted
+
+def both():
+    comment = render.render_comment(candidate, gate, baseline=baseline)
+    return comment, render.render_summary(candidate, gate, baseline=baseline)
+
+with_copy = both()
+made = len(copies)
+candidate = slim.of(report({f"q{i:04d}": i % 3 == 0 for i in range(n)}))  # no rows kept
+can_fork = forked.can_fork
+forked.can_fork = lambda: False
+alone = both()
+assert made == 1, made  # the summary reuses the comment's rows
+assert with_copy == alone
+assert "Regressed items (%d)" % len(gate.comparison.regressions) in alone[0]
+print("same")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout == "same\n", done.stderr

@@ -204,3 +204,91 @@ def test_a_forked_reader_that_dies_leaves_the_report_to_this_process(tmp_path, m
     view, base = slim.load_pair(candidate, baseline, large=1)
     assert view.items.ids == ["a", "b"] and view.items.passes == [1, 0]
     assert base is not None and base.items.passes == [1, 1]
+
+
+# Values JSON allows where the full model coerces, refuses or keeps them: read the slim way,
+# each gives the full parse's columns or its sentence (the fast path keeps only exact types).
+ODD_ITEMS = {
+    "count-written-as-float": {"passes": 1.0},
+    "count-as-string": {"runs": "1"},
+    "count-as-true": {"passes": True},
+    "big-count": {"runs": 10**30, "passes": 10**29},
+    "errors-null": {"errors": None},
+    "unanswered-float": {"unanswered": 0.0},
+    "tags-null": {"tags": None},
+    "tags-empty": {"tags": []},
+    "tag-a-number": {"tags": ["smoke", 3]},
+    "tags-an-object": {"tags": {"smoke": 1}},
+    "cluster-a-number": {"cluster": 5},
+    "cluster-null": {"cluster": None},
+    "origin-empty": {"origin": ""},
+    "origin-null": {"origin": None},
+    "origin-pull-request": {"origin": "pull-request"},
+    "question-a-number": {"question": 3},
+    "question-null": {"question": None},
+    "hash-a-list": {"item_hash": ["x"]},
+    "id-a-number": {"id": 5},
+    "runs-an-object": {"run_results": {}},
+    "runs-null": {"run_results": None},
+    "runs-empty": {"run_results": []},
+    "item-a-list": None,
+}
+
+
+# Exact types: the fast path takes these; the others go to the full parse.
+TAKEN_AS_THEY_ARE = {
+    "big-count", "tags-empty", "cluster-null", "origin-null", "origin-pull-request",
+    "question-null", "runs-empty",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(ODD_ITEMS))
+def test_an_odd_value_reads_the_slim_way_as_the_full_parse_reads_it(tmp_path, name):
+    from tests.gate_pairs import _bad_item, _large
+
+    odd = ODD_ITEMS[name]
+    text = _large(_bad_item(**odd) if odd is not None else None)
+    if odd is None:  # an item that is not an object
+        text = text.replace(b'"results": [\n  {', b'"results": [\n  [1],\n  {', 1)
+    path = tmp_path / "odd.json"
+    path.write_bytes(text)
+    try:
+        full = slim.of(load_report(path))
+    except InputError as refused:
+        with pytest.raises(InputError) as caught:
+            slim.load(path, large=0)
+        assert str(caught.value) == str(refused)
+        return
+    view = slim.load(path, large=0)
+    assert isinstance(view, slim._FileReport) == (name in TAKEN_AS_THEY_ARE)
+    for column in ("ids", "passes", "runs", "errors", "unanswered", "hashes", "clusters", "own"):
+        assert getattr(view.items, column) == getattr(full.items, column), column
+    assert list(map(list, view.items.tags)) == list(map(list, full.items.tags))  # () is []
+    assert view.header == full.header
+
+
+def test_the_fast_paths_exact_types_are_the_models_fields():
+    # A change to ItemResult's kept fields fails here first: slim._EXACT must follow it.
+    from typing import Literal
+
+    from golden_gate.core.report import ItemResult
+
+    declared = {
+        "id": (str, True),
+        "tags": (list[str], False),
+        "passes": (int, True),
+        "runs": (int, True),
+        "errors": (int, False),
+        "unanswered": (int, False),
+        "cluster": (str | None, False),
+        "origin": (Literal["base", "pull-request"] | None, False),
+        "item_hash": (str | None, False),
+        "question": (str | None, False),
+    }
+    assert set(slim._EXACT) == set(declared) == {*slim._FIELDS, "question"}
+    for name, (annotation, required) in declared.items():
+        info = ItemResult.model_fields[name]
+        assert (info.annotation, info.is_required()) == (annotation, required), name
+        bounds = [getattr(m, "ge", None) for m in info.metadata]
+        assert bounds == ([0] if name in slim._COUNTS else []), name
+    assert {None, "base", "pull-request"} == slim._ORIGINS

@@ -5,7 +5,8 @@ the full record of the few items it shows. A 100,000-item report is 170 MB of JS
 of it runs (answers, checks, verdicts), and 1 GB as pydantic models. `load` reads a large
 report in chunks, cuts each item's `run_results` out of the text before parsing (golden-gate
 writes reports indented, so a run's lines are the ones indented deeper than its item's keys),
-validates the rest with the report's own field types, and keeps columns, not an object an item.
+parses the rest with pydantic's JSON parser, checks each column holds exactly the types the full
+model keeps as they are, and keeps columns, not an object an item.
 A row's item is read again from the file, and validated in full, when a template shows it.
 
 A report under 1 MiB, one not written indented, or one this path finds anything wrong with is
@@ -20,27 +21,21 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import functools
 import gc
 import marshal
 import os
-import pickle
 import re
-import signal
-import tempfile
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
+from itertools import chain, repeat
 from operator import add, attrgetter, gt
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, NotRequired
+from typing import TYPE_CHECKING, Any, BinaryIO, get_args
 
-from pydantic import ConfigDict, TypeAdapter
-from typing_extensions import TypedDict
+from pydantic_core import from_json
 
-from golden_gate import jsontext, surrogates
+from golden_gate import forked, jsontext, surrogates
 from golden_gate.core.report import (
     ItemResult,
     Report,
@@ -79,18 +74,10 @@ class ItemColumns:
     def extend(self, items: Iterable[ItemResult]) -> None:
         """Append the full records' counts."""
         items = list(items)
-        self._append({name: list(map(attrgetter(name), items)) for name in _FIELDS})
+        self.extend_columns({name: list(map(attrgetter(name), items)) for name in _FIELDS})
 
-    def extend_parsed(self, items: list[dict[str, Any]]) -> None:
-        """Append items as the slim parse gives them: dicts without the fields left out."""
-        self._append(
-            {
-                name: list(map(dict.get, items, repeat(name), repeat(default)))
-                for name, default in _DEFAULTS.items()
-            }
-        )
-
-    def _append(self, columns: dict[str, list[Any]]) -> None:
+    def extend_columns(self, columns: dict[str, list[Any]]) -> None:
+        """Append items given a list a field (ItemResult's names)."""
         ids = columns["id"]
         self.ids += ids
         self.tags += columns["tags"]
@@ -251,59 +238,22 @@ def load_pair(
     """
     if (
         baseline is None
-        or not hasattr(os, "fork")
-        or threading.active_count() > 1
+        or not forked.can_fork()
         or min(_size(Path(report)), _size(Path(baseline))) < large
     ):
         return load(report, large=large), (
             load(baseline, rows=False, large=large) if baseline is not None else None
         )
-    # The copy leaves its view in an unnamed file and is gone: a pipe would hold it (and this
-    # process) up a 64 KiB at a time, and the view is some MB.
-    with _handover_file() as handed:
-        pid = os.fork()
-        if pid == 0:  # the copy: read the report, leave its view, and go at once
-            code = 1
-            try:
-                # Nothing to collect before it leaves; on, the collector would walk all that was
-                # read as soon as the view is written (0.1 s on a 100k report).
-                gc.disable()
-                found = _read_paused(Path(report), rows=True)
-                pickle.dump(found, handed, protocol=pickle.HIGHEST_PROTOCOL)
-                handed.flush()
-                code = 0
-            finally:  # whatever went wrong, the parent reads the report again
-                os._exit(code)
-        try:
-            # The collector waits till both are read: the baseline's objects, what `meanwhile`
-            # imports and the view handed back are all kept; it would walk them again and again.
-            with gc_paused():
-                base = load(baseline, rows=False, large=large)
-                if meanwhile is not None:
-                    meanwhile()
-                _, status = os.waitpid(pid, 0)
-                pid = 0
-                view: SlimReport | None = None
-                if os.waitstatus_to_exitcode(status) == 0:  # else: died, or was killed
-                    handed.seek(0)
-                    try:
-                        view = pickle.load(handed)
-                    except Exception:  # whatever it is, the report is read here
-                        view = None
-        except BaseException:
-            if pid:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            raise
+    # The collector waits till both are read: the baseline's objects, what `meanwhile`
+    # imports and the view handed back are all kept; it would walk them again and again.
+    with gc_paused(), forked.Copy(lambda: _read_paused(Path(report), rows=True)) as copy:
+        base = load(baseline, rows=False, large=large)
+        if meanwhile is not None:
+            meanwhile()
+        view = copy.result()
+    # No copy (another thread runs), or it failed (a report the fast path cannot read: the
+    # full parse says what is wrong) or died: the report is read here.
     return (view if view is not None else load(report, large=large)), base
-
-
-def _handover_file() -> BinaryIO:
-    """A file in memory with no name (Linux), else an unnamed temporary file."""
-    if hasattr(os, "memfd_create"):
-        with contextlib.suppress(OSError):
-            return os.fdopen(os.memfd_create("golden-gate-view", os.MFD_CLOEXEC), "w+b")
-    return tempfile.TemporaryFile()
 
 
 def _size(path: Path) -> int:
@@ -344,21 +294,6 @@ class _Slow(Exception):
 _FIELDS = ("id", "tags", "passes", "runs", "errors", "unanswered", "cluster", "origin", "item_hash")
 
 
-def _slim_item() -> type:
-    """The item as a TypedDict (a dict an item parses faster than a model an item)."""
-    fields: dict[str, Any] = {}
-    for name in (*_FIELDS, "question"):
-        info = ItemResult.model_fields[name]
-        kind = info.annotation
-        if info.metadata:  # e.g. ge=0
-            kind = Annotated.__class_getitem__((kind, *info.metadata))  # type: ignore[attr-defined]
-        fields[name] = kind if info.is_required() else NotRequired[kind]
-    fields["run_results"] = NotRequired[list[Any]]  # cut out of the text: empty, or not taken
-    item = TypedDict("_SlimItem", fields)  # type: ignore[operator]
-    item.__pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[attr-defined]
-    return item
-
-
 _DEFAULTS: dict[str, Any] = {
     name: (None if info.is_required() else info.get_default(call_default_factory=True))
     for name, info in ItemResult.model_fields.items()
@@ -366,13 +301,49 @@ _DEFAULTS: dict[str, Any] = {
 }
 _DEFAULTS["tags"] = ()  # shared by every item without tags: immutable
 _KNOWN = frozenset((*_FIELDS, "question", "run_results"))
+_NONE = type(None)
+# The exact types (as JSON parses) each kept field may have for the full model (report.py's
+# ItemResult) to keep its value as it is; tests/test_slim.py checks them against the model.
+# Anything else (a count written 1.0, a null where a list belongs): the full parse decides.
+_EXACT: dict[str, frozenset[type]] = {
+    "id": frozenset({str}),
+    "tags": frozenset({list, tuple}),  # tuple: the default, for an item without tags
+    "passes": frozenset({int}),
+    "runs": frozenset({int}),
+    "errors": frozenset({int}),
+    "unanswered": frozenset({int}),
+    "cluster": frozenset({str, _NONE}),
+    "origin": frozenset({str, _NONE}),
+    "item_hash": frozenset({str, _NONE}),
+    "question": frozenset({str, _NONE}),
+}
+_COUNTS = ("passes", "runs", "errors", "unanswered")  # ge=0
+_ORIGINS = frozenset((None, *get_args(get_args(ItemResult.model_fields["origin"].annotation)[0])))
+_NO_RUNS = ()  # `run_results` absent: not `[]`, which the text may hold
 
 
-@functools.cache
-def _items_adapter() -> TypeAdapter[list[dict[str, Any]]]:
-    """Built on first use: a small report never needs it."""
-    # Strings are not cached: ids and hashes are unique, and the cache costs a lookup each.
-    return TypeAdapter(list[_slim_item()], config=ConfigDict(cache_strings="keys"))  # type: ignore[misc]
+def _columns(items: list[Any]) -> dict[str, list[Any]]:
+    """The parsed items as columns, each value checked to be what the full model would keep
+    unchanged (a builtin over each column, not a validator an item); _Slow otherwise."""
+    if not all(map(dict.__instancecheck__, items)):
+        raise _Slow
+    columns = {
+        name: list(map(dict.get, items, repeat(name), repeat(_DEFAULTS.get(name))))
+        for name in _EXACT
+    }
+    for name, kinds in _EXACT.items():
+        if not kinds.issuperset(map(type, columns[name])):
+            raise _Slow
+    if any(min(columns[name], default=0) < 0 for name in _COUNTS):
+        raise _Slow
+    if not {str}.issuperset(map(type, chain.from_iterable(columns["tags"]))):
+        raise _Slow
+    if not _ORIGINS.issuperset(columns["origin"]):
+        raise _Slow
+    runs = list(map(dict.get, items, repeat("run_results"), repeat(_NO_RUNS)))
+    if not {list, tuple}.issuperset(map(type, runs)) or any(runs):
+        raise _Slow  # runs this path could not cut, or not a list: read by the full parse
+    return columns
 
 
 class _Layout:
@@ -568,16 +539,18 @@ class _Reader:
             self.evaluations = self.evaluations or buffer.find(_EVALUATIONS, start, end) >= 0
         slim = layout.runs.sub(layout.no_runs, memoryview(buffer)[start:end])
         try:
-            items = _items_adapter().validate_json(b"[" + slim + b"]")
-        except ValueError:  # pydantic's ValidationError, bad JSON included
+            # pydantic's own JSON parser, as the full parse's (a lone surrogate is bad JSON to
+            # both); the values' types are checked a column at a time (_columns). Keys are
+            # cached: every item has the same few; values are not: ids and hashes are unique.
+            items = from_json(b"[" + slim + b"]", cache_strings="keys")
+        except ValueError:  # bad JSON
             raise _Slow from None
+        columns = _columns(items)
         if not all(map(_KNOWN.issuperset, items)):  # unknown fields: rare
             for item in items:
                 if _too_deep({k: v for k, v in item.items() if k not in _KNOWN}):
                     raise _Slow
-        if any(map(dict.get, items, repeat("run_results"))):
-            raise _Slow  # runs this path could not cut: read by the full parse
-        self.items.extend_parsed(items)
+        self.items.extend_columns(columns)
 
     def _header(self, text: bytes) -> Report:
         """Every top-level field, parsed as ever (a report with no results)."""

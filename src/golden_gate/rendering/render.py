@@ -10,9 +10,10 @@ escape, and a template sees one context built here.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import ge, lt, mul
@@ -22,7 +23,7 @@ from typing import ParamSpec
 import jinja2
 from pydantic import BaseModel
 
-from golden_gate import redaction
+from golden_gate import forked, redaction
 from golden_gate.core import slim
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
@@ -35,6 +36,7 @@ from golden_gate.rendering.escape import code_span, inline, marker_id
 P = ParamSpec("P")
 UNTAGGED = ["(untagged)"]
 
+MANY_ROWS = 500  # from this many rows to escape, half are escaped by a forked copy
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
 SUMMARY_LIMIT = 1_000_000  # bytes: the runner rejects step summaries over 1 MiB (1,048,576)
 MARKER_PREFIX = "<!-- golden-gate:report id="
@@ -112,6 +114,14 @@ class Section:
         if self._read is not None:
             self._read()
         return self.total - len(self._ids)
+
+    @cached_property
+    def lines(self) -> str:
+        """The rows as the built-in table lists them, a line each: joined here, as a loop in
+        the template costs a large summary's many attempts a few µs a row and yield."""
+        return "".join(
+            f"| {r.id} | {r.question} | {r.answer} | {r.why} | {r.runs} |\n" for r in self.rows
+        )
 
 
 def _row(item: ItemResult | None, item_id: str) -> Row:
@@ -396,6 +406,22 @@ class _Context:
             row = self._rows[item_id] = _row(self.report.record(item_id), item_id)
         return row
 
+    def make_rows(self, sections: Iterable[str]) -> None:
+        """Escape the rows of these sections now: when there are many, half of them in a
+        forked copy of this process (each row reads its item from the report and escapes it:
+        about 0.1 ms). Rows it does not hand back are made when first listed, as ever."""
+        wanted = dict.fromkeys(chain.from_iterable(self.sections[name] for name in sections))
+        ids = [i for i in wanted if i not in self._rows]
+        if len(ids) < MANY_ROWS:
+            return
+        mine, theirs = ids[: len(ids) // 2], ids[len(ids) // 2 :]
+        with forked.Copy(lambda: list(map(self.row, theirs))) as copy:
+            for item_id in mine:
+                self.row(item_id)
+            rows = copy.result()
+        if rows is not None:
+            self._rows.update(zip(theirs, rows, strict=True))
+
     def shown(self, max_rows: int) -> dict[str, int]:
         """How many rows each section shows at `max_rows`."""
         return {name: min(max_rows, len(ids)) for name, ids in self.sections.items()}
@@ -500,6 +526,11 @@ def render(
         return text
 
     most = max(len(context.report.items), 1)
+    if sum(map(len, context.sections.values())) >= MANY_ROWS:
+        # The sections the template lists rows of (a template failing here fails below too).
+        with contextlib.suppress(InputError):
+            attempt(0)
+            context.make_rows(rendered[-1][0])
     body = attempt(most)
     if measure(body) <= limit:
         return body
