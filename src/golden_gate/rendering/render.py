@@ -527,7 +527,8 @@ def render(
 
     most = max(len(context.report.items), 1)
     if sum(map(len, context.sections.values())) >= MANY_ROWS:
-        # The sections the template lists rows of (a template failing here fails below too).
+        # The sections the template lists rows of, from an attempt with none (one that fails
+        # here is left to the attempts below, which say so if they fail too).
         with contextlib.suppress(InputError):
             attempt(0)
             context.make_rows(rendered[-1][0])
