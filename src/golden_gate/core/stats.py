@@ -6,12 +6,15 @@ second to import and a skipped run or a small gate should not pay it.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
+from types import ModuleType
 
 # Above this many units of support the exact sign-flip distribution is replaced by a seeded
 # Monte-Carlo estimate (about 40 MB of float64 and well under a second of FFTs at the cap).
@@ -22,7 +25,49 @@ MONTE_CARLO_SEED = 20240917
 
 def prepare() -> None:
     """Import what a p-value needs now (a command with time to spare before it needs one)."""
-    import scipy.special  # noqa: F401
+    special()
+
+
+@functools.cache
+def special() -> ModuleType:
+    """`scipy.special`, imported once.
+
+    Its array-API layer lists numpy's namespace, and so imports each submodule numpy loads only
+    when asked (f2py, testing, ma, random, ...: 50–90 ms, f2py most of it) though it reads
+    none of them. They are registered first as lazy modules (the standard library's
+    `importlib.util.LazyLoader`): each loads as soon as anything reads from it, as before.
+    """
+    import numpy
+
+    for name in sorted(set(dir(numpy)) - set(vars(numpy))):
+        _lazy_submodule(numpy, name)
+    import scipy.special
+
+    return scipy.special
+
+
+def _lazy_submodule(package: ModuleType, name: str) -> None:
+    """`package.name`, a pure-Python submodule not imported yet, as a module that loads when
+    first read from (anything else is left as it is)."""
+    import importlib.machinery
+    import importlib.util
+
+    qualified = f"{package.__name__}.{name}"
+    if qualified in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec(qualified)
+    except (ImportError, ValueError):
+        return
+    if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+        return
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[qualified] = module
+    spec.loader.exec_module(module)
+    # As the import system binds a loaded submodule: the package's own lazy lookup (which
+    # imports it again by name) is not consulted for it.
+    setattr(package, name, module)
 
 
 def z_value(confidence: float) -> float:
@@ -58,9 +103,8 @@ def sign_test_p(b: int, c: int) -> float:
         raise ValueError("discordant counts cannot be negative")
     if b == 0:
         return 1.0
-    from scipy.special import bdtrc  # P(X > k): the upper binomial tail
-
-    return float(min(1.0, bdtrc(b - 1, b + c, 0.5)))
+    # bdtrc: P(X > k), the upper binomial tail
+    return float(min(1.0, special().bdtrc(b - 1, b + c, 0.5)))
 
 
 def min_discordant_for_significance(alpha: float) -> int:
@@ -132,8 +176,8 @@ def paired_sign_flip_test(differences: Sequence[Fraction]) -> PairedTest:
 def _weighted_binomial_pmf(counts: Counter[int], total: int):  # -> numpy array
     """The distribution of S = sum over distinct weights w of w · Binomial(m_w, 1/2)."""
     import numpy as np
-    from scipy.special import gammaln
 
+    gammaln = special().gammaln
     pmf = np.ones(1)
     for weight, m in sorted(counts.items()):
         k = np.arange(m + 1)
