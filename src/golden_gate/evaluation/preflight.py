@@ -9,10 +9,10 @@ behind a proxy, is left to the calls themselves.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import socket
 import urllib.request
+from typing import Any
 from urllib.parse import urlsplit
 
 from golden_gate import redaction
@@ -40,20 +40,51 @@ async def judge_endpoint(base_url: str | None, *, timeout_s: float = TIMEOUT_S) 
         return
     port = parts.port or (443 if parts.scheme == "https" else 80)
     where = redaction.without_credentials(base_url)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
     try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+        found = await asyncio.wait_for(
+            loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout_s
+        )
     except socket.gaierror as exc:
         raise JudgeUnreachable(
             f"the judge at {where} cannot be reached: its host name does not resolve "
             f"({exc.strerror}); check judge-base-url"
         ) from None
-    except OSError as exc:
-        if exc.errno not in _UNREACHABLE:
-            return  # timed out or filtered: not a definite answer
-        why = "connection refused" if exc.errno == errno.ECONNREFUSED else exc.strerror or exc
-        raise JudgeUnreachable(
-            f"the judge at {where} cannot be reached ({why}): is it running? check judge-base-url"
-        ) from None
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
+    except OSError:  # timed out (TimeoutError is one): not a definite answer
+        return
+    # Every address the name resolves to (localhost: ::1 and 127.0.0.1, say) must refuse:
+    # the calls would try the others.
+    refusals: list[OSError] = []
+    for family, kind, proto, _, address in found:
+        try:
+            await _connect(loop, family, kind, proto, address, deadline - loop.time())
+        except OSError as exc:
+            if exc.errno not in _UNREACHABLE:
+                return  # timed out or filtered: not a definite answer
+            refusals.append(exc)
+        else:
+            return
+    if not refusals:
+        return
+    first = refusals[0]
+    why = "connection refused" if first.errno == errno.ECONNREFUSED else first.strerror or first
+    raise JudgeUnreachable(
+        f"the judge at {where} cannot be reached ({why}): is it running? check judge-base-url"
+    )
+
+
+async def _connect(
+    loop: asyncio.AbstractEventLoop,
+    family: int,
+    kind: int,
+    proto: int,
+    address: tuple[Any, ...],
+    timeout_s: float,
+) -> None:
+    """Open a connection to one address and close it again; OSError when it cannot."""
+    if timeout_s <= 0:
+        raise TimeoutError
+    with socket.socket(family, kind, proto) as sock:
+        sock.setblocking(False)
+        await asyncio.wait_for(loop.sock_connect(sock, address), timeout_s)
