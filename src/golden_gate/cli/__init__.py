@@ -22,6 +22,7 @@ from golden_gate.cli.commands import (
 )
 from golden_gate.cli.options import (
     Parser,
+    add_comment_args,
     add_eval_args,
     add_gate_args,
     add_judge_args,
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_trend_arg(p)
     p.add_argument("--comment-out", type=Path, default=None, help="write the PR comment here")
     p.add_argument("--summary-out", type=Path, default=None, help="write the job summary here")
-    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    add_comment_args(p)
     add_junit_arg(p)
     add_gate_args(p)
     p.set_defaults(handler=cmd_gate)
@@ -75,8 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=["md", "json"], default="md", help="the comment, or the gate's result"
     )
     add_trend_arg(p)
-    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
-    p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+    add_comment_args(p, template=True)
     add_gate_args(p)
     p.set_defaults(handler=cmd_report)
 
@@ -109,8 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
     p.add_argument("--comment-out", type=Path, default=Path("comment.md"), help="comment file")
     p.add_argument("--summary-out", type=Path, default=None, help="summary file")
-    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
-    p.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+    add_comment_args(p, template=True)
     p.add_argument("--calibration", type=Path, default=None, help="calibration.json to show")
     add_trend_arg(p)
     add_junit_arg(p)
@@ -146,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, default=Path("report.json"), help="merged report")
     p.add_argument("--baseline", type=Path, default=None, help="baseline report")
     p.add_argument("--comment-out", type=Path, default=None, help="write the comment here")
-    p.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    add_comment_args(p)
     add_junit_arg(p)
     add_gate_args(p)
     p.set_defaults(handler=cmd_merge)

@@ -161,6 +161,13 @@ def add_trend_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_comment_args(parser: argparse.ArgumentParser, *, template: bool = False) -> None:
+    """The sticky comment's id, and with `template` the user's own comment template."""
+    parser.add_argument("--comment-id", default="default", help="id in the sticky marker")
+    if template:
+        parser.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+
+
 def add_junit_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--junit-xml",
