@@ -42,9 +42,20 @@ class Tally:
         return sum(self.items.unanswered)
 
     @cached_property
+    def majority(self) -> list[bool]:
+        """Each counted item: did a strict majority of its counted runs pass (passes * 2 >
+        runs)? The majority rule of ItemResult.passed, a column at a time."""
+        return list(map(lt, self.counted_runs, map(mul, self.counted_passes, repeat(2))))
+
+    @cached_property
     def k(self) -> int:
-        """Items whose counted runs passed by a strict majority (passes * 2 > runs)."""
-        return sum(map(lt, self.counted_runs, map(mul, self.counted_passes, repeat(2))))
+        """Items whose counted runs passed by a strict majority."""
+        return sum(self.majority)
+
+    @cached_property
+    def failed(self) -> list[str]:
+        """The counted items that did not pass, sorted."""
+        return sorted(compress(self.counted_ids, map(not_, self.majority)))
 
     @cached_property
     def _fractions(self) -> list[float]:

@@ -15,8 +15,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
-from itertools import chain, compress, repeat
-from operator import ge, lt, mul
+from itertools import chain, compress
 from pathlib import Path
 from typing import ParamSpec
 
@@ -28,6 +27,7 @@ from golden_gate.core import slim
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
 from golden_gate.core.slim import SlimReport
+from golden_gate.core.tally import Tally
 from golden_gate.errors import InputError
 from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TrendPoint
@@ -267,20 +267,16 @@ def _new_environment(template_dir: Path, user_template: Path | None) -> jinja2.E
 
 
 class _TagTally:
-    """Each counted item's tags, counted once, again for a pass: over the columns, in C, by
-    tag list (the columns' codes, slim.ItemColumns.tag_codes), then by tag."""
+    """Each counted item's tags (core's Tally counts the items), counted once, again for a
+    pass: by tag list (the columns' codes, slim.ItemColumns.tag_codes), then by tag."""
 
     def __init__(self, items: slim.ItemColumns) -> None:
+        self.counts = Tally(items)
         lists, codes = items.tag_codes()
         self._lists = {code: tags or UNTAGGED for code, tags in lists.items()}
-        self._counted_ids = list(compress(items.ids, items.runs))
         self._codes = list(compress(codes, items.runs))
-        counted_passes = list(compress(items.passes, items.runs))
-        self._counted_runs = list(compress(items.runs, items.runs))
-        self._twice = list(map(mul, counted_passes, repeat(2)))
-        passed = map(lt, self._counted_runs, self._twice)  # a strict majority of the runs passed
         self.tagged = self._by_tag(Counter(self._codes))
-        self.passes = self._by_tag(Counter(compress(self._codes, passed)))
+        self.passes = self._by_tag(Counter(compress(self._codes, self.counts.majority)))
 
     def _by_tag(self, lists: Counter[int]) -> Counter[str]:
         """Items a tag list, as items a tag; tags in the order they first appear among the
@@ -295,14 +291,10 @@ class _TagTally:
         """A counted item's tags (`(untagged)` for none)."""
         return self._lists[self._codes[self.position[item_id]]]
 
-    # Only the report's own tally needs these (a baseline's gives its tags' pass rates).
-    @cached_property
-    def failed(self) -> list[str]:
-        return sorted(compress(self._counted_ids, map(ge, self._counted_runs, self._twice)))
-
     @cached_property
     def position(self) -> dict[str, int]:
-        ids = self._counted_ids
+        """Each counted item's place among the counted items (only the report's is asked)."""
+        ids = self.counts.counted_ids
         return dict(zip(ids, range(len(ids)), strict=True))
 
 
@@ -348,7 +340,7 @@ class _Context:
         self.sections = {
             "regressed": regressed_ids,
             "improved": improved_ids,
-            "failed": tally.failed,
+            "failed": tally.counts.failed,
             "unstable": gate.unstable,
             "errors": gate.errored,
         }
