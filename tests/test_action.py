@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from golden_gate.demo import baseline_path
+from golden_gate.rendering.charts import TrendPoint, trend_chart
 from tests.action_world import READ_TOKEN, REPO, ROOT, WRITE_TOKEN
 from tests.fakes.assistant_server import AssistantServer
 
@@ -526,3 +527,81 @@ def test_a_pr_that_deletes_and_rewords_the_items_it_broke_still_fails(world, can
     assert origins["upgrade-rollback"] == "base"
     assert origins["upgrade-rollback@pull-request"] == "pull-request"
     assert report["rule_changes"]["removed"] == ["backups-restore", "backups-schedule"]
+
+
+BASELINE = "evals/baseline.json"
+LARGE = 1024 * 1024  # over this the contents API sends no content: the blob API does
+
+
+def large_versions(world, count: int = 3) -> set[str]:
+    """Commit `count` versions of the baseline on main, each over 1 MB (padded: still the same
+    report); their blob shas."""
+    text = baseline_path().read_text()
+    for n in range(count):
+        world.github.commit(REPO, "main", {BASELINE: text + " " * (LARGE + n)}, message=f"v{n}")
+    repo = world.github.repo(REPO)
+    return {c.tree[BASELINE] for c in repo.commits.values() if BASELINE in c.tree} - {
+        sha for sha, data in repo.blobs.items() if len(data) <= LARGE
+    }
+
+
+def blob_downloads(world) -> list[str]:
+    return sorted(r.path.rsplit("/", 1)[1] for r in world.github.calls("GET", "*/git/blobs/*"))
+
+
+def reference_trend(world) -> list:
+    """The trend read in-process the way it was before reuse: every version downloaded."""
+    from golden_gate.action.baseline import baseline_trend
+    from golden_gate.action.github import GitHub
+
+    github = GitHub(token=WRITE_TOKEN, repository=REPO, api_url=world.github.api_url)
+    points, _ = baseline_trend(
+        BASELINE, ref="main", github=github, workspace=world.workspace, confidence=0.95
+    )
+    return points
+
+
+def without_this_run(chart: str) -> str:
+    return re.sub(r", [^,\]]+\]$", "]", chart, flags=re.MULTILINE)
+
+
+def test_a_gate_run_downloads_each_baseline_version_once(world, candidate):
+    # The gate's baseline is the trend's newest version: one download, not two.
+    large = large_versions(world)
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert blob_downloads(world) == sorted(large)  # each large version exactly once
+    contents = world.github.calls("GET", f"*/contents/{BASELINE}")
+    assert len(contents) == len(large) + 2  # the gate's read at main, then each version's
+
+    # The chart is the one every version read afresh draws (this run's point aside).
+    points = reference_trend(world)
+    assert len(points) == len(large) + 1  # and the first, small version
+    this_run = TrendPoint(label="this run", pass_rate=0, lower_bound=0)
+    title = "Pass rate: the baseline over time, then this run"
+    expected = trend_chart([*points, this_run], floor=0.7, title=title)
+    (comment,) = world.github.comments(REPO, pull.number)
+    (chart,) = [
+        b.removeprefix("mermaid\n").strip() for b in comment.body.split("```") if title in b
+    ]
+    assert without_this_run(chart) == without_this_run(expected)
+
+
+def test_a_drift_issue_downloads_each_baseline_version_once(world, candidate):
+    # Drift with baseline-ref: the gate's baseline is the history's newest version.
+    large = large_versions(world)
+    done = world.run(
+        "schedule",
+        world.event("workflow_dispatch"),
+        mode="drift",
+        assistant_url=candidate,
+        baseline_ref="main",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert blob_downloads(world) == sorted(large)
+    (issue,) = world.github.issues(REPO, label="golden-gate-drift")
+    rows = re.findall(r"^\| <code>[0-9a-f\u200b]+</code> \| 2024-", issue.body, re.MULTILINE)
+    assert len(rows) == len(large) + 1  # every version, the first small one too

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.action.baseline import BaselineUnavailable, find_baseline
+from golden_gate.action.baseline import (
+    BaselineUnavailable,
+    find_baseline,
+    from_github,
+    known_texts,
+)
 from golden_gate.action.github import GitHub
 from golden_gate.demo import baseline_path
 from tests.fakes.github_server import GitHubServer
@@ -88,3 +93,23 @@ def test_no_token_and_a_shallow_checkout_is_unavailable(tmp_path: Path) -> None:
     workspace = checkout(tmp_path, {PATH: "{}"})
     with pytest.raises(BaselineUnavailable, match="no GitHub token"):
         find_baseline(PATH, ref="release-1", github=None, workspace=workspace)
+
+
+def test_a_version_read_already_is_not_downloaded_again_only_its_exact_bytes(
+    github: GitHub, github_server: GitHubServer, tmp_path: Path
+) -> None:
+    large = baseline_path().read_text() + " " * (1024 * 1024)  # over 1 MB: the blob API
+    github_server.commit(REPO, "main", {PATH: large})
+
+    def blobs() -> int:
+        return len(github_server.calls("GET", "*/git/blobs/*"))
+
+    found = find_baseline(PATH, ref="main", github=github, workspace=tmp_path)
+    assert found.text == large and blobs() == 1
+    fresh = from_github(github, PATH, ref="main", limit=2)
+    assert blobs() == 2 and fresh[0].text == large
+    crlf = known_texts(large.replace("\n", "\r\n"))  # a checkout's line ends: other bytes
+    assert from_github(github, PATH, ref="main", limit=2, known=crlf) == fresh
+    assert blobs() == 3
+    assert from_github(github, PATH, ref="main", limit=2, known=known_texts(found.text)) == fresh
+    assert blobs() == 3

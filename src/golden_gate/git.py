@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,11 @@ def git(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+def blob_sha(data: bytes) -> str:
+    """The id git (and GitHub, as a file's `sha`) gives a blob with these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 class _Absent:

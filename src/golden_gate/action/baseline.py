@@ -6,10 +6,14 @@ path) is not an error: the floor alone applies, and the comment says so. A basel
 not be read (the API failing, a shallow checkout without the ref) is not "no baseline": that
 would quietly drop the comparison, so it is `BaselineUnavailable` (exit 3). A file that is there
 but is not a report is bad input.
+
+A run reads each version once: the baseline's text is kept (`Baseline.text`), and a later read
+of the same blob (the trend's newest version, a drift issue's history) reuses it (`known_texts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +21,7 @@ from pydantic import BaseModel
 
 from golden_gate.core.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
 from golden_gate.errors import IncompleteError
-from golden_gate.git import ABSENT, show_at_ref
+from golden_gate.git import ABSENT, blob_sha, show_at_ref
 from golden_gate.history import TREND_BYTES, TREND_VERSIONS, Version, from_git, trend
 from golden_gate.rendering.charts import TrendPoint
 
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
 class Baseline(BaseModel):
     report: Report | None
     source: str  # where it came from, or why there is none, for the comment and the log
+    text: str | None = None  # what `report` was parsed from
 
 
 class UnreadableAtRef(IncompleteError):
@@ -90,13 +95,18 @@ def find_baseline(
         )
         if text is None:
             return Baseline(report=None, source=f"no baseline: {path} does not exist at {ref}")
-        return Baseline(report=parse_report(text, source=where), source=where)
+        return Baseline(report=parse_report(text, source=where), source=where, text=text)
     local = workspace / path
     if not local.is_file():
         return Baseline(report=None, source=f"no baseline: {path} does not exist")
-    return Baseline(
-        report=parse_report(local.read_text(encoding="utf-8"), source=path), source=path
-    )
+    text = local.read_text(encoding="utf-8")
+    return Baseline(report=parse_report(text, source=path), source=path, text=text)
+
+
+def known_texts(*texts: str | None) -> dict[str, str]:
+    """`texts` by the blob sha of their bytes, for `GitHub.read_file(known=...)`: a blob is
+    reused only when its bytes are these (a checkout's CRLF or a stray byte is no match)."""
+    return {blob_sha(t.encode("utf-8", "surrogatepass")): t for t in texts if t is not None}
 
 
 def _checks_only(run: RunResult) -> RunResult:
@@ -124,15 +134,22 @@ def deterministic_view(report: Report) -> Report:
     )
 
 
-def from_github(github: GitHub, path: str, *, ref: str, limit: int) -> list[Version]:
+def from_github(
+    github: GitHub,
+    path: str,
+    *,
+    ref: str,
+    limit: int,
+    known: Mapping[str, str] | None = None,
+) -> list[Version]:
     """The newest `limit` versions of `path` reachable from `ref`, newest first (1 + limit
-    requests). Raises `GitHubError`."""
+    requests, and a blob download for each large one not in `known`). Raises `GitHubError`."""
     versions: list[Version] = []
     read = 0
     for found in github.file_history(path, ref=ref, limit=limit):
         if read > TREND_BYTES:
             break
-        text = github.read_file(path, found.sha)
+        text = github.read_file(path, found.sha, known=known)
         read += len(text or "")
         versions.append(
             Version(
@@ -153,15 +170,17 @@ def baseline_trend(
     workspace: Path,
     confidence: float,
     limit: int = TREND_VERSIONS,
+    known: Mapping[str, str] | None = None,
 ) -> tuple[list[TrendPoint], str]:
-    """For the Action: the baseline's versions at `ref` through the API, else from git, as
-    trend points; and where they came from, or why there are none, for the log."""
+    """For the Action: the baseline's versions at `ref` through the API (reusing `known`
+    texts), else from git, as trend points; and where they came from, or why there are none,
+    for the log."""
     from golden_gate.action.github.client import GitHubError
 
     api_failure = "no GitHub token"
     if github is not None:
         try:
-            versions = from_github(github, path, ref=ref, limit=limit)
+            versions = from_github(github, path, ref=ref, limit=limit, known=known)
         except GitHubError as exc:
             api_failure = f"the API failed: {exc}"
         else:

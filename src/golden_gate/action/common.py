@@ -22,6 +22,7 @@ from golden_gate.errors import EXIT_PASSED, GateError
 from golden_gate.evaluation import providers
 
 if TYPE_CHECKING:
+    from golden_gate.action.baseline import Baseline
     from golden_gate.core.report import Report
     from golden_gate.rendering.charts import TrendPoint
 
@@ -155,9 +156,10 @@ def skip(scope: Scope) -> int:
 
 def find_baseline_for(
     settings: ActionSettings, ctx: Context, *, deterministic: bool, notes: list[str]
-) -> Report | None:
-    """The baseline to compare with; raises `BaselineUnavailable` when it could not be read
-    (looked up before the evaluation, so no judge call is paid for a run that cannot gate)."""
+) -> Baseline:
+    """The baseline to compare with (its report None when there is none); raises
+    `BaselineUnavailable` when it could not be read (looked up before the evaluation, so no
+    judge call is paid for a run that cannot gate)."""
     from golden_gate.action.baseline import deterministic_view, find_baseline
 
     with runner.group("Baseline"):
@@ -168,25 +170,42 @@ def find_baseline_for(
     if found.report is None:
         if settings.baseline:
             notes.append(found.source + "; only the floor applies.")
-        return None
-    return deterministic_view(found.report) if deterministic else found.report
+        return found
+    if not deterministic:
+        return found
+    return found.model_copy(update={"report": deterministic_view(found.report)})
 
 
-def baseline_history_for(settings: ActionSettings, ctx: Context) -> list[TrendPoint]:
+def baseline_and_trend(
+    settings: ActionSettings, ctx: Context, *, deterministic: bool, notes: list[str]
+) -> tuple[Report | None, list[TrendPoint] | None]:
+    """The baseline to compare with (as `find_baseline_for`) and, when there is one, its
+    trend, which reuses the baseline's text rather than download that version again."""
+    found = find_baseline_for(settings, ctx, deterministic=deterministic, notes=notes)
+    if found.report is None:
+        return None, None
+    return found.report, baseline_history_for(settings, ctx, found.text)
+
+
+def baseline_history_for(
+    settings: ActionSettings, ctx: Context, baseline_text: str | None
+) -> list[TrendPoint]:
     """The baseline's earlier pass rates for the trend chart; none (said in the log) when
     they cannot be read: a trend is never worth failing the gate for."""
-    from golden_gate.action.baseline import baseline_trend
+    from golden_gate.action.baseline import baseline_trend, known_texts
 
     ref = settings.baseline_ref or ctx.base_ref
     if not settings.baseline or not ref:
         return []
+    github = github_client(settings, ctx)
     try:
         points, source = baseline_trend(
             settings.baseline,
             ref=ref,
-            github=github_client(settings, ctx),
+            github=github,
             workspace=ctx.workspace,
             confidence=settings.run.gate.confidence,
+            known=known_texts(baseline_text) if github is not None else None,
         )
     except GateError as exc:  # e.g. no usable token: the gate itself says so elsewhere
         points, source = [], f"no trend ({exc})"

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from golden_gate.action.github.client import FILES_CAP, Client, GitHubError
 from golden_gate.errors import InputError
+from golden_gate.git import blob_sha
 
 if TYPE_CHECKING:
     from github.GitRef import GitRef
@@ -91,8 +92,13 @@ class PullRequests(Client):
 
         return self._call(f"reading pull request #{pr_number}", fetch)
 
-    def read_file(self, path: str, ref: str) -> str | None:
-        """The text of `path` at `ref`, or None when the file or the ref does not exist."""
+    def read_file(
+        self, path: str, ref: str, *, known: Mapping[str, str] | None = None
+    ) -> str | None:
+        """The text of `path` at `ref`, or None when the file or the ref does not exist.
+
+        `known`: texts this run has read already, by blob sha; a blob among them is not
+        downloaded again (a baseline can be 100 MB)."""
         from github import GithubException
 
         def fetch() -> str | None:
@@ -109,6 +115,8 @@ class PullRequests(Client):
                 raise GitHubError(None, f"{path} at {ref} is a directory, not a file")
             if content.type != "file":
                 raise GitHubError(None, f"{path} at {ref} is a {content.type}, not a file")
+            if known and content.sha in known:
+                return known[content.sha]
             if content.encoding == "base64":
                 raw = _decode_base64(content.content or "", path)
             else:
@@ -185,7 +193,7 @@ class PullRequests(Client):
             )
         base_sha = base_ref.object.sha
         current = self._blob_sha(path, base_sha)
-        if current == _git_blob_sha(data):
+        if current == blob_sha(data):
             return None
         pull = self._open_pull(owner, branch, base)
 
@@ -207,7 +215,7 @@ class PullRequests(Client):
             if head_sha != base_sha:
                 current = self._blob_sha(path, head_sha)
 
-        if current != _git_blob_sha(data):  # else the open pull request holds it already
+        if current != blob_sha(data):  # else the open pull request holds it already
 
             def commit() -> str:
                 if current is None:
@@ -292,11 +300,6 @@ class PullRequests(Client):
             return None
 
         return self._call(f"listing the pull requests from {branch}", find)
-
-
-def _git_blob_sha(data: bytes) -> str:
-    """The id git (and GitHub, as a file's `sha`) gives a blob with these bytes."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def _decode_base64(text: str, path: str) -> bytes:

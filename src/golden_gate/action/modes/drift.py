@@ -7,6 +7,7 @@ those rewrites, so a slow slide hidden by repeated promotions is visible.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from golden_gate import runner
@@ -27,13 +28,21 @@ if TYPE_CHECKING:
 LABEL = "golden-gate-drift"
 
 
-def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) -> list[Rewrite]:
-    """The baseline's versions, newest first; a version that is not a report says so."""
+def baseline_history(
+    github: GitHub,
+    path: str,
+    *,
+    ref: str,
+    limit: int = 10,
+    known: Mapping[str, str] | None = None,
+) -> list[Rewrite]:
+    """The baseline's versions, newest first, reusing `known` texts; a version that is not
+    a report says so."""
     from golden_gate.action.baseline import from_github
     from golden_gate.rendering.drift import Rewrite
 
     rows = []
-    for version in from_github(github, path, ref=ref, limit=limit):
+    for version in from_github(github, path, ref=ref, limit=limit, known=known):
         try:
             text = version.text
             rate = parse_report(text, source=path).pass_rate_text() if text else "deleted"
@@ -52,6 +61,7 @@ def baseline_history(github: GitHub, path: str, *, ref: str, limit: int = 10) ->
 
 def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     """A scheduled run: gate against the committed baseline; one issue while it fails."""
+    from golden_gate.action.baseline import known_texts
     from golden_gate.action.github.client import GitHubError
     from golden_gate.rendering.drift import issue_body, issue_title
 
@@ -59,9 +69,10 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import BaselineUnavailable
 
     try:
-        baseline = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+        found = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes)  # the issue is left as it is
+    baseline = found.report
     failures = WriteFailures()
     with evaluated(settings, ctx, failures) as report:
         outcome, code = report_outcome(settings, ctx, report, baseline, notes, failures)
@@ -75,7 +86,8 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
         if outcome.verdict == "failed":
             history = []
             if settings.baseline:
-                history = baseline_history(github, settings.baseline, ref=branch)
+                known = known_texts(found.text)  # the newest version, usually
+                history = baseline_history(github, settings.baseline, ref=branch, known=known)
             body = issue_body(
                 report,
                 outcome.gate,

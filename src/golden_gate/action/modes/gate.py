@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 from golden_gate import runner
 from golden_gate.action.common import (
-    baseline_history_for,
-    find_baseline_for,
+    baseline_and_trend,
     in_scope,
     judge_key_available,
     skip,
@@ -61,12 +60,11 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import BaselineUnavailable
 
     try:
-        baseline = find_baseline_for(
+        baseline, history = baseline_and_trend(
             settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
         )
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes)
-    history = baseline_history_for(settings, ctx) if baseline is not None else None
     with evaluated(settings, ctx, failures, scope) as report:
         outcome, code = report_outcome(
             settings, ctx, report, baseline, notes, failures, history=history

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from golden_gate import runner
-from golden_gate.action.common import baseline_history_for, find_baseline_for, in_scope, skip
+from golden_gate.action.common import baseline_and_trend, in_scope, skip
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import baseline_unavailable, finish, report_outcome
@@ -30,14 +30,13 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import BaselineUnavailable
 
     try:
-        baseline = find_baseline_for(
+        baseline, history = baseline_and_trend(
             settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
         )
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes, report=merged)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, settings.run.report_path))
-    history = baseline_history_for(settings, ctx) if baseline is not None else None
     outcome, code = report_outcome(
         settings, ctx, merged, baseline, notes, failures, history=history
     )
