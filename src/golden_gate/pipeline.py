@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +28,9 @@ from golden_gate.evaluation.target import AssistantClient
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
+
+if TYPE_CHECKING:
+    from golden_gate.core.calibration import CalibrationReport
 
 Verdict = Literal["passed", "failed", "incomplete"]
 
@@ -172,14 +175,38 @@ def evaluate_report(
     return report
 
 
+def read_calibration(path: Path) -> CalibrationReport | None:
+    """The judge's calibration, or None before the first one (the comment says so); a file
+    that is there but unreadable or not a calibration is bad input."""
+    from golden_gate.core.calibration import load_calibration
+
+    return load_calibration(path) if path.is_file() else None
+
+
+def check_inputs(settings: Settings) -> None:
+    """Read now the user's files the gate reads only after the evaluation (the calibration,
+    the comment template), so a bad one costs no request to the assistant or the judge.
+
+    Both are small and read again where they are used, rather than carried to the rendering.
+    """
+    if settings.calibration is not None:
+        read_calibration(settings.calibration)
+    template = settings.comment_template
+    if template is not None:
+        if not template.is_file():
+            raise InputError(f"{template}: comment template not found")
+        from golden_gate.rendering.render import check_template
+
+        check_template(template)
+
+
 def calibration_note(path: Path, report: Report) -> str:
     """The comment's line on how far the judge is trusted (from `golden-gate calibrate`)."""
-    from golden_gate.core.calibration import load_calibration
     from golden_gate.rendering.calibration import calibration_line
 
-    if not path.is_file():
+    calibration = read_calibration(path)
+    if calibration is None:
         return f"no judge calibration at {path}: run `golden-gate calibrate` to measure the judge"
-    calibration = load_calibration(path)
     return calibration_line(
         calibration, judge=report.judge, judge_prompt_hash=report.judge_prompt_hash
     )
@@ -263,10 +290,9 @@ def run(
     `history`: the baseline's earlier pass rates, for the trend chart.
     """
     collected = failures if failures is not None else WriteFailures()
-    # What the gate reads of the baseline: a large one is read without its runs.
+    check_inputs(settings)  # the small files first: a bad one is said without the baseline read
+    # What the gate reads of the baseline, once: a large one is read without its runs.
     baseline = slim.load(settings.baseline, rows=False) if settings.baseline is not None else None
-    if settings.comment_template is not None and not Path(settings.comment_template).is_file():
-        raise InputError(f"{settings.comment_template}: comment template not found")
     report = evaluate_report(
         settings,
         on_report=lambda r: collected.attempt(lambda: save_report(r, settings.report_path)),

@@ -482,12 +482,8 @@ def render(
     `history`: the baseline's earlier pass rates (oldest first), charted with this run's.
     `unverified`: the report is another run's claim (a fork's), never shown as a verdict.
     """
-    env = _environment(templates_dir(), user_template)
     name = user_template.name if user_template is not None else template
-    try:
-        tmpl = env.get_template(name)
-    except jinja2.TemplateError as exc:
-        raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
+    tmpl = _load(name, user_template)
     context = _Context(
         report,
         gate,
@@ -540,6 +536,19 @@ def render(
         else:
             high = mid
     return best
+
+
+def _load(name: str, user_template: Path | None) -> jinja2.Template:
+    try:
+        return _environment(templates_dir(), user_template).get_template(name)
+    except jinja2.TemplateError as exc:
+        raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
+
+
+def check_template(user_template: Path) -> None:
+    """Load (parse) a user's template as `render` will: an error is said before it is needed.
+    What it includes, and what it does with the data, can only fail when it renders."""
+    _load(user_template.name, user_template)
 
 
 def prepare() -> None:

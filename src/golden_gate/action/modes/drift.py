@@ -61,13 +61,13 @@ def baseline_history(
 
 def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     """A scheduled run: gate against the committed baseline; one issue while it fails."""
-    from golden_gate.action.baseline import known_texts
+    from golden_gate.action.baseline import BaselineUnavailable, known_texts
     from golden_gate.action.github.client import GitHubError
+    from golden_gate.pipeline import check_inputs
     from golden_gate.rendering.drift import issue_body, issue_title
 
+    check_inputs(settings.run)  # what the issue's gate reads: bad input before any request
     notes: list[str] = []
-    from golden_gate.action.baseline import BaselineUnavailable
-
     try:
         found = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
     except BaselineUnavailable as exc:

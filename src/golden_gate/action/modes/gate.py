@@ -58,7 +58,9 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         return code
 
     from golden_gate.action.baseline import BaselineUnavailable
+    from golden_gate.pipeline import check_inputs
 
+    check_inputs(run_settings)  # what the comment reads: bad input before any request
     try:
         baseline, history = baseline_and_trend(
             settings, ctx, deterministic=run_settings.deterministic_only, notes=notes

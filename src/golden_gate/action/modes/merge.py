@@ -14,10 +14,12 @@ from golden_gate.files import WriteFailures
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.core.merge import merge_reports
     from golden_gate.core.report import DETERMINISTIC, load_report, save_report
+    from golden_gate.pipeline import check_inputs
 
     scope = in_scope(settings, ctx)
     if not scope.run:
         return skip(scope)
+    check_inputs(settings.run)  # before the shards are read
     paths = sorted({p for pattern in settings.shard_reports for p in ctx.workspace.glob(pattern)})
     if not paths:
         patterns = ", ".join(settings.shard_reports)
