@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from golden_gate.example_assistant import golden_path
 from tests.fakes.assistant_server import AssistantServer
 from tests.helpers import golden_gate
@@ -30,26 +32,22 @@ def only_error(done) -> str:
     return line
 
 
-def test_run_with_a_corrupt_calibration_exits_2_before_any_request(tmp_path):
-    calibration = tmp_path / "calibration.json"
-    calibration.write_text(BAD_JSON)
+@pytest.mark.parametrize(
+    ("flag", "name", "text", "says"),
+    [
+        ("--calibration", "calibration.json", BAD_JSON, BAD_JSON_SAYS),
+        ("--template", "mine.md.j2", UNPARSABLE, "cannot load the template"),
+    ],
+    ids=["corrupt-calibration", "template-that-does-not-parse"],
+)
+def test_run_with_a_bad_input_file_exits_2_before_any_request(tmp_path, flag, name, text, says):
+    path = tmp_path / name
+    path.write_text(text)
     with AssistantServer() as assistant:
-        done = run_cli(tmp_path, assistant, "--calibration", calibration)
+        done = run_cli(tmp_path, assistant, flag, path)
         asked = assistant.request_count
     assert done.returncode == 2, done.stdout + done.stderr
-    assert only_error(done).startswith(f"golden-gate: error: {calibration}: {BAD_JSON_SAYS}")
-    assert asked == 0
-    assert not (tmp_path / "report.json").exists()
-
-
-def test_run_with_a_template_that_does_not_parse_exits_2_before_any_request(tmp_path):
-    template = tmp_path / "mine.md.j2"
-    template.write_text(UNPARSABLE)
-    with AssistantServer() as assistant:
-        done = run_cli(tmp_path, assistant, "--template", template)
-        asked = assistant.request_count
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert only_error(done).startswith(f"golden-gate: error: {template}: cannot load the template")
+    assert only_error(done).startswith(f"golden-gate: error: {path}: {says}")
     assert asked == 0
     assert not (tmp_path / "report.json").exists()
 
