@@ -292,3 +292,51 @@ def test_the_fast_paths_exact_types_are_the_models_fields():
         bounds = [getattr(m, "ge", None) for m in info.metadata]
         assert bounds == ([0] if name in slim._COUNTS else []), name
     assert {None, "base", "pull-request"} == slim._ORIGINS
+
+
+def test_where_the_full_parse_is_not_to_be_done_a_record_that_needs_it_says_so(tmp_path):
+    # A forked copy making rows (render.py) leaves such a record to the process that made it.
+    path = tmp_path / "bad.json"
+    path.write_bytes(MALFORMED["large-failed-bad-run"])
+    view = slim.load(path, large=0)
+    assert isinstance(view, slim._FileReport)
+    view.parse_in_full = False
+    assert view.record(view.items.ids[1]) is not None  # the fast path reads a good item
+    with pytest.raises(slim.NeedsFullParse):
+        view.record("a")
+    assert "_full" not in vars(view)  # the whole report was not parsed
+    view.parse_in_full = True
+    with pytest.raises(InputError):
+        view.record("a")
+
+
+def test_many_rows_with_a_bad_run_in_the_copys_half_get_the_full_parses_sentence(tmp_path):
+    # 600 regressed rows: half are made by a forked copy, which leaves the bad item to this
+    # process (one full parse, here). A fresh interpreter: pytest's workers run threads.
+    run = {"status": "pass", "answer": "A long enough answer. " * 40, "checks": []}
+
+    def report(failing: set[int], bad: int | None = None) -> str:
+        items = []
+        for i in range(1200):
+            runs = [{**run, "status": "fail" if i in failing else "pass"}]
+            if i == bad:
+                runs = [{"status": "great"}]
+            items.append({"id": f"q{i:04d}", "passes": 0 if i in failing else 1, "runs": 1,
+                          "run_results": runs})  # fmt: skip
+        return json.dumps({"judge": "j", "results": items}, indent=1)
+
+    failing = set(range(0, 1200, 2))
+    (tmp_path / "base.json").write_text(report(set()))
+    (tmp_path / "cand.json").write_text(report(failing, bad=1100))
+    assert (tmp_path / "cand.json").stat().st_size > slim.LARGE_REPORT_BYTES
+    with pytest.raises(InputError) as refused:
+        load_report(tmp_path / "cand.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "golden_gate", "gate", "cand.json", "base.json",
+         "--comment-out", "c.md"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"golden-gate: error: {refused.value}\n".replace(
+        str(tmp_path / "cand.json"), "cand.json"
+    )

@@ -139,9 +139,18 @@ class ItemColumns:
         self.codes = (lists, codes)
 
 
+class NeedsFullParse(Exception):
+    """A record only the full parse can give, where the full parse is not to be done."""
+
+
 class SlimReport:
     """A report's top-level fields (`header`, a Report without results) and its items as
     columns; `record` gives one item in full."""
+
+    # False in a forked copy making rows (render.py): a record that needs the whole report
+    # parsed (a GB for a large one) raises NeedsFullParse there, and the process that made
+    # the copy, which may parse it, makes that row itself.
+    parse_in_full = True
 
     def __init__(self, header: Report, items: ItemColumns, *, source: Report | None = None):
         self.header = header
@@ -396,6 +405,8 @@ class _FileReport(SlimReport):
             item = None
         if item is None or item.id != item_id:
             # Something this path cannot vouch for: the full parse says what, or reads it.
+            if not self.parse_in_full:
+                raise NeedsFullParse(item_id)
             return self._by_id.get(item_id)
         return item
 

@@ -407,7 +407,12 @@ class _Context:
         if len(ids) < MANY_ROWS:
             return
         mine, theirs = ids[: len(ids) // 2], ids[len(ids) // 2 :]
-        with forked.Copy(lambda: list(map(self.row, theirs))) as copy:
+
+        def their_rows() -> list[Row]:  # in the copy: no second full parse of a bad report
+            self.report.parse_in_full = False
+            return list(map(self.row, theirs))
+
+        with forked.Copy(their_rows) as copy:
             for item_id in mine:
                 self.row(item_id)
             rows = copy.result()
