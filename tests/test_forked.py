@@ -101,3 +101,17 @@ def test_the_copy_leaves_this_processs_buffered_output_alone():
         print("after")
     """)
     assert out == "before after\n"
+
+
+def test_when_no_process_can_be_made_the_caller_does_the_work():
+    out = _run("""
+        import os
+        from golden_gate import forked
+        def refused():
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        os.fork = refused  # as under a cgroup's pids limit
+        with forked.Copy(lambda: 1) as copy:
+            assert copy.result() is None
+        print("ok")
+    """)
+    assert out == "ok\n"

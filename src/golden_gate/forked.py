@@ -39,7 +39,12 @@ class Copy(Generic[T]):
         if not can_fork():
             return
         self._file = _unnamed_file()
-        self._pid = os.fork()
+        try:
+            self._pid = os.fork()
+        except OSError:  # no process to spare (a cgroup's pids limit): the caller does it
+            self._file.close()
+            self._file = None
+            return
         if self._pid == 0:
             self._run(work, self._file)
 
