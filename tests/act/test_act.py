@@ -63,6 +63,8 @@ ASSISTANT_IMAGE = os.environ.get("GG_ASSISTANT_IMAGE", "golden-gate-example-assi
 # What the Dockerfile builds FROM when no build argument is given, as every runner builds it.
 DEFAULT_BASE = "python:3.11-slim"
 TEST_LABEL = "golden-gate.test=act"
+# act names a job's container after its workflow and job: the example's PR gate's.
+JOB_CONTAINERS = "act-golden-gate-golden-gate-"
 ACT_TIMEOUT_S = 900
 
 
@@ -251,7 +253,8 @@ class Repository:
             "pull_request",
             *("-W", ".github/workflows/pr-gate.yml", "-e", str(self.event(number, action))),
             *(flags or ("-P", f"ubuntu-latest={BASE_IMAGE}", "--bind")),
-            *("--pull=false", "--json"),
+            # `--rm`: act keeps a failed job's container otherwise (the gate fails on purpose).
+            *("--pull=false", "--json", "--rm"),
             *("--local-repository", f"org/golden-gate-action@v1={self.action}"),
             *("--local-repository", f"{upload_artifact}={UPLOAD_ARTIFACT_STAND_IN}"),
             *("-s", f"GITHUB_TOKEN={WRITE_TOKEN}", "-s", "JUDGE_API_KEY=sk-test"),
@@ -306,7 +309,8 @@ class Repository:
         }
 
     def leftovers(self) -> list[str]:
-        found = []
+        """Compose projects' containers and networks, and act's job containers, still there."""
+        found = docker("ps", "-aq", "--filter", f"name=^{JOB_CONTAINERS}").stdout.split()
         for project in self.projects:
             label = f"label=com.docker.compose.project={project}"
             found += docker("ps", "-aq", "--filter", label).stdout.split()
@@ -368,6 +372,9 @@ def repository(tmp_path: Path) -> Iterator[Repository]:
             yield repo
         finally:
             leftovers = repo.leftovers()
+            jobs = docker("ps", "-aq", "--filter", f"name=^{JOB_CONTAINERS}").stdout.split()
+            if jobs:
+                docker("rm", "-f", "-v", *jobs, check=False)
             for project in repo.projects:
                 label = f"label=com.docker.compose.project={project}"
                 ids = docker("ps", "-aq", "--filter", label).stdout.split()
@@ -376,7 +383,7 @@ def repository(tmp_path: Path) -> Iterator[Repository]:
                 for network in docker("network", "ls", "-q", "--filter", label).stdout.split():
                     docker("network", "rm", network, check=False)
             violations = github.take_violations()
-    assert not leftovers, f"compose projects were left behind: {leftovers}"
+    assert not leftovers, f"containers or networks were left behind: {leftovers}"
     assert not violations, "\n".join(violations)
 
 
