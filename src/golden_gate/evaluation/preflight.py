@@ -55,19 +55,18 @@ async def judge_endpoint(base_url: str | None, *, timeout_s: float = TIMEOUT_S) 
         return
     # Every address the name resolves to (localhost: ::1 and 127.0.0.1, say) must refuse:
     # the calls would try the others.
-    refusals: list[OSError] = []
+    first: OSError | None = None
     for family, kind, proto, _, address in found:
         try:
             await _connect(loop, family, kind, proto, address, deadline - loop.time())
         except OSError as exc:
             if exc.errno not in _UNREACHABLE:
                 return  # timed out or filtered: not a definite answer
-            refusals.append(exc)
+            first = first or exc
         else:
             return
-    if not refusals:
-        return
-    first = refusals[0]
+    if first is None:
+        return  # the name resolved to nothing to try
     why = "connection refused" if first.errno == errno.ECONNREFUSED else first.strerror or first
     raise JudgeUnreachable(
         f"the judge at {where} cannot be reached ({why}): is it running? check judge-base-url"
