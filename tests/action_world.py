@@ -24,6 +24,28 @@ REPO = "acme/docs-assistant"
 WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
 READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+# The rules every World starts with, in golden-gate.toml at main and in the checkout.
+RULES: dict = {"golden": "evals/golden.jsonl", "baseline": "evals/baseline.json", "gate": {"floor": 0.7}}
+
+
+def toml_text(rules: dict) -> str:
+    """A small TOML writer for tests: top-level keys, then one table a group."""
+    import json as _json
+
+    def value(v) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{_json.dumps(k)} = {value(x)}" for k, x in v.items()) + "}"
+        return _json.dumps(v)
+
+    top = [f"{k} = {value(v)}" for k, v in rules.items() if not isinstance(v, dict) or k == "headers"]
+    tables = [
+        f"\n[{k}]\n" + "\n".join(f"{key} = {value(x)}" for key, x in v.items())
+        for k, v in rules.items()
+        if isinstance(v, dict) and k != "headers"
+    ]
+    return "\n".join(top) + "\n" + "\n".join(tables) + "\n"
 
 
 def parse_outputs(text: str) -> dict[str, str]:
@@ -54,14 +76,32 @@ class World:
         shutil.copy(golden_path(), self.workspace / "evals" / "golden.jsonl")
         github.add_actions_token(WRITE_TOKEN)
         github.add_actions_token(READ_TOKEN, read_only=True)
+        rules = toml_text(RULES)
+        (self.workspace / "golden-gate.toml").write_text(rules)
         github.add_repo(
             REPO,
             files={
                 "evals/golden.jsonl": golden_path().read_text(),
                 "evals/baseline.json": baseline_path().read_text(),
+                "golden-gate.toml": rules,
             },
         )
         self.runs = 0
+
+    def configure(self, rules: dict, *, base: bool = True, workspace: bool = True) -> None:
+        """golden-gate.toml: `RULES` updated with `rules` (a table merged key by key), at main
+        (the base branch's rules) and in the checkout."""
+        merged = {k: dict(v) if isinstance(v, dict) else v for k, v in RULES.items()}
+        for key, value in rules.items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key].update(value)
+            else:
+                merged[key] = value
+        text = toml_text({k: v for k, v in merged.items() if v is not None})
+        if workspace:
+            (self.workspace / "golden-gate.toml").write_text(text)
+        if base:
+            self.github.commit(REPO, "main", {"golden-gate.toml": text}, message="rules")
 
     def pull(self, files: list[str], *, fork: bool = False):
         self.github.add_user("contributor")
@@ -138,9 +178,6 @@ class World:
             "GITHUB_STATE": str(files / "state"),
             "RUNNER_TEMP": str(files),
             "INPUT_GITHUB-TOKEN": token,
-            "INPUT_GOLDEN": "evals/golden.jsonl",
-            "INPUT_BASELINE": "evals/baseline.json",
-            "INPUT_FLOOR": "0.7",
             "INPUT_COMMENT-ID": "docs",
             **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},
             **(extra_env or {}),

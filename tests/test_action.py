@@ -167,12 +167,12 @@ def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate)
 
 
 def test_no_judge_key_runs_the_deterministic_tier(world, candidate):
+    world.configure({"judge": {"model": "openai:gpt-4.1-mini", "on-missing-judge-key": "checks-only"}})
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url=candidate,
-        judge_model="openai:gpt-4.1-mini",
     )
     (comment,) = world.github.comments(REPO, pull.number)
     assert "Deterministic checks only" in comment.body
@@ -196,12 +196,12 @@ def test_bad_input_exits_2_before_anything_runs(world, candidate):
 
 
 def test_fail_on_regression_false_turns_failure_into_a_warning(world, candidate):
+    world.configure({"gate": {"fail-on-regression": False}})
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url=candidate,
-        fail_on_regression="false",
     )
     assert done.returncode == 0
     assert done.outputs["verdict"] == "failed"
@@ -223,12 +223,12 @@ def test_workflow_dispatch_runs_with_a_local_baseline_and_passes(world, good_ass
 
 
 def test_missing_baseline_means_floor_only(world, good_assistant):
+    world.configure({"baseline": "evals/nothere.json"})
     pull = world.pull(["evals/golden.jsonl"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url=good_assistant,
-        baseline="evals/nothere.json",
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -331,12 +331,12 @@ def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate)
     assert done.outputs["verdict"] == "passed" and float(done.outputs["kappa"]) > 0.6
     assert "Cohen" in done.summary or "κ" in done.summary
     calibration = done.outputs["calibration-path"]
+    world.configure({"comment": {"calibration": calibration}})
     pull = world.pull(["prompts/answer.txt"])
     gated = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url=candidate,
-        calibration=calibration,
     )
     (comment,) = world.github.comments(REPO, pull.number)
     assert "judge calibrated: kappa κ = 0.69" in comment.body
@@ -391,7 +391,7 @@ def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candid
         event,
         mode="baseline",
         assistant_url=candidate,
-        subset_tags="",
+        subset_tags="*",
         open_pr="true",
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -412,7 +412,7 @@ def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candid
         event,
         mode="baseline",
         assistant_url=candidate,
-        subset_tags="",
+        subset_tags="*",
         open_pr="true",
     )
     assert again.returncode == 0
@@ -464,12 +464,12 @@ def test_drift_with_an_unreadable_baseline_leaves_the_issue_alone(world, candida
 @pytest.mark.parametrize("changed", ["evals/baseline.json", ".github/workflows/eval.yml"])
 def test_a_pr_changing_only_the_gates_inputs_is_gated(world, good_assistant, changed):
     # `paths` covers only the service; the baseline and the workflow are the gate's own rules.
+    world.configure({"scope": {"paths": ["service/**"]}})
     pull = world.pull([changed, "README.md"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url=good_assistant,
-        paths="service/**",
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.outputs["ran"] == "true" and done.outputs["verdict"] == "passed"

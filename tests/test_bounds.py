@@ -27,30 +27,36 @@ LONG = "7" * 5000
         (["--runs", "1000000000"], "--runs: Input should be less than or equal to 100"),
         (["--rerun-failures", "1000000000"], "--rerun-failures: Input should be less than or"),
         (["--retries", "1000"], "--retries: Input should be less than or equal to 10"),
-        (["--timeout", "inf"], "--timeout: Input should be a finite number"),
-        (["--timeout", "nan"], "--timeout: Input should be a finite number"),
+        (["--timeout", "inf"], "--timeout must be a finite number"),
+        (["--timeout", "nan"], "--timeout must be a finite number"),
         (["--timeout", "-1"], "--timeout: Input should be greater than 0"),
         (["--timeout", "86400"], "--timeout: Input should be less than or equal to 3600"),
-        (["--judge-timeout", "inf"], "--judge-timeout: Input should be a finite number"),
+        (["--judge-timeout", "inf"], "--judge-timeout must be a finite number"),
         (["--judge-concurrency", "0"], "--judge-concurrency: Input should be greater than"),
         (["--judge-concurrency", "5000"], "--judge-concurrency: Input should be less than"),
-        (["--judge-temperature", "nan"], "--judge-temperature: Input should be a finite number"),
+        (["--judge-temperature", "nan"], "--judge-temperature must be a finite number"),
         (["--judge-max-tokens", "0"], "--judge-max-tokens: Input should be greater than or equal"),
         (["--judge-max-tokens", "1000000"], "--judge-max-tokens: Input should be less than or"),
         (["--judge-retries", "99"], "--judge-retries: Input should be less than or equal to 10"),
         (["--judge-prices", "0.4"], "--judge-prices must be two non-negative numbers"),
         (["--judge-prices", "0.4,-1"], "--judge-prices must be two non-negative numbers"),
         (["--judge-prices", "nan,1.6"], "--judge-prices must be two non-negative numbers"),
-        (["--header", "X-A:b=1"], "--header: a header name has ':' after 'X-A'"),
-        (["--header", "X-A=a\nb"], "--header: the value of header 'X-A' holds a line break"),
-        (["--header", "X-A=café"], "--header: the value of header 'X-A' holds a line break"),
+        (["--assistant-headers", "X A: 1"], "--assistant-headers: a header name has ' '"),
+        (
+            ["--assistant-headers", "X-A: a\nb"],
+            "--assistant-headers: the value of header 'X-A' holds a line break",
+        ),
+        (
+            ["--assistant-headers", "X-A: café"],
+            "--assistant-headers: the value of header 'X-A' holds a line break",
+        ),
     ],
 )
 def test_cli_flags_out_of_bounds_are_one_sentence_exit_2(tmp_path, capsys, flags, message):
     golden = tmp_path / "g.jsonl"
     golden.write_text('{"id": "a", "question": "Why?"}\n')
     # Port 9 (discard) on loopback: nothing is asked, the flag is refused first.
-    code = cli.main(["eval", str(golden), "--url", "http://127.0.0.1:9", "--quiet", *flags])
+    code = cli.main(["eval", str(golden), "--assistant-url", "http://127.0.0.1:9", "--quiet", *flags])
     err = capsys.readouterr().err
     assert code == 2, err
     assert message in err and "Traceback" not in err
@@ -69,18 +75,18 @@ def action_env(**inputs: str) -> dict[str, str]:
         ({"concurrency": "100000"}, "input 'concurrency': Input should be less than or equal"),
         ({"runs": "1000000000"}, "input 'runs': Input should be less than or equal to 100"),
         ({"rerun-failures": "1000000000"}, "input 'rerun-failures': Input should be less"),
-        ({"timeout": "inf"}, "input 'timeout': Input should be a finite number"),
-        ({"timeout": "nan"}, "input 'timeout': Input should be a finite number"),
+        ({"timeout": "inf"}, "input 'timeout' must be a finite number"),
+        ({"timeout": "nan"}, "input 'timeout' must be a finite number"),
         ({"timeout": "-5"}, "input 'timeout': Input should be greater than 0"),
         ({"judge-concurrency": "0"}, "input 'judge-concurrency': Input should be greater"),
         ({"judge-concurrency": "100000"}, "input 'judge-concurrency': Input should be less"),
         ({"judge-max-tokens": "0"}, "input 'judge-max-tokens': Input should be greater"),
         ({"judge-max-tokens": "1e9"}, "input 'judge-max-tokens' must be a whole number"),
         ({"judge-retries": "11"}, "input 'judge-retries': Input should be less than or equal"),
-        ({"judge-timeout": "inf"}, "input 'judge-timeout': Input should be a finite number"),
+        ({"judge-timeout": "inf"}, "input 'judge-timeout' must be a finite number"),
         ({"judge-prices": "0.4,inf"}, "input 'judge-prices' must be two non-negative numbers"),
         ({"judge-prices": "cheap"}, "input 'judge-prices' must be two non-negative numbers"),
-        ({"compose-file": "c.yml", "wait-timeout": "inf"}, "input 'wait-timeout': Input should"),
+        ({"compose-file": "c.yml", "wait-timeout": "inf"}, "input 'wait-timeout' must be a finite number"),
         ({"assistant-headers": "X A: 1"}, "input 'assistant-headers': a header name has ' '"),
         ({"assistant-headers": "X-Key: café"}, "the value of header 'X-Key' holds a line break"),
     ],
@@ -160,9 +166,11 @@ def test_hostile_json_in_an_artifact_is_exit_2(tmp_path, value):
 @pytest.mark.parametrize("flag", ["--answer-path", "--sources-path", "--context-path"])
 @pytest.mark.parametrize("path", ["", "..", "a..b", ".retrieval", "passages."])
 def test_a_response_path_with_an_empty_segment_is_one_sentence(tmp_path, flag, path):
+    if path == "" and flag != "--answer-path":
+        pytest.skip("an empty sources or context path is unset, as the input and the file have it")
     golden = tmp_path / "golden.jsonl"
     golden.write_text('{"id": "a", "question": "q?"}\n')
-    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", flag, path, cwd=tmp_path)
+    done = golden_gate("eval", golden, "--assistant-url", "http://127.0.0.1:9", flag, path, cwd=tmp_path)
     assert done.returncode == 2
     name = flag.removeprefix("--")
     assert done.stderr.strip() == (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
@@ -98,6 +97,14 @@ def test_a_checkout_without_a_repository_is_refused_in_a_workflow(tmp_path: Path
     )
 
 
+def _resolved(directory: str):
+    from golden_gate.options import Value, defaults
+
+    resolved = defaults("cli")
+    resolved.values["cache-dir"] = Value(directory, "flag --cache-dir")
+    return resolved
+
+
 def test_the_cli_does_not_read_a_tracked_cache_directory(
     checkout: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -107,8 +114,6 @@ def test_the_cli_does_not_read_a_tracked_cache_directory(
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     (checkout / "local-cache").mkdir()
 
-    assert cache_dir(Namespace(no_cache=False, cache_dir=Path(".judge-cache"))) is None
+    assert cache_dir(_resolved(".judge-cache")) is None
     assert "git tracks" in capsys.readouterr().err
-    assert cache_dir(Namespace(no_cache=False, cache_dir=Path("local-cache"))) == Path(
-        "local-cache"
-    )
+    assert cache_dir(_resolved("local-cache")) == Path("local-cache")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from golden_gate.cli import build_parser
-from golden_gate.cli.options import settings_from_args
+from golden_gate.cli.options import finish, settings_from_args
 from golden_gate.core.report import report_json
 from tests.helpers import golden_gate, ids, report
 
@@ -92,10 +92,10 @@ def test_subset(tmp_path):
         )
     )
     out = tmp_path / "smoke.jsonl"
-    done = golden_gate("subset", golden, "--tags", "smoke", "-o", out)
+    done = golden_gate("subset", golden, "--subset-tags", "smoke", "-o", out)
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["i1", "i3", "i5"]
-    none = golden_gate("subset", golden, "--tags", "nightly", "-o", out)
+    none = golden_gate("subset", golden, "--subset-tags", "nightly", "-o", out)
     assert none.returncode == 2 and "no items carry" in none.stderr
 
 
@@ -114,7 +114,7 @@ def test_plan_says_what_the_floor_demands_and_what_drop_can_be_caught(tmp_path):
             for n in range(200)
         )
     )
-    done = golden_gate("plan", golden, "--tags", "smoke", "--runs", "3")
+    done = golden_gate("plan", golden, "--subset-tags", "smoke", "--runs", "3")
     assert done.returncode == 0, done.stderr
     assert "200 items × 3 run(s)" in done.stdout
     assert "at least 172 of 200" in done.stdout  # Wilson(172, 200) = 0.8008 ≥ 0.80
@@ -144,9 +144,12 @@ def test_plan_fails_when_the_floor_is_out_of_reach():
 )
 def test_the_judge_concurrency_follows_concurrency_unless_set(tmp_path, flags, expected):
     golden = str(tmp_path / "golden.jsonl")
-    args = build_parser().parse_args(["eval", golden, "--url", "http://127.0.0.1:9", *flags])
+    args = build_parser().parse_args(
+        ["eval", golden, "--assistant-url", "http://127.0.0.1:9", *flags]
+    )
+    finish(args)
 
-    settings = settings_from_args(args)
+    settings = settings_from_args(args.resolved)
 
     assert settings.target is not None
     assert (settings.target.concurrency, settings.judge.concurrency) == expected
@@ -167,6 +170,8 @@ def _options(parser):
 
 
 def test_every_flag_has_help_and_shows_its_default():
+    import argparse
+
     from golden_gate.cli import build_parser
 
     parser = build_parser()
@@ -174,7 +179,11 @@ def test_every_flag_has_help_and_shows_its_default():
         where = f"{command} {'/'.join(action.option_strings) or action.dest}"
         assert action.help, f"{where} has no help"
         default = action.default
-        if action.option_strings and default not in (None, "", []) and default is not False:
+        option = getattr(action, "golden_option", None)
+        if default is argparse.SUPPRESS and option is not None:  # a table option (options.py)
+            default = option.default_for("cli")
+            default = ",".join(map(str, default)) if isinstance(default, list) else default
+        if action.option_strings and default not in (None, "", [], {}) and default is not False:
             sub = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)
             text = sub.choices[command].format_help()
             assert f"(default: {default})" in " ".join(text.split()), f"{where}: default unsaid"
@@ -215,7 +224,7 @@ def test_eval_without_an_assistant_names_the_flags(tmp_path):
     golden.write_text('{"id": "a", "question": "q?"}\n')
     done = golden_gate("eval", golden)
     assert done.returncode == 2
-    assert "--url" in done.stderr and "--compose-file" in done.stderr
+    assert "--assistant-url" in done.stderr and "--compose-file" in done.stderr
 
 
 def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
@@ -227,9 +236,9 @@ def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
         done = golden_gate(
             "eval",
             golden_path(),
-            "--url",
+            "--assistant-url",
             assistant.url,
-            "--tags",
+            "--subset-tags",
             "install,configuration",
             "--judge-model",
             "openai:gpt-4.1-mini",
@@ -237,7 +246,7 @@ def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
             judge.base_url,
             "--judge-retries",
             "0",
-            "--no-cache",
+            "--cache", "off",
             "--quiet",
             "-o",
             tmp_path / "r.json",
@@ -251,7 +260,7 @@ def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
 def test_an_unknown_judge_provider_is_one_sentence_about_our_flags(tmp_path):
     golden = tmp_path / "g.jsonl"
     golden.write_text('{"id": "a", "question": "q?"}\n')
-    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", "--judge-model", "foo:bar")
+    done = golden_gate("eval", golden, "--assistant-url", "http://127.0.0.1:9", "--judge-model", "foo:bar")
     assert done.returncode == 2
     assert "--judge-model: judge provider 'foo' is not supported" in done.stderr
     assert "model_provider" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -273,7 +282,7 @@ def test_a_judge_that_refuses_connections_fails_the_run_once_at_once(tmp_path, m
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
     with AssistantServer(answers={}) as assistant:
         done = golden_gate(
-            "eval", golden, "--url", assistant.url, "--quiet", "--no-cache",
+            "eval", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
             "--judge-model", "openai:gpt-4.1-mini",
             "--judge-base-url", f"http://127.0.0.1:{closed}/v1",
             "-o", tmp_path / "r.json", cwd=tmp_path, timeout=60,

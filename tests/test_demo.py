@@ -37,9 +37,9 @@ def test_run_command_exit_codes_and_files(tmp_path):
         first = golden_gate(
             "eval",
             golden_path(),
-            "--url",
+            "--assistant-url",
             assistant.url,
-            "--tags",
+            "--subset-tags",
             "smoke",
             "-o",
             baseline,
@@ -52,9 +52,9 @@ def test_run_command_exit_codes_and_files(tmp_path):
         done = golden_gate(
             "run",
             golden_path(),
-            "--url",
+            "--assistant-url",
             assistant.url,
-            "--tags",
+            "--subset-tags",
             "smoke",
             "--baseline",
             baseline,
@@ -62,7 +62,7 @@ def test_run_command_exit_codes_and_files(tmp_path):
             "0.5",
             "-o",
             tmp_path / "r.json",
-            "--comment-out",
+            "--comment-file",
             tmp_path / "c.md",
             "--quiet",
             cwd=tmp_path,
@@ -80,9 +80,9 @@ def test_run_against_a_dead_assistant_exits_3_and_keeps_the_report(tmp_path):
     done = golden_gate(
         "run",
         golden_path(),
-        "--url",
+        "--assistant-url",
         url,
-        "--tags",
+        "--subset-tags",
         "smoke",
         "--retries",
         "0",
@@ -100,7 +100,7 @@ def test_run_against_a_dead_assistant_exits_3_and_keeps_the_report(tmp_path):
 def test_bad_golden_line_exits_2(tmp_path):
     golden = tmp_path / "g.jsonl"
     golden.write_text('{"id": "a", "question": "q?"}\n{"id": "a"\n')
-    done = golden_gate("eval", golden, "--url", "http://127.0.0.1:9", cwd=tmp_path)
+    done = golden_gate("eval", golden, "--assistant-url", "http://127.0.0.1:9", cwd=tmp_path)
     assert done.returncode == 2
     assert (
         done.stderr.strip() == f"golden-gate: error: {golden}:2: invalid JSON "
@@ -130,7 +130,7 @@ def test_sigterm_mid_run_leaves_a_valid_partial_report(tmp_path):
                 "golden_gate",
                 "eval",
                 str(golden),
-                "--url",
+                "--assistant-url",
                 assistant.url,
                 "--concurrency",
                 "2",

@@ -21,8 +21,8 @@ def run_cli(tmp_path, assistant, *extra):
     golden = tmp_path / "golden.jsonl"
     shutil.copy(golden_path(), golden)
     return golden_gate(
-        "run", golden, "--url", assistant.url, "--quiet", "--no-cache",
-        "-o", tmp_path / "report.json", "--comment-out", tmp_path / "comment.md",
+        "run", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
+        "-o", tmp_path / "report.json", "--comment-file", tmp_path / "comment.md",
         *extra, cwd=tmp_path,
     )  # fmt: skip
 
@@ -36,7 +36,7 @@ def only_error(done) -> str:
     ("flag", "name", "text", "says"),
     [
         ("--calibration", "calibration.json", BAD_JSON, BAD_JSON_SAYS),
-        ("--template", "mine.md.j2", UNPARSABLE, "cannot load the template"),
+        ("--comment-template", "mine.md.j2", UNPARSABLE, "cannot load the template"),
     ],
     ids=["corrupt-calibration", "template-that-does-not-parse"],
 )
@@ -65,13 +65,13 @@ def test_run_with_a_missing_calibration_runs_and_the_comment_says_so(tmp_path):
 
 def test_action_gate_with_a_corrupt_calibration_exits_2_before_any_request(world):
     (world.workspace / "calibration.json").write_text(BAD_JSON)
+    world.configure({"comment": {"calibration": "calibration.json"}})
     pull = world.pull(["prompts/answer.txt"])
     with AssistantServer() as assistant:
         done = world.run(
             "pull_request",
             world.event("pull_request.opened", pull),
             assistant_url=assistant.url,
-            calibration="calibration.json",
         )
         asked = assistant.request_count
     assert done.returncode == 2, done.stdout + done.stderr
@@ -101,13 +101,13 @@ def test_action_drift_with_a_template_that_does_not_parse_exits_2_before_any_req
 
 
 def test_action_gate_with_a_missing_template_names_it_before_any_request(world):
+    world.configure({"comment": {"template": "missing.md.j2"}})
     pull = world.pull(["prompts/answer.txt"])
     with AssistantServer() as assistant:
         done = world.run(
             "pull_request",
             world.event("pull_request.opened", pull),
             assistant_url=assistant.url,
-            comment_template="missing.md.j2",
         )
         asked = assistant.request_count
     assert done.returncode == 2, done.stdout + done.stderr

@@ -97,13 +97,13 @@ def test_fleiss_kappa_matches_the_textbook_example():
 def test_an_llm_evaluator_with_the_offline_judge_is_one_sentence_and_exit_2(tmp_path):
     golden = write_golden(tmp_path / "golden.jsonl")
     result = golden_gate(
-        "eval", golden, "--url", "http://127.0.0.1:9", "--evaluators", "correctness,relevancy"
+        "eval", golden, "--assistant-url", "http://127.0.0.1:9", "--evaluators", "correctness,relevancy"
     )
     assert result.returncode == 2
     assert "--evaluators: 'relevancy' needs a model judge" in result.stderr
     assert "Traceback" not in result.stderr
     bad_rule = golden_gate(
-        "eval", golden, "--url", "http://127.0.0.1:9", "--evaluator-rule", "most"
+        "eval", golden, "--assistant-url", "http://127.0.0.1:9", "--evaluator-rule", "most"
     )
     assert bad_rule.returncode == 2 and "--evaluator-rule" in bad_rule.stderr
 
@@ -138,17 +138,17 @@ def test_two_evaluators_and_a_two_judge_panel_name_the_failing_evaluator(tmp_pat
     baseline_answers = {f"How do I configure feature {i}?": good(i) for i in range(5)}
     with AssistantServer(answers=baseline_answers, shape=with_context) as assistant:
         made = golden_gate(
-            "eval", golden, "--url", assistant.url, "-o", tmp_path / "base.json", *flags
+            "eval", golden, "--assistant-url", assistant.url, "-o", tmp_path / "base.json", *flags
         )
     assert made.returncode == 0, made.stderr
     with AssistantServer(answers=candidate, shape=with_context) as assistant:
         ran = golden_gate(
-            "run", golden, "--url", assistant.url, "--baseline", tmp_path / "base.json",
-            "--comment-out", tmp_path / "comment.md", "-o", tmp_path / "report.json", *flags,
+            "run", golden, "--assistant-url", assistant.url, "--baseline", tmp_path / "base.json",
+            "--comment-file", tmp_path / "comment.md", "-o", tmp_path / "report.json", *flags,
         )  # fmt: skip
         calls = judge.calls
         again = golden_gate(
-            "eval", golden, "--url", assistant.url, "-o", tmp_path / "again.json", *flags
+            "eval", golden, "--assistant-url", assistant.url, "-o", tmp_path / "again.json", *flags
         )
     assert ran.returncode == 1, ran.stderr
     comment = (tmp_path / "comment.md").read_text()
@@ -186,10 +186,10 @@ def test_groundedness_without_context_fails_that_evaluator_and_asks_no_judge(tmp
     answers = {f"How do I configure feature {i}?": good(i) for i in range(2)}
     with AssistantServer(answers=answers) as assistant:
         result = golden_gate(
-            "eval", golden, "--url", assistant.url, "-o", tmp_path / "r.json", "--quiet",
+            "eval", golden, "--assistant-url", assistant.url, "-o", tmp_path / "r.json", "--quiet",
             "--judge-model", "openai:judge-strict", "--judge-base-url", judge.base_url,
             "--evaluators", "correctness,groundedness:0.9", "--context-path", "passages",
-            "--no-cache",
+            "--cache", "off",
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
@@ -349,7 +349,7 @@ def test_a_changed_served_model_is_warned_for_evaluators_and_panels(
             answers = {f"How do I configure feature {i}?": f"Set option {i} now." for i in range(n)}
             with AssistantServer(answers=answers) as assistant:
                 done = golden_gate(
-                    "eval", golden, "--url", assistant.url, "--judge-model", panel,
+                    "eval", golden, "--assistant-url", assistant.url, "--judge-model", panel,
                     "--judge-base-url", judge.base_url, "--evaluators", evaluators,
                     "--cache-dir", tmp_path / "cache", "-o", report, "--quiet",
                 )  # fmt: skip

@@ -221,9 +221,9 @@ def test_half_an_emoji_in_a_question_or_an_answer_is_repaired_and_recorded(tmp_p
     answers = {"Why is \ufffd cut?": "An emoji cut \ud83d in half", "Whole?": "whole 😀"}
     with AssistantServer(answers=answers, sources=["docs/\udc00.md"]) as server:
         code = cli.main(
-            ["run", str(golden), "--url", server.url, "--sources-path", "sources", "--quiet",
-             "--no-cache", "-o", str(out / "report.json"), "--comment-out",
-             str(out / "comment.md"), "--summary-out", str(out / "summary.md")]
+            ["run", str(golden), "--assistant-url", server.url, "--sources-path", "sources", "--quiet",
+             "--cache", "off", "-o", str(out / "report.json"), "--comment-file",
+             str(out / "comment.md"), "--summary-file", str(out / "summary.md")]
         )  # fmt: skip
         assert server.count("Why is \ufffd cut?") == 1  # the repaired question was asked
     assert code in (0, 1)

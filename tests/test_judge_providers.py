@@ -373,8 +373,8 @@ def test_a_timeout_is_a_judge_error(stand_in: StandIn, server: JudgeServer) -> N
 def _eval(stand_in: StandIn, server: JudgeServer, url: str, out: Path, *extra: str):
     env = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENV}
     env[stand_in.key_env] = KEY
-    command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path()), "--url", url]
-    command += ["--tags", "smoke", "--judge-model", model_of(stand_in)]
+    command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path()), "--assistant-url", url]
+    command += ["--subset-tags", "smoke", "--judge-model", model_of(stand_in)]
     command += ["--judge-base-url", stand_in.base_url(server), "-o", str(out), "--quiet"]
     command += ["--cache-dir", str(out.parent / "verdicts"), *extra]
     return subprocess.run(
@@ -428,7 +428,7 @@ UNSUPPORTED = ["mistralai:mistral-large-latest", "groq:llama-3.3-70b", "llama3",
 @pytest.mark.parametrize("model", UNSUPPORTED)
 def test_an_unsupported_provider_is_bad_input_in_the_cli(model: str, tmp_path: Path) -> None:
     command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path())]
-    command += ["--url", "http://127.0.0.1:9", "--judge-model", model, "-o", "r.json"]
+    command += ["--assistant-url", "http://127.0.0.1:9", "--judge-model", model, "-o", "r.json"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=60)
 
     assert done.returncode == 2
@@ -466,13 +466,13 @@ def test_the_action_judges_with_each_provider_and_masks_its_key(
     spec = STAND_INS[provider]
     secret = f"{provider}-s3cret-key-value"
     with spec.server() as server:
+        # The judge is a rule: the base branch's golden-gate.toml names it.
+        world.configure({"judge": {"model": model_of(spec), "base-url": spec.base_url(server)}})
         pull = world.pull(["prompts/answer.txt"])
         done = world.run(
             "pull_request",
             world.event("pull_request.opened", pull),
             assistant_url=candidate,
-            judge_model=model_of(spec),
-            judge_base_url=spec.base_url(server),
             extra_env={spec.key_env: secret},
         )
     assert done.returncode == 1, done.stdout + done.stderr  # the candidate regresses

@@ -37,7 +37,7 @@ def test_four_shards_merged_equal_the_unsharded_run(tmp_path):
             done = golden_gate(
                 "eval",
                 golden_path(),
-                "--url",
+                "--assistant-url",
                 assistant.url,
                 "--quiet",
                 "--cache-dir",

@@ -72,7 +72,7 @@ def test_gate_writes_the_comment_and_summary_the_action_renders(tmp_path, pairs,
     want = RECORDED["pairs"][name]
     with _inside(tmp_path):
         code, stdout, _ = _cli(
-            ["gate", *names, "--comment-out", "comment.md", "--summary-out", "summary.md"]
+            ["gate", *names, "--comment-file", "comment.md", "--summary-file", "summary.md"]
         )
     assert (code, _sha(stdout)) == (want["exit_code"], want["gate_stdout"])
     assert _sha((tmp_path / "comment.md").read_text(encoding="utf-8")) == want["comment"]
@@ -108,7 +108,7 @@ def test_a_malformed_run_is_refused_once_a_row_shows_its_item(tmp_path):
     (tmp_path / "good.json").write_text(json.dumps({"judge": "j", "results": [
         {"id": "a", "passes": 1, "runs": 1}]}))  # fmt: skip
     with _inside(tmp_path):
-        code, _, stderr = _cli(["gate", "bad.json", "good.json", "--comment-out", "c.md"])
+        code, _, stderr = _cli(["gate", "bad.json", "good.json", "--comment-file", "c.md"])
     assert code == 2
     assert stderr == RECORDED["malformed"]["large-failed-bad-run"]["report"]["stderr"]
 
@@ -333,7 +333,7 @@ def test_many_rows_with_a_bad_run_in_the_copys_half_get_the_full_parses_sentence
         load_report(tmp_path / "cand.json")
     done = subprocess.run(
         [sys.executable, "-m", "golden_gate", "gate", "cand.json", "base.json",
-         "--comment-out", "c.md"],
+         "--comment-file", "c.md"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr

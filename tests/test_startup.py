@@ -88,7 +88,7 @@ def test_a_gate_with_nothing_to_test_imports_no_scipy_at_all(tmp_path):
 
 def test_the_comment_brings_the_templates_and_nothing_of_the_judge(tmp_path):
     comment = str(tmp_path / "comment.md")
-    found = run_python(tmp_path, cli("gate", *DEMO, "--comment-out", comment))
+    found = run_python(tmp_path, cli("gate", *DEMO, "--comment-file", comment))
     assert "jinja2" in found["modules"]
     assert not heavy(found["modules"], JUDGE_STACK | {"httpx"})
     assert "scipy.stats" not in found["modules"]
@@ -155,7 +155,7 @@ def answers(n: int = 40) -> dict[str, str]:
 
 def test_eval_with_the_offline_judge_never_imports_the_judge_stack(tmp_path):
     with AssistantServer(answers=answers()) as assistant:
-        body = cli("eval", golden(tmp_path), "--url", assistant.url, "--quiet", "--no-cache")
+        body = cli("eval", golden(tmp_path), "--assistant-url", assistant.url, "--quiet", "--cache", "off")
         found = run_python(tmp_path, body)
     assert found["code"] == 0
     assert not heavy(found["modules"], JUDGE_STACK | {"jinja2", "scipy"})
@@ -164,8 +164,8 @@ def test_eval_with_the_offline_judge_never_imports_the_judge_stack(tmp_path):
 def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tmp_path):
     with AssistantServer(answers=answers()) as assistant, JudgeServer() as judge:
         body = cli(
-            "eval", golden(tmp_path), "--url", assistant.url, "--judge-model", MODEL,
-            "--judge-base-url", judge.base_url, "--quiet", "--no-cache",
+            "eval", golden(tmp_path), "--assistant-url", assistant.url, "--judge-model", MODEL,
+            "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
         )  # fmt: skip
         found = run_python(tmp_path, body, env={"OPENAI_API_KEY": "sk-test-key-for-the-fake"})
         assert assistant.request_count == 40 and judge.calls == 40
@@ -200,8 +200,8 @@ def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tm
 def test_what_needs_no_judge_stack_is_refused_before_any_request(tmp_path, flags, env, sentence):
     with AssistantServer(answers=answers()) as assistant:
         argv = [
-            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path), "--url", assistant.url,
-            "--judge-model", MODEL, *flags, "--quiet", "--no-cache",
+            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path), "--assistant-url", assistant.url,
+            "--judge-model", MODEL, *flags, "--quiet", "--cache", "off",
         ]  # fmt: skip
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=120, cwd=tmp_path,
@@ -220,8 +220,8 @@ def test_a_judge_the_thread_cannot_build_stops_the_run_with_its_sentence(tmp_pat
     env["AZURE_OPENAI_API_KEY"] = "az-test-key-for-the-fake"
     with AssistantServer(answers=answers()) as assistant:
         argv = [
-            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path), "--url", assistant.url,
-            "--judge-model", "azure_openai:my-deployment", "--quiet", "--no-cache",
+            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path), "--assistant-url", assistant.url,
+            "--judge-model", "azure_openai:my-deployment", "--quiet", "--cache", "off",
         ]  # fmt: skip
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env

@@ -1,8 +1,11 @@
-"""One typed settings object for a run: the CLI builds it from flags, the Action from inputs."""
+"""One typed settings object for a run, built by both front doors from the same options
+(`options.OPTIONS`: defaults, golden-gate.toml, then flags or inputs)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -14,6 +17,10 @@ from golden_gate.evaluation.evaluate import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
 from golden_gate.evaluation.target import TargetSettings
+from golden_gate.options import BY_NAME, explain
+
+if TYPE_CHECKING:
+    from golden_gate.options import Resolved
 
 
 class Settings(BaseModel):
@@ -30,35 +37,136 @@ class Settings(BaseModel):
     cache_dir: Path | None = Path(".judge-cache")
     baseline: Path | None = None
     baseline_label: str | None = None  # how the comment names the baseline (a repo path)
-    report_path: Path = Path("report.json")
+    report_path: Path = Path(BY_NAME["report-path"].default)
     comment_path: Path | None = None
     summary_path: Path | None = None
     junit_path: Path | None = None  # JUnit XML, one test case per item
-    comment_id: str = "default"
+    comment_id: str = BY_NAME["comment-id"].default
     comment_template: Path | None = None
     deterministic_only: bool = False
     index_snapshot: str | None = None
     calibration: Path | None = None  # the judge's last calibration report, shown in comments
     progress: bool = True
+    # A judge whose key is not set: an error, or the deterministic checks alone.
+    on_missing_judge_key: str = "error"
 
 
-# Which part of the settings a model is, so an error names the right flag or input whether the
-# part was validated alone (its own title) or inside Settings (a longer location).
-_SECTIONS = {
-    "TargetSettings": "target",
-    "JudgeSettings": "judge",
-    "EvalSettings": "evaluation",
-    "ComposeSettings": "compose",
-    "GateSettings": "gate",
-    "CheckSettings": "checks",
-    "EvaluatorSettings": "evaluators",
-}
+def _path(value: Any, root: Path) -> Path | None:
+    return root / value if value not in (None, "") else None
 
 
-def first_problem(exc: ValidationError) -> tuple[str, str]:
-    """(`section.field` of the first problem, e.g. `judge.concurrency`, its message)."""
-    problem = exc.errors()[0]
-    loc = [str(p) for p in problem["loc"] if not isinstance(p, int)]
-    section = _SECTIONS.get(exc.title)
-    path = ".".join([section, *loc] if section else loc) or "value"
-    return path, problem["msg"].removeprefix("Value error, ")
+def expand_headers(resolved: Resolved, env: Mapping[str, str]) -> dict[str, str]:
+    """Header values, `$VAR` read from the environment (so a secret is never in a file)."""
+    from golden_gate.errors import InputError
+
+    headers = {}
+    for name, value in resolved["assistant-headers"].items():
+        if value.startswith("$") and len(value) > 1:
+            variable = value[1:]
+            if variable not in env:
+                where = resolved.where("assistant-headers")
+                raise InputError(f"{where}: header {name}: environment variable {variable} is not set")
+            value = env[variable]
+        headers[name] = value
+    return headers
+
+
+def build(
+    resolved: Resolved,
+    *,
+    root: Path,
+    env: Mapping[str, str],
+    evaluating: bool,
+    cache_dir: Path | None,
+    **extra: Any,
+) -> Settings:
+    """The engine's settings from resolved options; paths relative to `root`. A bad value is
+    one sentence naming the option as it was set (flag, input or file line), exit 2."""
+    from golden_gate.core.golden import Shard
+    from golden_gate.errors import InputError
+    from golden_gate.evaluation.evaluate import parse_prices
+    from golden_gate.evaluation.evaluators import parse_evaluators
+    from golden_gate.options import verdict_identity
+
+    r = resolved
+    concurrency = r["concurrency"]
+    judge_concurrency = r["judge-concurrency"] if r["judge-concurrency"] is not None else concurrency
+    compose_file = r["compose-file"]
+    prices = r["judge-prices"]
+    shard = r["shard"]
+    try:
+        settings = Settings(
+            golden=root / r["golden"],
+            tags=r["subset-tags"],
+            shard=Shard.parse(shard, where=r.where("shard")) if shard else None,
+            target=TargetSettings(
+                url=r["assistant-url"],
+                path=r["assistant-path"],
+                request_template=r["request-template"],
+                answer_path=r["answer-path"],
+                sources_path=r["sources-path"] or None,
+                context_path=r["context-path"] or None,
+                headers=expand_headers(r, env),
+                concurrency=concurrency,
+                timeout_s=r["timeout"],
+                retries=r["retries"],
+            )
+            if evaluating
+            else None,
+            judge=JudgeSettings(
+                model=r["judge-model"],
+                prompt_file=_path(r["judge-prompt"], root),
+                base_url=r["judge-base-url"] or None,
+                temperature=r["judge-temperature"],
+                timeout_s=r["judge-timeout"],
+                max_retries=r["judge-retries"],
+                max_tokens=r["judge-max-tokens"],
+                concurrency=judge_concurrency,
+                yardstick=verdict_identity(r, root=root),
+            ),
+            evaluators=EvaluatorSettings(
+                evaluators=parse_evaluators(r["evaluators"], flag=r.where("evaluators"), root=root),
+                rule=r["evaluator-rule"],
+                panel=r["judge-panel"],
+            ),
+            compose=ComposeSettings(
+                file=root / compose_file,
+                project=r["compose-project"]
+                or f"golden-gate-{env.get('GITHUB_RUN_ID', 'local')}",
+                service=r["compose-service"],
+                wait_timeout_s=r["wait-timeout"],
+                health_path=r["health-path"],
+                index_snapshot=r["index-snapshot"] or None,
+            )
+            if evaluating and compose_file
+            else None,
+            index_snapshot=r["index-snapshot"] or None,
+            checks=CheckSettings(forbidden_patterns=r["forbidden"]),
+            evaluation=EvalSettings(
+                runs=r["runs"],
+                rerun_failures=r["rerun-failures"],
+                max_error_rate=r["max-error-rate"],
+                max_judge_calls=r["max-judge-calls"],
+                judge_concurrency=judge_concurrency,
+                judge_prices=parse_prices(prices, name=r.where("judge-prices")) if prices else None,
+            ),
+            gate=GateSettings(
+                floor=r["floor"],
+                alpha=r["alpha"],
+                min_drop=r["min-drop"],
+                confidence=r["confidence"],
+                require_comparable=r["require-comparable"],
+            ),
+            cache_dir=cache_dir,
+            report_path=root / r["report-path"],
+            junit_path=_path(r["junit-xml"], root),
+            comment_path=_path(r["comment-file"], root),
+            comment_id=r["comment-id"],
+            comment_template=_path(r["comment-template"], root),
+            calibration=_path(r["calibration"], root),
+            on_missing_judge_key=r["on-missing-judge-key"],
+            **extra,
+        )
+    except ValidationError as exc:
+        raise InputError(explain(exc, r)) from None
+    return settings

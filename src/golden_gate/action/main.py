@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     try:
         runner.check_file_commands(env)
         ctx = Context(env)
-        settings = read_action_settings(env, workspace=ctx.workspace)
+        settings = read_action_settings(env, workspace=ctx.workspace, ctx=ctx)
         mask_secrets(settings, env)
         return DISPATCH[settings.mode](settings, ctx)
     except GateError as exc:

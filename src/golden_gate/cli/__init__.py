@@ -10,6 +10,7 @@ from pathlib import Path
 from golden_gate import __version__, process
 from golden_gate.cli.commands import (
     cmd_calibrate,
+    cmd_config,
     cmd_demo,
     cmd_eval,
     cmd_gate,
@@ -21,14 +22,13 @@ from golden_gate.cli.commands import (
     cmd_subset,
 )
 from golden_gate.cli.options import (
+    COMMANDS,
     Parser,
-    add_comment_args,
-    add_eval_args,
-    add_gate_args,
-    add_judge_args,
-    add_junit_arg,
+    add_config_arg,
+    add_options,
     add_trend_arg,
     fail,
+    finish,
 )
 from golden_gate.errors import GateError
 
@@ -56,14 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("report", type=Path, help="candidate report.json")
-    p.add_argument("baseline", type=Path, nargs="?", help="baseline report (optional)")
+    p.add_argument(
+        "baseline_arg", metavar="baseline", nargs="?", help="baseline report (optional)"
+    )
     add_trend_arg(p)
-    p.add_argument("--comment-out", type=Path, default=None, help="write the PR comment here")
-    p.add_argument("--summary-out", type=Path, default=None, help="write the job summary here")
-    add_comment_args(p)
-    add_junit_arg(p)
-    add_gate_args(p)
-    p.set_defaults(handler=cmd_gate)
+    p.set_defaults(handler=cmd_gate, command_options=COMMANDS["gate"])
 
     p = sub.add_parser(
         "report",
@@ -71,49 +68,39 @@ def build_parser() -> argparse.ArgumentParser:
         description="Render the gate's comment (Markdown) or its result (JSON).",
     )
     p.add_argument("report", type=Path, help="report.json")
-    p.add_argument("--baseline", type=Path, default=None, help="baseline report")
     p.add_argument(
         "--format", choices=["md", "json"], default="md", help="the comment, or the gate's result"
     )
     add_trend_arg(p)
-    add_comment_args(p, template=True)
-    add_gate_args(p)
-    p.set_defaults(handler=cmd_report)
+    p.set_defaults(handler=cmd_report, command_options=COMMANDS["report"])
 
     p = sub.add_parser(
         "subset",
         help="write the items carrying any of the given tags",
         description="Select items by tag (file order kept) into a new JSONL file.",
     )
-    p.add_argument("golden", type=Path, help="golden set (JSONL)")
-    p.add_argument("--tags", required=True, help="comma-separated tags")
+    p.add_argument("golden", nargs="?", help="golden set (JSONL)")
     p.add_argument("-o", "--output", type=Path, required=True, help="output JSONL")
-    p.set_defaults(handler=cmd_subset)
+    p.set_defaults(handler=cmd_subset, command_options=COMMANDS["subset"])
 
     p = sub.add_parser(
         "eval",
         help="evaluate a golden set against a running assistant",
         description="Ask, check, judge (with the verdict cache) and write a report.",
     )
-    add_eval_args(p)
-    add_junit_arg(p)
-    p.set_defaults(handler=cmd_eval)
+    p.add_argument("golden", nargs="?", help="golden set (JSONL)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=cmd_eval, command_options=COMMANDS["eval"])
 
     p = sub.add_parser(
         "run",
         help="eval, then gate against a baseline and render the comment",
         description="The whole gate, as the Action runs it, on your machine.",
     )
-    add_eval_args(p)
-    add_gate_args(p)
-    p.add_argument("--baseline", type=Path, default=None, help="baseline report")
-    p.add_argument("--comment-out", type=Path, default=Path("comment.md"), help="comment file")
-    p.add_argument("--summary-out", type=Path, default=None, help="summary file")
-    add_comment_args(p, template=True)
-    p.add_argument("--calibration", type=Path, default=None, help="calibration.json to show")
+    p.add_argument("golden", nargs="?", help="golden set (JSONL)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_trend_arg(p)
-    add_junit_arg(p)
-    p.set_defaults(handler=cmd_run)
+    p.set_defaults(handler=cmd_run, command_options=COMMANDS["run"])
 
     p = sub.add_parser(
         "calibrate",
@@ -124,14 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
             "confusion matrix and the disagreeing items; exit 1 below --min-kappa."
         ),
     )
-    p.add_argument("golden", type=Path, help="golden set (JSONL): questions and key points")
-    p.add_argument("--labels", type=Path, required=True, help="human labels (JSONL)")
-    p.add_argument("--min-kappa", type=float, default=0.6, help="fail below this kappa")
-    p.add_argument(
-        "-o", "--output", type=Path, default=Path("calibration.json"), help="calibration report"
-    )
-    add_judge_args(p)
-    p.set_defaults(handler=cmd_calibrate)
+    p.add_argument("golden", nargs="?", help="golden set (JSONL): questions and key points")
+    p.set_defaults(handler=cmd_calibrate, command_options=COMMANDS["calibrate"])
 
     p = sub.add_parser(
         "merge",
@@ -143,12 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("reports", type=Path, nargs="+", help="shard reports")
     p.add_argument("-o", "--output", type=Path, default=Path("report.json"), help="merged report")
-    p.add_argument("--baseline", type=Path, default=None, help="baseline report")
-    p.add_argument("--comment-out", type=Path, default=None, help="write the comment here")
-    add_comment_args(p)
-    add_junit_arg(p)
-    add_gate_args(p)
-    p.set_defaults(handler=cmd_merge)
+    p.set_defaults(handler=cmd_merge, command_options=COMMANDS["merge"])
 
     p = sub.add_parser(
         "plan",
@@ -160,13 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
             "5-point drop. Exit 1 when the floor is out of reach at this n."
         ),
     )
-    p.add_argument("golden", type=Path, nargs="?", default=None, help="golden set (JSONL)")
-    p.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
+    p.add_argument("golden", nargs="?", default=None, help="golden set (JSONL)")
     p.add_argument("--items", type=int, default=None, help="plan for this many items instead")
-    p.add_argument("--runs", type=int, default=1, help="runs per item")
-    p.add_argument("--baseline", type=Path, default=None, help="baseline report (variability)")
-    add_gate_args(p)
-    p.set_defaults(handler=cmd_plan)
+    p.set_defaults(handler=cmd_plan, command_options=COMMANDS["plan"])
 
     p = sub.add_parser(
         "init",
@@ -224,8 +196,30 @@ def build_parser() -> argparse.ArgumentParser:
         default="candidate",
         help="the example assistant's configuration: a regressed prompt, or main's",
     )
-    add_junit_arg(p)
+    p.add_argument(
+        "--junit-xml",
+        type=Path,
+        default=None,
+        help="also write the results as JUnit XML here (one test case per item)",
+    )
     p.set_defaults(handler=cmd_demo)
+
+    p = sub.add_parser(
+        "config",
+        help="print the effective settings (and with --show-origin where each came from)",
+        description=(
+            "Print every setting as golden-gate.toml, defaults, flags and inputs make it, or the "
+            "JSON Schema of golden-gate.toml."
+        ),
+    )
+    p.add_argument("--show-origin", action="store_true", help="say where each value came from")
+    p.add_argument("--schema", action="store_true", help="print the config file's JSON Schema")
+    p.set_defaults(handler=cmd_config, command_options=COMMANDS["config"])
+    for action in sub.choices.values():
+        names = action.get_default("command_options")
+        if names is not None:
+            add_options(action, names)
+            add_config_arg(action)
     return parser
 
 
@@ -234,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
+        finish(args)
         code = handler(args)
         sys.stdout.flush()  # here, so a reader that left early is handled below, not at exit
         return code

@@ -14,6 +14,7 @@ from golden_gate.cli.options import (
     judge_settings,
     settings_from_args,
 )
+from golden_gate.options import BY_NAME, OPTIONS
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 
 if TYPE_CHECKING:
@@ -76,11 +77,11 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from golden_gate.core.slim import gc_paused
     from golden_gate.files import WriteFailures, write_result
 
-    settings = gate_settings(args)
+    settings = gate_settings(args.resolved)
     # What the gate reads and renders is kept till the command ends: the cyclic collector
     # would only walk it again and again (the JUnit report's full parse, below, is as ever).
     with gc_paused(freeze=True):
-        rendering = args.comment_out is not None or args.summary_out is not None
+        rendering = args.comment_file is not None or args.summary_file is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
         gate = evaluate_gate(report, baseline, settings)
         _print_gate(gate)
@@ -90,8 +91,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
             history = _history(args, settings.confidence)  # read once for both
             for path, render, what in (
-                (args.comment_out, render_comment, "comment"),
-                (args.summary_out, render_summary, "summary"),
+                (args.comment_file, render_comment, "comment"),
+                (args.summary_file, render_summary, "summary"),
             ):
                 if path is not None:
                     text = render(
@@ -125,8 +126,8 @@ def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
 def cmd_report(args: argparse.Namespace) -> int:
     from golden_gate.core.gate import evaluate_gate
 
-    settings = gate_settings(args)
-    builtin = args.format != "json" and args.template is None
+    settings = gate_settings(args.resolved)
+    builtin = args.format != "json" and args.comment_template is None
     report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
     gate = evaluate_gate(report, baseline, settings)
     if args.format == "json":
@@ -134,15 +135,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         from golden_gate.rendering.render import render_comment
 
-        if args.template is not None and not args.template.is_file():
-            raise InputError(f"{args.template}: template not found")
+        if args.comment_template is not None and not args.comment_template.is_file():
+            raise InputError(f"{args.comment_template}: template not found")
         print(
             render_comment(
                 report,
                 gate,
                 baseline=baseline,
                 comment_id=args.comment_id,
-                user_template=args.template,
+                user_template=args.comment_template,
                 history=_history(args, settings.confidence),
             ),
             end="",
@@ -153,7 +154,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_subset(args: argparse.Namespace) -> int:
     from golden_gate.core import golden
 
-    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
+    tags = args.subset_tags
+    if not tags:
+        raise InputError("subset: give --subset-tags (or set subset-tags in golden-gate.toml)")
     items = golden.select(golden.load_golden(args.golden), tags)
     if not items:
         raise InputError(f"{args.golden}: no items carry any of the tags {', '.join(tags)}")
@@ -167,10 +170,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from golden_gate.files import WriteFailures
     from golden_gate.pipeline import evaluate_report
 
-    settings = settings_from_args(args)
+    settings = settings_from_args(args.resolved, quiet=args.quiet)
     report = evaluate_report(settings)
     failures = WriteFailures()
-    failures.attempt(lambda: save_report(report, args.report))
+    failures.attempt(lambda: save_report(report, settings.report_path))
     if args.junit_xml is not None:
         from golden_gate.core.gate import evaluate_gate
         from golden_gate.rendering.junit import write_junit
@@ -180,11 +183,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     counted = report.counted
     passed = sum(r.passed for r in counted)
     if counted or not report.results:
-        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {args.report}")
+        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {settings.report_path}")
     else:
         print(
             f"golden-gate: no item could be counted: every run of all {len(report.results)} "
-            f"items ended in an error (first: {report.results[0].why}); report: {args.report}"
+            f"items ended in an error (first: {report.results[0].why}); report: "
+            f"{settings.report_path}"
         )
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
     if not report.complete:
@@ -198,17 +202,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from golden_gate.pipeline import run
 
     settings = settings_from_args(
-        args,
-        gate=gate_settings(args),
+        args.resolved,
+        quiet=args.quiet,
         baseline=args.baseline,
         baseline_label=str(args.baseline) if args.baseline else None,
-        comment_path=args.comment_out,
-        summary_path=args.summary_out,
-        junit_path=args.junit_xml,
-        comment_id=args.comment_id,
-        comment_template=args.template,
-        calibration=args.calibration,
+        summary_path=args.summary_file,
     )
+    if settings.comment_path is None:  # `run` always writes its comment
+        settings = settings.model_copy(update={"comment_path": Path("comment.md")})
     failures = WriteFailures()
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
@@ -227,15 +228,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from golden_gate.files import WriteFailures, write_result
     from golden_gate.rendering.render import render_comment
 
-    settings = gate_settings(args)
+    settings = gate_settings(args.resolved)
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, args.output))
     baseline = slim.load(args.baseline, rows=False) if args.baseline else None
     gate = evaluate_gate(merged, baseline, settings)
-    if args.comment_out is not None:
+    if args.comment_file is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
-        failures.attempt(lambda: write_result(args.comment_out, comment, what="comment"))
+        failures.attempt(lambda: write_result(args.comment_file, comment, what="comment"))
     if args.junit_xml is not None:
         from golden_gate.rendering.junit import write_junit
 
@@ -257,31 +258,33 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from golden_gate.evaluation.calibrate import run_calibration
     from golden_gate.rendering.calibration import calibration_line
 
+    if args.labels is None:
+        raise InputError("calibrate: give --labels (human labels, JSONL) or set [calibration] labels")
     report = run_calibration(
         args.labels,
         args.golden,
-        judge_settings(args),
-        cache_dir=cache_dir(args),
+        judge_settings(args.resolved),
+        cache_dir=cache_dir(args.resolved),
         min_kappa=args.min_kappa,
-        output=args.output,
+        output=args.calibration_path,
     )
     print(f"golden-gate: {calibration_line(report)}")
     for item in report.disagreements:
         print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
-    print(f"  report: {args.output}")
+    print(f"  report: {args.calibration_path}")
     return calibration_exit_code(report)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from golden_gate.core.plan import plan_text
 
-    settings = gate_settings(args)
-    if (args.golden is None) == (args.items is None):
+    settings = gate_settings(args.resolved)
+    golden = args.golden if args.resolved.given("golden") else None
+    if (golden is None) == (args.items is None):
         raise InputError("plan: give a golden set or --items N, not both")
-    tags = [t.strip() for t in args.tags.split(",") if t.strip()]
     text, reachable = plan_text(
-        golden=args.golden,
-        tags=tags,
+        golden=golden,
+        tags=args.subset_tags,
         items=args.items,
         runs=args.runs,
         baseline=args.baseline,
@@ -317,3 +320,49 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from golden_gate.demo import run_demo
 
     return run_demo(out=args.out, variant=args.variant, junit_path=args.junit_xml)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """The effective settings as TOML-ish lines, grouped as in the file; `--schema` the file's
+    JSON Schema."""
+    from golden_gate.options import schema_text
+
+    if args.schema:
+        print(schema_text(), end="")
+        return EXIT_PASSED
+    resolved = args.resolved
+    source = resolved.config_path or "none found (defaults and flags only)"
+    print(f"# config file: {source}")
+    shown = [o for o in OPTIONS if o.name in resolved.values and o.name != "config"]
+    group = None
+    # Top-level keys first: in TOML a key after a table header belongs to that table.
+    for option in sorted(shown, key=lambda o: bool(o.group)):
+        if option.group != group:
+            group = option.group
+            print(f"\n[{group}]")
+        value = resolved[option.name]
+        line = (
+            f"# {option.key} is unset"
+            if value is None
+            else f"{option.key} = {_toml(value, BY_NAME[option.name].kind)}"
+        )
+        if args.show_origin:
+            line = f"{line:<56} # {resolved.origin(option.name)}"
+        print(line)
+    return EXIT_PASSED
+
+
+def _toml(value: Any, kind: str) -> str:
+    import json
+
+    from golden_gate import redaction
+
+    if kind == "headers":  # by name only: a value may be a secret
+        return "{" + ", ".join(f"{json.dumps(k)} = {json.dumps(redaction.scrub(v))}" for k, v in value.items()) + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(json.dumps(str(v)) for v in value) + "]"
+    return json.dumps(str(value))

@@ -1,24 +1,20 @@
-"""The command line's options: the parser's help, the flags each command shares, and the
-typed settings they become (`Settings`, `GateSettings`, `JudgeSettings`), each bad value one
-sentence naming its flag.
-
-At about 400 lines, one module: each flag is defined beside the settings it becomes, so a
-flag and its check cannot drift apart.
+"""The command line's options, derived from `options.OPTIONS`: each command names the options it
+takes, their flags are made from the table, and once parsed every value is laid over the
+config file's and the defaults, each with its origin (`golden-gate config --show-origin`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from golden_gate import redaction
 from golden_gate.errors import InputError
-from golden_gate.limits import DEFAULT_CONCURRENCY
+from golden_gate.options import BY_NAME, OPTIONS, Option, Resolved, Value, clean, defaults
 
 if TYPE_CHECKING:
     from golden_gate.core.gate import GateSettings
@@ -26,14 +22,18 @@ if TYPE_CHECKING:
     from golden_gate.settings import Settings
 
 
-M = TypeVar("M", bound=BaseModel)
-
-
 class _HelpFormatter(argparse.HelpFormatter):
     """Every flag's help ends with its default, when it has one worth saying."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
+        option = getattr(action, "golden_option", None)
+        if option is not None:  # a table option: its default found only when help is shown
+            default = option.default_for("cli")
+            unsaid = default is None or default is False or default in ("", [], {})
+            repeat = " (repeatable)" if option.kind in ("lines", "headers") else ""
+            shown = "" if unsaid else f" (default: {_show(default)})".replace("%", "%%")
+            return text + shown + repeat
         default = action.default
         unsaid = default is None or default is False or default == "" or default == []
         if "%(default)" in text or unsaid or default is argparse.SUPPRESS:
@@ -53,102 +53,130 @@ def fail(message: str) -> None:
     print(f"golden-gate: error: {redaction.scrub(message)}", file=sys.stderr)
 
 
-def cache_dir(args: argparse.Namespace) -> Path | None:
-    """The verdict cache directory, unless a pull request could have written its entries."""
-    import os
-
-    from golden_gate.evaluation.cache_location import untrusted_reason
-
-    if args.no_cache:
-        return None
-    env = os.environ
-    reason = untrusted_reason(
-        args.cache_dir,
-        workspace=Path(env.get("GITHUB_WORKSPACE") or Path.cwd()),
-        require_git=env.get("GITHUB_ACTIONS") == "true",
-    )
-    if reason:
-        print(f"golden-gate: warning: not using {args.cache_dir}: {reason}", file=sys.stderr)
-        return None
-    return args.cache_dir
+def warn(message: str) -> None:
+    print(f"golden-gate: warning: {redaction.scrub(message)}", file=sys.stderr)
 
 
-# Settings whose flag is not `--` and the field's name.
-FLAGS = {
-    "target.headers": "--header",
-    "target.timeout_s": "--timeout",
-    "judge.model": "--judge-model",
-    "judge.prompt_file": "--judge-prompt",
-    "judge.base_url": "--judge-base-url",
-    "judge.temperature": "--judge-temperature",
-    "judge.timeout_s": "--judge-timeout",
-    "judge.concurrency": "--judge-concurrency",
-    "judge.max_retries": "--judge-retries",
-    "judge.max_tokens": "--judge-max-tokens",
-    "evaluation.judge_concurrency": "--judge-concurrency",
-    "compose.file": "--compose-file",
-    "compose.project": "--compose-project",
-    "compose.service": "--compose-service",
-    "compose.wait_timeout_s": "--wait-timeout",
-    "evaluators.rule": "--evaluator-rule",
-    "evaluators.panel": "--judge-panel",
+# --- which options each command takes --------------------------------------------------------
+
+GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable")
+JUDGE = (
+    "judge-model", "judge-prompt", "judge-base-url", "judge-temperature", "judge-timeout",
+    "judge-retries", "judge-max-tokens", "judge-concurrency", "on-missing-judge-key",
+    "cache", "cache-dir",
+)  # fmt: skip
+EVAL = (
+    "subset-tags", "shard", "index-snapshot",
+    "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
+    "context-path", "assistant-headers", "concurrency", "timeout", "retries",
+    "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
+    *JUDGE, "judge-panel", "judge-prices", "max-judge-calls",
+    "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
+    "deterministic-only", "report-path", "junit-xml",
+)  # fmt: skip
+COMMENT = ("comment-file", "summary-file", "comment-id")
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "gate": (*GATE, *COMMENT, "junit-xml"),
+    "report": (*GATE, "comment-id", "comment-template", "baseline"),
+    "subset": ("subset-tags",),
+    "eval": EVAL,
+    "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
+    "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
+    "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml"),
+    "plan": (*GATE, "subset-tags", "runs", "baseline"),
+}
+# `config` shows every option the command line or the file has, and takes every flag.
+COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")
+SHORT = {"report-path": "-o", "calibration-path": "-o"}
+GROUP_TITLES = {
+    "assistant": "assistant",
+    "compose": "compose (start the assistant first, always tear down)",
+    "judge": "judge",
+    "evaluation": "evaluation",
+    "gate": "gate",
+    "comment": "comment",
+    "output": "output",
+    "cache": "verdict cache",
+    "calibration": "calibration",
 }
 
 
-def _validation_sentence(exc: ValidationError) -> str:
-    from golden_gate.settings import first_problem
+class _Given(argparse.Action):
+    """Stores the value as given (cleaned later, naming the flag) and says when the spelling
+    used is an old one."""
 
-    path, message = first_problem(exc)
-    flag = FLAGS.get(path, "--" + path.rpartition(".")[2].replace("_", "-"))
-    return f"{flag}: {message}"
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        option: Option = self.const
+        if option_string in option.old_flags:
+            warn(
+                f"{option_string} is deprecated and goes in the next minor release: "
+                f"use {option.flag}"
+            )
+        if option.kind in ("lines", "headers"):
+            previous = getattr(namespace, self.dest, None) or []
+            values = [*previous, values]
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"_flag_{self.dest}", option_string)
 
 
-# --- argument groups shared by the commands that evaluate ---------------------------------
+def add_options(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
+    """The flags of `names`, grouped as in the config file; unset flags stay unset."""
+    groups: dict[str, Any] = {}
+    for name in names:
+        option = BY_NAME[name]
+        title = GROUP_TITLES.get(option.group)
+        target = parser
+        if title:
+            target = groups.get(title) or groups.setdefault(title, parser.add_argument_group(title))
+        short = SHORT.get(name)
+        taken = short is None or short in parser._option_string_actions
+        flags = [*([] if taken else [short]), option.flag, *option.old_flags]
+        help_text = option.help.replace("%", "%%")
+        if option.kind == "bool":
+            action = target.add_argument(
+                option.flag,
+                dest=option.dest,
+                action=argparse.BooleanOptionalAction,
+                default=argparse.SUPPRESS,
+                help=help_text,
+            )
+        else:
+            action = target.add_argument(
+                *flags,
+                dest=option.dest,
+                action=_Given,
+                const=option,
+                default=argparse.SUPPRESS,
+                metavar=option.metavar or _metavar(option),
+                help=help_text,
+            )
+        action.golden_option = option  # type: ignore[attr-defined]
+    if "assistant-headers" in names:  # NAME=VALUE, the old flag's own syntax
+        parser.add_argument("--header", dest="old_header", action="append", help=argparse.SUPPRESS)
+    if "cache" in names:
+        parser.add_argument("--no-cache", dest="old_no_cache", action="store_true", help=argparse.SUPPRESS)
 
 
-def add_gate_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("gate")
-    group.add_argument(
-        "--floor",
-        type=float,
-        default=0.80,
-        help="minimum Wilson lower bound; 0 switches the floor off",
+def _metavar(option: Option) -> str:
+    if option.choices:
+        return "{" + ",".join(option.choices) + "}"
+    return {"int": "N", "float": "X", "path": "PATH", "tags": "TAGS", "lines": "LINE"}.get(
+        option.kind, "TEXT"
     )
-    group.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="paired test significance level; 0 switches the test off",
-    )
-    group.add_argument(
-        "--min-drop", type=float, default=0.02, help="minimum mean drop in per-item score to fail"
-    )
-    group.add_argument("--confidence", type=float, default=0.95, help="Wilson interval level")
-    group.add_argument(
-        "--require-comparable",
-        action="store_true",
-        help="fail when the baseline used another golden set, judge or prompt",
-    )
 
 
-def validated(kind: type[M], /, **fields: Any) -> M:
-    """A settings model from flags; a bad flag is one sentence naming it (exit 2)."""
-    try:
-        return kind(**fields)
-    except ValidationError as exc:
-        raise InputError(_validation_sentence(exc)) from None
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
 
 
-def gate_settings(args: argparse.Namespace) -> GateSettings:
-    from golden_gate.core.gate import GateSettings
-
-    return validated(
-        GateSettings,
-        floor=args.floor,
-        alpha=args.alpha,
-        min_drop=args.min_drop,
-        confidence=args.confidence,
-        require_comparable=args.require_comparable,
+def add_config_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help=BY_NAME["config"].help,
     )
 
 
@@ -161,185 +189,127 @@ def add_trend_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_comment_args(parser: argparse.ArgumentParser, *, template: bool = False) -> None:
-    """The sticky comment's id, and with `template` the user's own comment template."""
-    parser.add_argument("--comment-id", default="default", help="id in the sticky marker")
-    if template:
-        parser.add_argument("--template", type=Path, default=None, help="your own Jinja template")
+# --- resolving: defaults < golden-gate.toml < flags --------------------------------------------
 
 
-def add_junit_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--junit-xml",
-        type=Path,
-        default=None,
-        help="also write the results as JUnit XML here (one test case per item)",
-    )
+def resolve(
+    args: argparse.Namespace, names: Sequence[str], *, positional: dict[str, Any] | None = None
+) -> Resolved:
+    """Defaults, then the config file (`--config` or found from here upward), then the flags
+    given (and positional arguments), each cleaned and kept with its origin."""
+    from golden_gate import config_file
+
+    everything = getattr(args, "command", None) == "config"
+    wanted = None if everything else {*names, "golden", "baseline"}
+    resolved = defaults("cli", also=("file",) if everything else (), only=wanted)
+    explicit = getattr(args, "config", None)
+    path = explicit if explicit is not None else config_file.find(Path.cwd())
+    if explicit is not None and not Path(explicit).is_file():
+        raise InputError(f"--config: {explicit} not found")
+    if path is not None:
+        config = config_file.read(Path(path), relative_to=Path.cwd())
+        resolved.config_path = Path(path)
+        for name, value in config.values.items():
+            if everything or "cli" in BY_NAME[name].doors:
+                resolved.values[name] = Value(value, config.origins[name])
+    for name in names:
+        option = BY_NAME[name]
+        if option.dest not in vars(args):
+            continue
+        raw = getattr(args, option.dest)
+        spelled = getattr(args, f"_flag_{option.dest}", None) or option.flag
+        if option.kind == "bool":
+            value = bool(raw)
+        elif option.kind in ("lines", "headers"):
+            value = clean(option, list(raw), spelled)  # one flag, one line: kept whole
+        else:
+            value = clean(option, raw, spelled)
+        resolved.values[name] = Value(value, f"flag {spelled}")
+    _old_flags(args, resolved)
+    for name, value in (positional or {}).items():
+        if value is not None:
+            resolved.values[name] = Value(clean(BY_NAME[name], str(value), name), "argument")
+    return resolved
 
 
-def add_eval_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("golden", type=Path, help="golden set (JSONL)")
-    target = parser.add_argument_group("assistant")
-    target.add_argument("--url", default="", help="base URL of the assistant")
-    target.add_argument("--path", default="/ask", help="request path")
-    target.add_argument(
-        "--request-template",
-        default='{"text": "{question}"}',
-        help="JSON request body with {question} (and {id}) slots",
-    )
-    target.add_argument("--answer-path", default="answer", help="dotted path to the answer")
-    target.add_argument("--sources-path", default=None, help="dotted path to returned sources")
-    target.add_argument(
-        "--context-path", default=None, help="dotted path to the retrieved passages"
-    )
-    target.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="request header; VALUE may be $ENV_VAR (repeatable)",
-    )
-    target.add_argument(
-        "--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="requests in flight"
-    )
-    target.add_argument("--timeout", type=float, default=60.0, help="per-request timeout (s)")
-    target.add_argument("--retries", type=int, default=3, help="retries on transport faults")
-    compose = parser.add_argument_group("compose (start the assistant first, always tear down)")
-    compose.add_argument("--compose-file", type=Path, default=None, help="compose file")
-    compose.add_argument("--compose-service", default="assistant", help="the assistant service")
-    compose.add_argument("--compose-project", default="golden-gate-local", help="project name")
-    compose.add_argument("--wait-timeout", type=float, default=300.0, help="seconds to be healthy")
-    compose.add_argument("--health-path", default="/health", help="polled until it answers")
-    compose.add_argument("--index-snapshot", default=None, help="passed as INDEX_SNAPSHOT")
-    ev = parser.add_argument_group("evaluation")
-    ev.add_argument("--tags", default="", help="comma-separated tags selecting the subset")
-    ev.add_argument("--shard", default=None, metavar="I/N", help="evaluate shard I of N only")
-    ev.add_argument("--runs", type=int, default=1, help="runs per item (every run counts)")
-    ev.add_argument(
-        "--rerun-failures",
-        type=int,
-        default=0,
-        help="diagnostic re-runs of a failed item: shown, never counted",
-    )
-    ev.add_argument("--max-error-rate", type=float, default=0.10, help="above: incomplete")
-    ev.add_argument("--max-judge-calls", type=int, default=None, help="judge budget cap")
-    ev.add_argument(
-        "--judge-prices",
-        default=None,
-        metavar="INPUT,OUTPUT",
-        help="USD per million judge input and output tokens, for the cost line",
-    )
-    ev.add_argument("-o", "--report", type=Path, default=Path("report.json"), help="report path")
-    ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    add_judge_args(parser)
-    judge = parser.add_argument_group("evaluators")
-    judge.add_argument(
-        "--evaluators",
-        default="correctness",
-        help="comma-separated presets (correctness, relevancy, groundedness, conciseness, "
-        "hallucination) or prompt files, each with an optional :threshold",
-    )
-    judge.add_argument(
-        "--evaluator-rule", default="all", help="a run passes when all|any|majority pass"
-    )
-    judge.add_argument(
-        "--judge-panel", default="majority", help="several judge models combine by majority|all"
-    )
-    parser.add_argument(
-        "--deterministic-only", action="store_true", help="checks only, no judge (fork PRs)"
-    )
-    parser.add_argument("--forbidden", action="append", default=[], help="forbidden regex")
+def _old_flags(args: argparse.Namespace, resolved: Resolved) -> None:
+    if getattr(args, "old_header", None):
+        warn("--header NAME=VALUE is deprecated: use --assistant-headers 'NAME: VALUE'")
+        headers = dict(resolved["assistant-headers"]) if resolved.given("assistant-headers") else {}
+        for pair in args.old_header:
+            name, sep, value = pair.partition("=")
+            if not sep or not name.strip():
+                raise InputError(f"--header: expected NAME=VALUE, got '{name}'")
+            headers[name.strip()] = value
+        resolved.values["assistant-headers"] = Value(headers, "flag --header")
+    if getattr(args, "old_no_cache", False):
+        warn("--no-cache is deprecated: use --cache off")
+        resolved.values["cache"] = Value("off", "flag --no-cache")
 
 
-def add_judge_args(parser: argparse.ArgumentParser) -> None:
-    judge = parser.add_argument_group("judge")
-    judge.add_argument(
-        "--judge-model",
-        default="keypoints",
-        help="provider:model with provider openai, azure_openai, anthropic or google_genai "
-        "(e.g. openai:gpt-4.1-mini), or 'keypoints' (offline)",
-    )
-    judge.add_argument("--judge-prompt", type=Path, default=None, help="judge prompt file")
-    judge.add_argument(
-        "--judge-base-url",
-        default=None,
-        help="the provider's API base URL (an OpenAI-compatible server, the Azure endpoint)",
-    )
-    judge.add_argument(
-        "--judge-temperature", type=float, default=0.0, help="sampling temperature of the judge"
-    )
-    judge.add_argument(
-        "--judge-timeout", type=float, default=60.0, help="per call (s), time queued included"
-    )
-    judge.add_argument("--judge-retries", type=int, default=6, help="the SDK's retries")
-    judge.add_argument(
-        "--judge-max-tokens", type=int, default=1024, help="generation cap of one verdict"
-    )
-    judge.add_argument(
-        "--judge-concurrency",
-        type=int,
-        default=None,
-        help="judge calls in flight (default: --concurrency, else 8); at most the server's "
-        "parallel slots",
-    )
-    judge.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=Path(".judge-cache"),
-        help="where verdicts are kept, keyed by judge, prompt, question and answer",
-    )
-    judge.add_argument("--no-cache", action="store_true", help="do not read or write verdicts")
+def as_path(value: Any) -> Path | None:
+    return Path(value) if value not in (None, "") else None
 
 
-def judge_settings(args: argparse.Namespace) -> JudgeSettings:
+def cache_dir(resolved: Resolved) -> Path | None:
+    """The verdict cache directory, unless a pull request could have written its entries."""
+    from golden_gate.evaluation.cache_location import untrusted_reason
+
+    if resolved["cache"] == "off":
+        return None
+    directory = Path(resolved["cache-dir"])
+    env = os.environ
+    reason = untrusted_reason(
+        directory,
+        workspace=Path(env.get("GITHUB_WORKSPACE") or Path.cwd()),
+        require_git=env.get("GITHUB_ACTIONS") == "true",
+    )
+    if reason:
+        warn(f"not using {directory}: {reason}")
+        return None
+    return directory
+
+
+def gate_settings(resolved: Resolved) -> GateSettings:
+    from pydantic import ValidationError
+
+    from golden_gate.core.gate import GateSettings
+    from golden_gate.options import explain
+
+    try:
+        return GateSettings(
+            floor=resolved["floor"],
+            alpha=resolved["alpha"],
+            min_drop=resolved["min-drop"],
+            confidence=resolved["confidence"],
+            require_comparable=resolved["require-comparable"],
+        )
+    except ValidationError as exc:
+        raise InputError(explain(exc, resolved)) from None
+
+
+def judge_settings(resolved: Resolved) -> JudgeSettings:
+    from pydantic import ValidationError
+
     from golden_gate.evaluation.judge import JudgeSettings
+    from golden_gate.options import verdict_identity
+    from golden_gate.options import explain
 
-    return validated(
-        JudgeSettings,
-        model=args.judge_model,
-        prompt_file=args.judge_prompt,
-        base_url=args.judge_base_url,
-        temperature=args.judge_temperature,
-        timeout_s=args.judge_timeout,
-        max_retries=args.judge_retries,
-        max_tokens=args.judge_max_tokens,
-        concurrency=judge_concurrency(args),
-    )
-
-
-def judge_concurrency(args: argparse.Namespace) -> int:
-    """--judge-concurrency, else the run's --concurrency (commands without one: 8)."""
-    if args.judge_concurrency is not None:
-        return int(args.judge_concurrency)
-    return int(getattr(args, "concurrency", DEFAULT_CONCURRENCY))
-
-
-def _evaluator_settings(args: argparse.Namespace) -> Any:
-    from golden_gate.evaluation.evaluators import EvaluatorSettings, parse_evaluators
-
-    return validated(
-        EvaluatorSettings,
-        evaluators=parse_evaluators(args.evaluators, flag="--evaluators"),
-        rule=args.evaluator_rule,
-        panel=args.judge_panel,
-    )
-
-
-def _headers(pairs: Sequence[str]) -> dict[str, str]:
-    import os
-
-    headers = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise InputError(f"--header: expected NAME=VALUE, got '{name}'")
-        if value.startswith("$"):
-            env = value[1:]
-            if env not in os.environ:
-                raise InputError(f"--header {name}: environment variable {env} is not set")
-            value = os.environ[env]
-        headers[name.strip()] = value
-    return headers
+    concurrency = resolved["judge-concurrency"]
+    try:
+        return JudgeSettings(
+            model=resolved["judge-model"],
+            prompt_file=as_path(resolved["judge-prompt"]),
+            base_url=resolved["judge-base-url"] or None,
+            temperature=resolved["judge-temperature"],
+            timeout_s=resolved["judge-timeout"],
+            max_retries=resolved["judge-retries"],
+            max_tokens=resolved["judge-max-tokens"],
+            concurrency=concurrency if concurrency is not None else 8,
+            yardstick=verdict_identity(resolved),
+        )
+    except ValidationError as exc:
+        raise InputError(explain(exc, resolved)) from None
 
 
 def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
@@ -347,8 +317,6 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
 
     False when a secret is too short to scrub (said once the settings are known to be valid).
     """
-    import os
-
     from golden_gate.evaluation.providers import KEY_ENV
 
     values = [os.environ.get(key, "") for key in KEY_ENV] + list(headers.values())
@@ -357,74 +325,59 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
     return all([redaction.register(value) for value in values])
 
 
-def settings_from_args(args: argparse.Namespace, **extra: Any) -> Settings:
-    from golden_gate.core.golden import Shard
-    from golden_gate.evaluation.checks import CheckSettings
-    from golden_gate.evaluation.compose import ComposeSettings
-    from golden_gate.evaluation.evaluate import EvalSettings, parse_prices
-    from golden_gate.evaluation.target import TargetSettings
-    from golden_gate.settings import Settings
+def settings_from_args(resolved: Resolved, *, quiet: bool = False, **extra: Any) -> Settings:
+    from golden_gate.evaluation.providers import key_available
+    from golden_gate.settings import build
 
-    if not args.url and args.compose_file is None:
+    if not resolved["assistant-url"] and not resolved["compose-file"]:
         raise InputError(
-            "no assistant: give --url (where it runs) or --compose-file (to start it first)"
+            "no assistant: give --assistant-url (where it runs) or --compose-file (to start it "
+            "first), or set them in golden-gate.toml's [assistant] / [compose]"
         )
-    headers = _headers(args.header)
-    prices = None
-    if args.judge_prices is not None:
-        prices = parse_prices(args.judge_prices, name="--judge-prices")
-    scrubbable = _register_secrets(headers, args.url, args.judge_base_url)
-    try:
-        settings = Settings(
-            golden=args.golden,
-            tags=[t.strip() for t in args.tags.split(",") if t.strip()],
-            shard=Shard.parse(args.shard, name="--shard") if args.shard else None,
-            target=TargetSettings(
-                url=args.url,
-                path=args.path,
-                request_template=args.request_template,
-                answer_path=args.answer_path,
-                sources_path=args.sources_path,
-                context_path=args.context_path,
-                headers=headers,
-                concurrency=args.concurrency,
-                timeout_s=args.timeout,
-                retries=args.retries,
-            ),
-            judge=judge_settings(args),
-            evaluators=_evaluator_settings(args),
-            compose=None
-            if args.compose_file is None
-            else ComposeSettings(
-                file=args.compose_file,
-                project=args.compose_project,
-                service=args.compose_service,
-                wait_timeout_s=args.wait_timeout,
-                health_path=args.health_path,
-                index_snapshot=args.index_snapshot,
-            ),
-            index_snapshot=args.index_snapshot,
-            checks=CheckSettings(forbidden_patterns=args.forbidden),
-            evaluation=EvalSettings(
-                runs=args.runs,
-                rerun_failures=args.rerun_failures,
-                max_error_rate=args.max_error_rate,
-                max_judge_calls=args.max_judge_calls,
-                judge_concurrency=judge_concurrency(args),
-                judge_prices=prices,
-            ),
-            cache_dir=cache_dir(args),
-            report_path=args.report,
-            deterministic_only=args.deterministic_only,
-            progress=not args.quiet,
-            **extra,
+    settings = build(
+        resolved,
+        root=Path("."),
+        env=os.environ,
+        evaluating=True,
+        cache_dir=cache_dir(resolved),
+        deterministic_only=resolved["deterministic-only"],
+        progress=not quiet,
+        **extra,
+    )
+    if (
+        not settings.deterministic_only
+        and resolved["on-missing-judge-key"] == "checks-only"
+        and not key_available(settings.judge.model, os.environ)
+    ):
+        warn(
+            f"no key for the judge '{settings.judge.model}': only the deterministic checks run "
+            f"({resolved.where('on-missing-judge-key')} is checks-only)"
         )
-    except ValidationError as exc:
-        raise InputError(_validation_sentence(exc)) from None
+        settings = settings.model_copy(update={"deterministic_only": True})
+    target = settings.target
+    headers = target.headers if target is not None else {}
+    scrubbable = _register_secrets(
+        headers, target.url if target else None, settings.judge.base_url
+    )
     if not scrubbable:
-        print(
-            f"golden-gate: warning: a secret shorter than {redaction.MIN_LENGTH} characters "
-            "cannot be scrubbed from the report and the comment",
-            file=sys.stderr,
+        warn(
+            f"a secret shorter than {redaction.MIN_LENGTH} characters cannot be scrubbed from "
+            "the report and the comment"
         )
     return settings
+
+
+def finish(args: argparse.Namespace) -> None:
+    """Resolve the command's options (defaults < golden-gate.toml < flags) onto `args`: each
+    option's value under its name (`args.floor`, `args.comment_file`: a path or None), and the
+    whole as `args.resolved`."""
+    names = getattr(args, "command_options", None)
+    if names is None:
+        return
+    positional = {"golden": getattr(args, "golden", None)}
+    positional["baseline"] = getattr(args, "baseline_arg", None)
+    resolved = resolve(args, names, positional=positional)
+    for name, value in resolved.values.items():
+        option = BY_NAME[name]
+        setattr(args, option.dest, as_path(value.value) if option.kind == "path" else value.value)
+    args.resolved = resolved

@@ -85,14 +85,14 @@ class Shard(BaseModel):
     count: int
 
     @classmethod
-    def parse(cls, text: str, *, name: str = "shard") -> Shard:
+    def parse(cls, text: str, *, where: str = "input 'shard'") -> Shard:
         index, sep, count = text.strip().partition("/")
         try:
             shard = cls(index=int(index), count=int(count)) if sep else None
         except ValueError:
             shard = None
         if shard is None or not 1 <= shard.index <= shard.count:
-            raise InputError(f"input '{name}' must be i/n with 1 ≤ i ≤ n, got '{text}'")
+            raise InputError(f"{where} must be i/n with 1 ≤ i ≤ n, got '{text}'")
         return shard
 
     def __str__(self) -> str:

@@ -14,7 +14,7 @@ def _shard(report: Report, source: str) -> Shard:
     text = report.dataset.shard if report.dataset else None
     if not text:
         raise InputError(f"{source}: not a shard report (no dataset.shard)")
-    return Shard.parse(text, name=f"{source}: dataset.shard")
+    return Shard.parse(text, where=f"{source}: dataset.shard")
 
 
 def _agree(

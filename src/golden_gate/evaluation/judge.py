@@ -65,6 +65,9 @@ class JudgeSettings(BaseModel):
     choices: list[float] | None = None
     use_reasoning: bool = True
     keypoint_threshold: float = Field(default=0.6, gt=0, le=1)
+    # Every verdict-changing option (options.verdict_identity), in the cache identity: a new
+    # one cannot be forgotten there.
+    yardstick: str = ""
 
     _supported_model = field_validator("model")(providers.check_model)
 
@@ -383,6 +386,7 @@ class LLMJudge(Judge):
                 "temperature": settings.temperature,
                 "max_tokens": settings.max_tokens,
                 "openevals": metadata.version("openevals"),
+                **({"yardstick": settings.yardstick} if settings.yardstick else {}),
             },
             sort_keys=True,
         )

@@ -1,0 +1,196 @@
+"""Where each setting of an Action run comes from, by event.
+
+On a pull request the runner runs the workflow of the PR's merge commit, so every input is the
+pull request's own, and so is the checkout's golden-gate.toml. The rules of the gate (options
+with `rule`) therefore come from golden-gate.toml *at the base branch*; the pull request's own
+file supplies everything else (where its assistant runs, how to start it). An input may set a
+rule only to something at least as strict as the base's (a higher floor, a lower min-drop, tags
+that keep every tag the base selects); one that loosens it is refused in one sentence (exit 2).
+The pull request's own rule values are not used: they are listed, as proposed changes, in the
+comment. Without golden-gate.toml at the base branch the thresholds are held to their defaults
+and the paths the workflow names are used (the files themselves are read at the base ref).
+
+On push, workflow_dispatch and schedule the rules are the commit's own: the workspace's file,
+then the inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from golden_gate import config_file, runner
+from golden_gate.action.inputs import read_inputs
+from golden_gate.action.scope import PULL_REQUEST_EVENTS
+from golden_gate.errors import InputError
+from golden_gate.options import BY_NAME, OPTIONS, Resolved, Value, defaults, direction, tightens
+
+if TYPE_CHECKING:
+    from golden_gate.action.context import Context
+    from golden_gate.config_file import ConfigFile
+
+# Modes whose rules do not matter (they post or measure, they do not gate a pull request).
+NO_RULES = ("post-comment", "calibrate")
+
+
+def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context | None) -> Resolved:
+    resolved = defaults("action")
+    inputs, input_origins = read_inputs(env)
+    name = inputs.get("config") or config_file.NAME
+    path = workspace / name
+    if not path.is_file():
+        if "config" in inputs:
+            raise InputError(f"input 'config': {name} not found in the workspace")
+        own = None
+    else:
+        own = config_file.read(path, relative_to=workspace)
+        own.source = name
+        own.origins = {k: v.replace(str(path), name, 1) for k, v in own.origins.items()}
+        resolved.config_path = Path(name)
+    mode = inputs.get("mode", "gate")
+    pull_request = (
+        ctx is not None
+        and ctx.event_name in PULL_REQUEST_EVENTS
+        and ctx.pr_number is not None
+        and mode not in NO_RULES
+    )
+    if not pull_request:
+        _lay(resolved, own)
+        _lay_values(resolved, inputs, input_origins)
+        return resolved
+    assert ctx is not None
+    base_ref = ctx.base_ref or ""
+    base = _config_at_base(name, base_ref, inputs, env, ctx)
+    _lay(resolved, own, rules=False)
+    if base is not None:
+        _lay(resolved, base, rules=True, others=False)
+    elif own is not None:
+        # No file at the base: the paths the pull request names are used (their contents are
+        # read at the base ref), the thresholds stay at their defaults.
+        _lay(resolved, own, rules=True, others=False, only_same=True)
+    _propose(resolved, own, base_ref)
+    for option_name, value in inputs.items():
+        option = BY_NAME[option_name]
+        if option_name not in resolved.values:
+            continue
+        current = resolved.values[option_name]
+        if option.rule is not None and not tightens(option, current.value, value):
+            if base is None and option.rule == "same" and option_name != "baseline-ref":
+                resolved.values[option_name] = Value(value, input_origins[option_name])
+                continue
+            where = f"golden-gate.toml at {base_ref}" if base is not None else "its default"
+            resolved.refusals.append(
+                (
+                    Value(value, input_origins[option_name]),
+                    f"input '{option_name}' ({_text(value)}) would loosen a rule of the gate on a "
+                    f"pull request: the rule is {_text(current.value)} ({where}) and an input may "
+                    f"only {direction(option)}; change the rule in golden-gate.toml, in a pull "
+                    "request of its own",
+                )
+            )
+            continue
+        resolved.values[option_name] = Value(value, input_origins[option_name])
+    return resolved
+
+
+def _config_at_base(
+    name: str, ref: str, inputs: Mapping[str, Any], env: Mapping[str, str], ctx: Context
+) -> ConfigFile | None:
+    """golden-gate.toml as the base branch has it; None when it has none."""
+    from golden_gate.action.baseline import read_at_ref
+
+    github = None
+    token = inputs.get("github-token", "")
+    if token and ctx.repository:
+        from golden_gate.action.github import GitHub
+
+        github = GitHub(token=token, repository=ctx.repository, api_url=ctx.api_url)
+    if not ref:
+        raise InputError("the pull request's event payload names no base branch")
+    path = os.path.normpath(name)
+    text, where = read_at_ref(path, ref, github=github, workspace=ctx.workspace, what="config file")
+    if text is None and path != config_file.NAME:
+        # A pull request cannot step around the base's rules by naming another file.
+        found, _ = read_at_ref(
+            config_file.NAME, ref, github=github, workspace=ctx.workspace, what="config file"
+        )
+        if found is not None:
+            raise InputError(
+                f"input 'config' names {name}, which {ref} does not have; the rules of the gate "
+                f"are in {config_file.NAME} at {ref} and a pull request cannot replace them"
+            )
+    if text is None:
+        runner.warning(
+            f"no {name} at {ref}: the thresholds of the gate stay at their defaults on this pull "
+            "request, and an input may only make them stricter; keep the rules in "
+            f"{name} so a pull request cannot change them",
+            title="golden-gate rules",
+        )
+        return None
+    print(f"golden-gate: rules from {where}")
+    return config_file.parse(text, source=f"{name} at {ref}")
+
+
+def _lay(
+    resolved: Resolved,
+    config: ConfigFile | None,
+    *,
+    rules: bool = True,
+    others: bool = True,
+    only_same: bool = False,
+) -> None:
+    if config is None:
+        return
+    for option_name, value in config.values.items():
+        option = BY_NAME[option_name]
+        is_rule = option.rule is not None
+        if (is_rule and not rules) or (not is_rule and not others):
+            continue
+        if only_same and option.rule != "same":
+            continue
+        if option_name in resolved.values:
+            resolved.values[option_name] = Value(value, config.origins[option_name])
+
+
+def _lay_values(resolved: Resolved, values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    for option_name, value in values.items():
+        if option_name in resolved.values:
+            resolved.values[option_name] = Value(value, origins[option_name])
+
+
+def _propose(resolved: Resolved, own: ConfigFile | None, base_ref: str) -> None:
+    """The pull request's own rule values that differ from the rules in force, for the
+    comment: proposed, not used."""
+    if own is None:
+        return
+    for option in OPTIONS:
+        if option.rule is None or option.name not in own.values:
+            continue
+        effective = resolved.values.get(option.name)
+        if effective is None or _same(own.values[option.name], effective.value):
+            continue
+        resolved.notes.append(
+            f"{option.toml_name} = {_text(own.values[option.name])} in this pull request's "
+            f"golden-gate.toml (in force: {_text(effective.value)}, "
+            f"{_origin_text(effective.origin, base_ref)})"
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str | Path) and isinstance(b, str | Path):
+        return os.path.normpath(str(a)) == os.path.normpath(str(b))
+    return a == b
+
+
+def _origin_text(origin: str, base_ref: str) -> str:
+    return "the default" if origin.startswith("default") else origin
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]" if value else "[] (every item)"
+    if value in ("", None):
+        return "unset"
+    return str(value)

@@ -1,0 +1,663 @@
+"""Every setting of golden-gate, declared once.
+
+Each `Option` is one setting under one name at every door: the flag `--NAME`, the Action
+input `NAME`, and in `golden-gate.toml` the key `NAME` (inside the option's `[group]` table
+the group's prefix is dropped: `[judge] model` is `judge-model`). Its default and bounds are
+the engine field's it fills (`field`), so they too are written once. `rule` marks a setting
+that defines the yardstick (read at the base branch on a pull request; an input may only
+tighten it, in the stated direction); `verdict` marks one that can change a judge's verdict
+(part of the verdict cache's identity; the judge model and the evaluators are in each
+judge's and evaluator's own identity, so a panel's judges keep their verdicts apart). The CLI's flags, the Action's input reader,
+`action.yml`, the config file's JSON Schema and the cache identity are derived from `OPTIONS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from pathlib import Path
+from typing import Any, Literal
+
+from golden_gate.errors import InputError
+
+Door = Literal["cli", "action", "file"]
+Kind = Literal["str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice"]
+# How a rule may move on a pull request: a stricter floor is higher, a stricter min-drop lower,
+# a stricter tag list selects a superset, a stricter switch is on (or off); "same" cannot move.
+Tighten = Literal["higher", "lower", "superset", "on", "off", "same"]
+ALL_DOORS: frozenset[str] = frozenset({"cli", "action", "file"})
+FROM_FIELD = object()  # the default is the engine field's
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    help: str
+    kind: Kind = "str"
+    field: str | None = None  # the engine setting it fills (`Settings` path): default, bounds
+    default: Any = FROM_FIELD
+    group: str = ""
+    rule: Tighten | None = None
+    verdict: bool = False
+    doors: frozenset[str] = ALL_DOORS
+    choices: tuple[str, ...] = ()
+    # A door whose natural default differs (the Action keeps its files under golden-gate/).
+    door_defaults: Mapping[str, Any] = dc_field(default_factory=dict)
+    old_flags: tuple[str, ...] = ()  # spellings kept for one minor release, with a warning
+    metavar: str | None = None
+    yml_default: str = ""  # action.yml's default: empty, so golden-gate.toml applies
+
+    def describe(self, door: str) -> str:
+        """The help with its default and, for a rule, what a pull request may do to it."""
+        text = self.help
+        default = self.default_for(door)
+        if default not in (None, "", [], {}) and not isinstance(default, bool):
+            text += f" Default: {_show(default)}."
+        elif isinstance(default, bool):
+            text += f" Default: {'true' if default else 'false'}."
+        if "file" in self.doors:
+            text += f" In golden-gate.toml: {self.toml_name}."
+        if self.rule == "same":
+            text += " A rule of the gate: on a pull request it comes from the base branch."
+        elif self.rule:
+            text += (
+                " A rule of the gate: on a pull request it comes from the base branch, and an "
+                f"input may only {direction(self)}."
+            )
+        return text
+
+    @property
+    def key(self) -> str:
+        """The key inside the option's table of the config file."""
+        prefix = self.group + "-"
+        if self.group and self.name.startswith(prefix):
+            return self.name[len(prefix) :]
+        return self.name
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name
+
+    def default_for(self, door: str) -> Any:
+        if door in self.door_defaults:
+            return self.door_defaults[door]
+        if self.default is not FROM_FIELD:
+            return self.default
+        assert self.field is not None, self.name
+        return engine_field(self.field).get_default(call_default_factory=True)
+
+    def spelled(self, origin: str) -> str:
+        """How a message names this option for a value from `origin`."""
+        if origin.startswith("flag"):
+            return self.flag
+        if origin.startswith("input"):
+            return f"input '{self.name}'"
+        if origin.startswith("default"):
+            return f"'{self.name}'"
+        return f"{origin.split(' ', 1)[-1]}: {self.toml_name}"
+
+    @property
+    def toml_name(self) -> str:
+        return f"[{self.group}] {self.key}" if self.group else self.key
+
+
+def _o(name: str, help: str, **kw: Any) -> Option:
+    return Option(name=name, help=help, **kw)
+
+
+CLI_ACTION = frozenset({"cli", "action"})
+CLI_FILE = frozenset({"cli", "file"})
+ACTION_FILE = frozenset({"action", "file"})
+ACTION_ONLY = frozenset({"action"})
+CLI_ONLY = frozenset({"cli"})
+
+OPTIONS: tuple[Option, ...] = (
+    # --- what is evaluated -------------------------------------------------------------------
+    _o("golden", "Path of the golden set (JSONL).", kind="path", field="golden",
+       default="evals/golden.jsonl", rule="same"),
+    _o("subset-tags", "Comma-separated tags selecting the items to run (any of them); `*` (or "
+       "an empty list in golden-gate.toml) runs every item.", kind="tags", field="tags", default=[], rule="superset",
+       door_defaults={"action": ["smoke"]}, old_flags=("--tags",)),
+    _o("shard", "i/n: evaluate shard i of n of the selected items (a matrix job).",
+       doors=CLI_ACTION, default=""),
+    _o("baseline", "Path of the baseline report (in the Action: in the repository, read at "
+       "baseline-ref).", kind="path", default="", rule="same"),
+    _o("baseline-ref", "Git ref to read the baseline (and the golden set it pairs with) at; "
+       "defaults to the pull request's base branch.", doors=ACTION_ONLY, default="",
+       rule="same"),
+    _o("paths", "Gitignore-style patterns, one a line: a pull request runs the gate only when a "
+       "changed file matches one of them (the gate's own inputs always do).", kind="lines",
+       group="scope", default=["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"],
+       rule="superset", doors=ACTION_FILE),
+    _o("force", "Run even when no changed file matches `paths`.", kind="bool", default=False,
+       doors=ACTION_ONLY),
+    _o("index-snapshot", "Index snapshot the assistant should serve (passed as INDEX_SNAPSHOT).",
+       field="index_snapshot", default=""),
+    # --- the assistant -----------------------------------------------------------------------
+    _o("assistant-url", "Base URL of the running assistant; empty with compose-file to reach "
+       "the compose service.", group="assistant", field="target.url", old_flags=("--url",)),
+    _o("assistant-path", "Request path.", group="assistant", field="target.path",
+       old_flags=("--path",)),
+    _o("request-template", "JSON request body with {question} (and {id}) slots.",
+       group="assistant", field="target.request_template"),
+    _o("answer-path", "Dotted path to the answer in the response JSON.", group="assistant",
+       field="target.answer_path"),
+    _o("sources-path", "Dotted path to the returned sources in the response JSON (optional).",
+       group="assistant", field="target.sources_path", default=""),
+    _o("context-path", "Dotted path to the retrieved passages in the response JSON (optional; "
+       "groundedness and hallucination need it: a run without them fails those evaluators).",
+       group="assistant", field="target.context_path", default=""),
+    _o("assistant-headers", "Request headers, one `Name: value` a line; a value `$VAR` is read "
+       "from the environment variable VAR (values are masked in logs). In the config file a "
+       "table of names to `$VAR`.", kind="headers", group="assistant", field="target.headers",
+       metavar="NAME: VALUE"),
+    _o("concurrency", "Assistant requests in flight at once.", kind="int", group="assistant",
+       field="target.concurrency"),
+    _o("timeout", "Per-request timeout to the assistant, in seconds.", kind="float",
+       group="assistant", field="target.timeout_s"),
+    _o("retries", "Retries of an assistant request on transport faults.", kind="int",
+       group="assistant", field="target.retries"),
+    # --- starting it with docker compose -------------------------------------------------------
+    _o("compose-file", "Compose file that starts the assistant; torn down afterwards, always.",
+       kind="path", group="compose", default=""),
+    _o("compose-project", "Compose project name.", group="compose", default="golden-gate-local",
+       door_defaults={"action": ""}),
+    _o("compose-service", "The assistant's service in the compose file.", group="compose",
+       field="compose.service"),
+    _o("wait-timeout", "Seconds to wait for the compose services to become healthy.",
+       kind="float", group="compose", field="compose.wait_timeout_s"),
+    _o("health-path", "Path polled on the assistant until it answers (after compose's own "
+       "healthchecks).", group="compose", field="compose.health_path"),
+    # --- the judge -----------------------------------------------------------------------------
+    _o("judge-model", "provider:model for the LLM judge, with provider openai (or an "
+       "OpenAI-compatible server with judge-base-url), azure_openai (model = deployment), "
+       "anthropic or google_genai (e.g. openai:gpt-4.1-mini); or keypoints for the offline "
+       "judge; several, comma-separated, make a panel. Keys come from OPENAI_API_KEY, "
+       "AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY or GEMINI_API_KEY (masked).",
+       group="judge", field="judge.model", rule="same"),
+    _o("judge-prompt", "Judge prompt file with {inputs}, {outputs} and {reference_outputs}.",
+       kind="path", group="judge", field="judge.prompt_file", default="", rule="same",
+       verdict=True),
+    _o("judge-base-url", "The judge provider's API base URL: an OpenAI-compatible server with "
+       "openai:, the Azure endpoint with azure_openai: (else AZURE_OPENAI_ENDPOINT), or a "
+       "gateway for the others.", group="judge", field="judge.base_url", default="",
+       rule="same", verdict=True),
+    _o("judge-temperature", "Sampling temperature of the judge.", kind="float", group="judge",
+       field="judge.temperature", rule="same", verdict=True),
+    _o("judge-max-tokens", "Generation cap of one verdict, in tokens, sent as each provider "
+       "names it (reasoning models count their hidden reasoning against it).", kind="int",
+       group="judge", field="judge.max_tokens", verdict=True),
+    _o("judge-timeout", "Seconds one judge call may take, time queued inside the server "
+       "included.", kind="float", group="judge", field="judge.timeout_s"),
+    _o("judge-retries", "Retries of a judge call on 408, 409, 429, 5xx and timeouts (by the "
+       "SDK).", kind="int", group="judge", field="judge.max_retries"),
+    _o("judge-concurrency", "Judge calls in flight at once; empty follows concurrency. At most "
+       "the judge server's parallel slots, since a call's timeout includes its wait there.",
+       kind="int", group="judge", default=None),
+    _o("judge-panel", "How a panel's verdicts combine per evaluator: majority (a tie fails) or "
+       "all.", kind="choice", choices=("majority", "all"), group="judge",
+       field="evaluators.panel", rule="same"),
+    _o("judge-prices", "\"input,output\": USD per million judge input and output tokens, for "
+       "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
+    _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",
+       field="evaluation.max_judge_calls"),
+    _o("on-missing-judge-key", "What a run does when the judge's key is not set: error (exit 2, "
+       "naming the variable) or checks-only (the deterministic checks alone, said in the "
+       "comment). Fork pull requests, which get no secrets, always run checks-only.",
+       kind="choice", choices=("error", "checks-only"), group="judge", default="error",
+       rule="same"),
+    # --- what a run is ------------------------------------------------------------------------
+    _o("evaluators", "Comma-separated evaluators: correctness, relevancy, groundedness, "
+       "conciseness, hallucination, or a prompt file path; name:0.7 asks for a score and passes "
+       "at or above 0.7.", group="evaluation", default="correctness", rule="same"),
+    _o("evaluator-rule", "A run passes when all, any or a majority of its evaluators pass.",
+       kind="choice", choices=("all", "any", "majority"), group="evaluation",
+       field="evaluators.rule", rule="same"),
+    _o("runs", "Runs per item; every run counts (per-item score = passed runs / runs).",
+       kind="int", group="evaluation", field="evaluation.runs", rule="higher"),
+    _o("rerun-failures", "Diagnostic re-runs of a failed item, shown (consistent or flaky) and "
+       "never counted: re-running only failures would bias the pass rate up.", kind="int",
+       group="evaluation", field="evaluation.rerun_failures"),
+    _o("max-error-rate", "Above this share of error runs the evaluation is incomplete (exit 3).",
+       kind="float", group="evaluation", field="evaluation.max_error_rate", rule="lower"),
+    _o("forbidden", "Regular expressions an answer must not match, one a line.", kind="lines",
+       group="evaluation", field="checks.forbidden_patterns", rule="superset"),
+    _o("deterministic-only", "Checks only, no judge.", kind="bool", field="deterministic_only",
+       default=False, doors=CLI_ONLY),
+    # --- the gate ------------------------------------------------------------------------------
+    _o("floor", "Minimum Wilson lower bound of the pass rate; 0 switches the floor off.",
+       kind="float", group="gate", field="gate.floor", rule="higher"),
+    _o("alpha", "Significance level of the paired test; 0 switches the test off.", kind="float",
+       group="gate", field="gate.alpha", rule="higher"),
+    _o("min-drop", "Minimum mean drop in per-item score against the baseline for a significant "
+       "regression to fail.", kind="float", group="gate", field="gate.min_drop", rule="lower"),
+    _o("confidence", "Level of the Wilson interval.", kind="float", group="gate",
+       field="gate.confidence", rule="higher"),
+    _o("require-comparable", "Fail when the baseline used another golden set, judge model or "
+       "judge prompt.", kind="bool", group="gate", field="gate.require_comparable", rule="on"),
+    _o("fail-on-regression", "Fail the step when the gate fails; false turns it into a warning.",
+       kind="bool", group="gate", default=True, rule="on", doors=ACTION_FILE),
+    # --- what is written ----------------------------------------------------------------------
+    _o("report-path", "Where report.json is written.", kind="path", group="output",
+       field="report_path", default="report.json", door_defaults={"action": "golden-gate/report.json"},
+       old_flags=("--report",)),
+    _o("junit-xml", "Also write the results as JUnit XML here (one test case per item); empty "
+       "writes none.", kind="path", group="output", default=""),
+    _o("comment", "Post (or update) the sticky PR comment.", kind="bool", group="comment",
+       default=True, doors=ACTION_FILE),
+    _o("comment-id", "Id in the sticky comment's marker, for several gates in one pull request.",
+       group="comment", field="comment_id", default="default"),
+    _o("comment-template", "Path of your own Jinja template for the comment.", kind="path",
+       group="comment", default="", rule="same", old_flags=("--template",)),
+    _o("comment-file", "Where the rendered comment is written.", kind="path", group="comment",
+       default="", door_defaults={"action": "golden-gate/comment.md"},
+       old_flags=("--comment-out",)),
+    _o("summary-file", "Where the job summary is written.", kind="path", group="comment",
+       default="", doors=CLI_ONLY, old_flags=("--summary-out",)),
+    _o("calibration", "Path of the judge's calibration report (from calibrate) to show in the "
+       "comment.", kind="path", group="comment", default="", rule="same"),
+    # --- the verdict cache --------------------------------------------------------------------
+    _o("cache", "How judge verdicts persist between runs: auto (in the Action the runner's cache "
+       "service when it offers one, v2 at ACTIONS_RESULTS_URL or the legacy v1 at "
+       "ACTIONS_CACHE_URL, else the directory only; on the command line the directory), "
+       "actions (the same, warning when there is none), directory (your own actions/cache step "
+       "persists cache-dir), or off.", kind="choice",
+       choices=("auto", "actions", "directory", "off"), group="cache", default="auto"),
+    _o("cache-dir", "Directory of the judge verdict cache; in the Action empty keeps it outside "
+       "the checkout, under the runner's temporary directory, where a pull request cannot plant "
+       "verdicts. A directory in the checkout is used only when git tracks nothing in it.",
+       kind="path", group="cache", default=".judge-cache", door_defaults={"action": ""}),
+    _o("cache-max-mb", "Verdicts not used in this run are pruned when the cache grows past this "
+       "size.", kind="int", group="cache", default=50, doors=ACTION_FILE),
+    # --- calibration --------------------------------------------------------------------------
+    _o("labels", "Human labels (JSONL with id, answer, label pass/fail) for calibrate.",
+       kind="path", group="calibration", default="", rule="same"),
+    _o("min-kappa", "Calibrate fails below this Cohen's kappa between judge and humans.",
+       kind="float", group="calibration", default=0.6, rule="higher"),
+    _o("calibration-path", "Where calibrate writes the calibration report.", kind="path",
+       group="calibration", default="golden-gate/calibration.json",
+       door_defaults={"cli": "calibration.json"}),
+    # --- the Action's own ---------------------------------------------------------------------
+    _o("github-token", "Token for reading the pull request's files and baseline and writing the "
+       "comment.", doors=ACTION_ONLY, default="", yml_default="${{ github.token }}"),
+    _o("mode", "gate (evaluate, gate and comment; with `shard`, evaluate one shard only), merge "
+       "(merge the shard reports of a matrix, then gate and comment), post-comment (post the "
+       "comment of a fork pull request's run from a workflow_run workflow), calibrate (measure "
+       "the judge against human labels), baseline (evaluate and write the baseline; with "
+       "open-pr, propose it as a pull request listing the flipped items), or drift (a scheduled "
+       "run on the default branch: one issue while it fails, closed when it passes).",
+       kind="choice", choices=("gate", "merge", "post-comment", "calibrate", "baseline", "drift"),
+       default="gate", doors=ACTION_ONLY),
+    _o("shard-reports", "For mode merge, glob patterns (one a line, in the workspace) of the "
+       "shard reports.", kind="lines", default=["golden-gate/report-shard-*-of-*.json"],
+       doors=ACTION_ONLY),
+    _o("open-pr", "For mode baseline, open or update a pull request that changes the baseline.",
+       kind="bool", default=False, doors=ACTION_ONLY),
+    _o("baseline-branch", "For mode baseline, the branch of that pull request.",
+       default="golden-gate/baseline", doors=ACTION_FILE),
+    _o("drift-label", "For mode drift, the label of the one drift issue.",
+       default="golden-gate-drift", doors=ACTION_FILE),
+    _o("pr-number", "Pull request number for mode post-comment (read from comment-file's "
+       "metadata when empty).", kind="int", default=None, doors=ACTION_ONLY),
+    _o("config", "The config file (golden-gate.toml); default: found from the working directory "
+       "upward (in the Action: at the workspace's root).", kind="path", default="",
+       doors=CLI_ACTION),
+)  # fmt: skip
+
+BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+BY_FIELD: dict[str, Option] = {o.field: o for o in OPTIONS if o.field}
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(o.group for o in OPTIONS if o.group))
+
+
+# Where each section of `Settings` is declared, so a command that gates imports the gate's
+# model only, not the evaluation stack behind `Settings`.
+_SECTIONS = {
+    "target": ("golden_gate.evaluation.target", "TargetSettings"),
+    "compose": ("golden_gate.evaluation.compose", "ComposeSettings"),
+    "judge": ("golden_gate.evaluation.judge", "JudgeSettings"),
+    "evaluators": ("golden_gate.evaluation.evaluators", "EvaluatorSettings"),
+    "checks": ("golden_gate.evaluation.checks", "CheckSettings"),
+    "evaluation": ("golden_gate.evaluation.evaluate", "EvalSettings"),
+    "gate": ("golden_gate.core.gate", "GateSettings"),
+    "": ("golden_gate.settings", "Settings"),
+}
+
+
+def first_problem(exc: Any) -> tuple[str, str]:
+    """(`section.field` of a ValidationError's first problem, e.g. `judge.concurrency`, its
+    message), whether the part was validated alone (its own title) or inside Settings."""
+    titles = {model: section for section, (_, model) in _SECTIONS.items() if section}
+    problem = exc.errors()[0]
+    loc = [str(p) for p in problem["loc"] if not isinstance(p, int)]
+    section = titles.get(exc.title)
+    path = ".".join([section, *loc] if section else loc) or "value"
+    return path, problem["msg"].removeprefix("Value error, ")
+
+
+def explain(exc: Any, resolved: Resolved) -> str:
+    """A settings model's first problem as one sentence naming the option where it was set."""
+    path, message = first_problem(exc)
+    if path in ("evaluation.judge_concurrency", "judge.concurrency"):
+        name = "judge-concurrency" if resolved.given("judge-concurrency") else "concurrency"
+        return f"{resolved.where(name)}: {message}"
+    option = BY_FIELD.get(path)
+    if option is not None:
+        return f"{resolved.where(option.name)}: {message}"
+    return f"'{path.rpartition('.')[2].replace('_', '-')}': {message}"
+
+
+def engine_field(path: str) -> Any:
+    """The pydantic FieldInfo of `Settings` at `path` (`judge.max_tokens`)."""
+    import importlib
+
+    section, _, name = path.rpartition(".")
+    module, model = _SECTIONS[section]
+    return getattr(importlib.import_module(module), model).model_fields[name]
+
+
+# --- values from text (inputs, flags) and from TOML ------------------------------------------
+
+
+def clean(option: Option, raw: Any, where: str) -> Any:
+    """`raw` (a string from an input or flag, or a TOML value) as the option's type; InputError
+    naming `where` (`input 'floor'`, `--floor`, `golden-gate.toml:12: [gate] floor`)."""
+    kind = option.kind
+    text = isinstance(raw, str)
+
+    def bad(expected: str) -> InputError:
+        shown = raw if text else json.dumps(raw)
+        return InputError(f"{where} must be {expected}, got '{shown}'")
+
+    if kind in ("str", "path", "choice"):
+        if not text:
+            raise bad("a string")
+        value = raw.strip()
+        if kind == "choice" and value not in option.choices:
+            raise bad("one of " + ", ".join(option.choices))
+        return value
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        if text and raw.strip().lower() in ("true", "false"):
+            return raw.strip().lower() == "true"
+        raise bad("true or false")
+    if kind in ("int", "float"):
+        if isinstance(raw, bool):
+            raise bad("a number" if kind == "float" else "a whole number")
+        try:
+            value = (int if kind == "int" else float)(raw.strip() if text else raw)
+        except (TypeError, ValueError):
+            raise bad("a number" if kind == "float" else "a whole number") from None
+        if kind == "int" and not text and not isinstance(raw, int):
+            raise bad("a whole number")
+        if kind == "float" and not math.isfinite(value):
+            raise bad("a finite number")
+        return value
+    if kind == "tags":
+        parts = raw.split(",") if text else raw
+        if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
+            raise bad("a list of tags")
+        tags = [p.strip() for p in parts if p.strip()]
+        return [] if tags == ["*"] else tags  # `*`: every item (an empty input is unset)
+    if kind == "lines":
+        parts = raw.splitlines() if text else raw
+        if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
+            raise bad("a list of strings")
+        return [p.strip() for p in parts if p.strip()]
+    if kind == "headers":
+        return _headers(raw, where)
+    raise AssertionError(kind)
+
+
+def _headers(raw: Any, where: str) -> dict[str, str]:
+    if isinstance(raw, dict):
+        pairs = list(raw.items())
+    elif isinstance(raw, str | list):
+        lines = raw.splitlines() if isinstance(raw, str) else raw
+        pairs = []
+        for line in lines:
+            if not isinstance(line, str):
+                raise InputError(f"{where} expects one 'Name: value' a line")
+            if not line.strip():
+                continue
+            name, sep, value = line.partition(":")
+            if not sep or not name.strip():
+                raise InputError(f"{where} expects one 'Name: value' a line, got '{name}'")
+            pairs.append((name, value))
+    else:
+        raise InputError(f"{where} must be a table of header names to values")
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        if not isinstance(value, str):
+            raise InputError(f"{where}: the value of header '{name}' must be a string")
+        headers[str(name).strip()] = value.strip()
+    return headers
+
+
+# --- resolving: defaults, the config file, flags or inputs, each value with its origin --------
+
+
+@dataclass
+class Value:
+    value: Any
+    origin: str  # "default", "golden-gate.toml:12", "flag --floor", "input 'floor'", ...
+
+
+@dataclass
+class Resolved:
+    """The effective value of every option a door has, and where each came from."""
+
+    door: str
+    values: dict[str, Value] = dc_field(default_factory=dict)
+    config_path: Path | None = None
+    notes: list[str] = dc_field(default_factory=list)  # proposed rule changes, for the comment
+    # Inputs that would loosen a rule: refused once every value is known to be well-formed.
+    refusals: list[tuple[Value, str]] = dc_field(default_factory=list)  # (the input, why)
+
+    def value(self, name: str) -> Value:
+        """The option's value; one no layer set is its default, found when first asked for (a
+        command that only gates need not import the evaluation's settings for theirs)."""
+        if name not in self.values:
+            option = BY_NAME[name]
+            origin = "default" if self.door not in option.door_defaults else f"default ({self.door})"
+            self.values[name] = Value(option.default_for(self.door), origin)
+        return self.values[name]
+
+    def __getitem__(self, name: str) -> Any:
+        return self.value(name).value
+
+    def origin(self, name: str) -> str:
+        return self.value(name).origin
+
+    def given(self, name: str) -> bool:
+        return not self.origin(name).startswith("default")
+
+    def where(self, name: str) -> str:
+        """How an error names the option, for the layer its value came from."""
+        return BY_NAME[name].spelled(self.origin(name))
+
+
+def defaults(
+    door: str, *, also: tuple[str, ...] = (), only: Iterable[str] | None = None
+) -> Resolved:
+    """Every option `door` (or a door in `also`) has, or `only` these, at its default."""
+    resolved = Resolved(door=door)
+    wanted = None if only is None else set(only)
+    for option in OPTIONS:
+        if wanted is not None and option.name not in wanted:
+            continue
+        if door in option.doors or any(d in option.doors for d in also):
+            origin = "default" if door not in option.door_defaults else f"default ({door})"
+            resolved.values[option.name] = Value(option.default_for(door), origin)
+    return resolved
+
+
+def apply(resolved: Resolved, values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """Lay cleaned `values` (by option name) over `resolved`, each with its origin."""
+    for name, value in values.items():
+        if name in resolved.values:
+            resolved.values[name] = Value(value, origins[name])
+
+
+# --- rules: what a pull request may do to them -------------------------------------------------
+
+
+def tightens(option: Option, base: Any, given: Any) -> bool:
+    """Whether `given` is at least as strict as `base` for the rule `option`."""
+    how = option.rule
+    if option.kind == "path" and given and base:
+        import os
+
+        given, base = os.path.normpath(str(given)), os.path.normpath(str(base))
+    if given == base:
+        return True
+    if how == "higher":
+        # 0 switches a test off: any level switched on is stricter than off.
+        return base is not None and given is not None and given >= base and not (
+            option.name in ("floor", "alpha") and given == 0
+        )
+    if how == "lower":
+        return given <= base
+    if how == "superset":
+        if option.name == "subset-tags":
+            return not given or (bool(base) and set(given) >= set(base))
+        return set(given) >= set(base)
+    if how == "on":
+        return bool(given)
+    if how == "off":
+        return not given
+    return False
+
+
+def direction(option: Option) -> str:
+    """What a pull request's input may do to the rule: `an input may only {direction}`."""
+    return {
+        "higher": "raise it",
+        "lower": "lower it",
+        "superset": "add to it (keeping every value the base has)",
+        "on": "switch it on",
+        "off": "switch it off",
+        "same": "repeat it",
+    }[option.rule or "same"]
+
+
+# --- the verdict cache's identity ---------------------------------------------------------------
+
+
+def verdict_identity(resolved: Resolved, *, root: Path | None = None) -> str:
+    """Every verdict-changing setting, for the judge's identity: a file by its content's hash
+    (its path differs between checkouts), so a new `verdict=True` option changes the cache key
+    without anyone listing it by hand."""
+    material: dict[str, Any] = {}
+    for option in OPTIONS:
+        if not option.verdict or resolved.door not in option.doors:
+            continue
+        value = resolved[option.name]
+        if option.kind == "path" and value:
+            path = Path(value) if root is None else root / value
+            try:
+                value = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                value = str(value)
+        material[option.name] = value
+    return json.dumps(material, sort_keys=True, default=str)
+
+
+# --- the config file's JSON Schema ----------------------------------------------------------------
+
+
+_JSON_TYPES = {
+    "str": {"type": "string"},
+    "path": {"type": "string"},
+    "choice": {"type": "string"},
+    "bool": {"type": "boolean"},
+    "int": {"type": "integer"},
+    "float": {"type": "number"},
+    "tags": {
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    },
+    "lines": {
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+    },
+    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+}
+
+
+def _schema_of(option: Option) -> dict[str, Any]:
+    schema: dict[str, Any] = dict(_JSON_TYPES[option.kind])
+    description = option.help
+    if option.rule:
+        description += (
+            " A rule of the gate: on a pull request it is read at the base branch"
+            + ("" if option.rule == "same" else f" and an input may only {direction(option)}")
+            + "."
+        )
+    schema["description"] = description
+    if option.choices:
+        schema["enum"] = list(option.choices)
+    if option.field is not None:
+        for item in engine_field(option.field).metadata:
+            for attr, key in (("ge", "minimum"), ("le", "maximum"), ("gt", "exclusiveMinimum"),
+                              ("lt", "exclusiveMaximum")):  # fmt: skip
+                if getattr(item, attr, None) is not None:
+                    schema[key] = getattr(item, attr)
+    default = option.default_for("file")
+    if default not in (None, "") and not isinstance(default, Path):
+        schema["default"] = default
+    return schema
+
+
+def file_options() -> list[Option]:
+    return [o for o in OPTIONS if "file" in o.doors]
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of golden-gate.toml, for editors (taplo, Even Better TOML) and tests."""
+    top: dict[str, Any] = {}
+    tables: dict[str, dict[str, Any]] = {}
+    for option in file_options():
+        if option.group:
+            tables.setdefault(option.group, {})[option.key] = _schema_of(option)
+        else:
+            top[option.name] = _schema_of(option)
+    for group, properties in tables.items():
+        top[group] = {"type": "object", "additionalProperties": False, "properties": properties}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "golden-gate.toml",
+        "description": "The settings of golden-gate: one file both the CLI and the Action read.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": top,
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def names(options: Iterable[Option]) -> list[str]:
+    return [o.name for o in options]
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def action_inputs() -> dict[str, dict[str, str]]:
+    """action.yml's `inputs:`, as the table makes them (scripts/generate.py writes them)."""
+    return {
+        o.name: {"description": o.describe("action"), "default": o.yml_default}
+        for o in OPTIONS
+        if "action" in o.doors
+    }
