@@ -592,7 +592,8 @@ def print_core(rows: list[dict[str, Any]]) -> None:
     commands = big.get("gate_command") or []
     if commands:
         print(
-            f"`golden-gate gate report.json baseline.json --comment-file … --summary-file …` on the "
+            "`golden-gate gate report.json baseline.json --comment-file … --summary-file …` "
+            f"on the "
             f"{big['items']:,}-item pair, a fresh process each time (median of "
             f"{len(commands[0][1]['large_walls'])}, the trees' runs alternating; peak RSS: "
             "`os.wait4`'s, the largest of the process and the copy it forks to read the report):\n"

@@ -25,7 +25,11 @@ WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
 READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 # The rules every World starts with, in golden-gate.toml at main and in the checkout.
-RULES: dict = {"golden": "evals/golden.jsonl", "baseline": "evals/baseline.json", "gate": {"floor": 0.7}}
+RULES: dict = {
+    "golden": "evals/golden.jsonl",
+    "baseline": "evals/baseline.json",
+    "gate": {"floor": 0.7},
+}
 
 
 def toml_text(rules: dict) -> str:
@@ -39,7 +43,9 @@ def toml_text(rules: dict) -> str:
             return "{" + ", ".join(f"{_json.dumps(k)} = {value(x)}" for k, x in v.items()) + "}"
         return _json.dumps(v)
 
-    top = [f"{k} = {value(v)}" for k, v in rules.items() if not isinstance(v, dict) or k == "headers"]
+    top = [
+        f"{k} = {value(v)}" for k, v in rules.items() if not isinstance(v, dict) or k == "headers"
+    ]
     tables = [
         f"\n[{k}]\n" + "\n".join(f"{key} = {value(x)}" for key, x in v.items())
         for k, v in rules.items()

@@ -167,7 +167,9 @@ def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate)
 
 
 def test_no_judge_key_runs_the_deterministic_tier(world, candidate):
-    world.configure({"judge": {"model": "openai:gpt-4.1-mini", "on-missing-judge-key": "checks-only"}})
+    world.configure(
+        {"judge": {"model": "openai:gpt-4.1-mini", "on-missing-judge-key": "checks-only"}}
+    )
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
         "pull_request",

@@ -56,7 +56,9 @@ def test_cli_flags_out_of_bounds_are_one_sentence_exit_2(tmp_path, capsys, flags
     golden = tmp_path / "g.jsonl"
     golden.write_text('{"id": "a", "question": "Why?"}\n')
     # Port 9 (discard) on loopback: nothing is asked, the flag is refused first.
-    code = cli.main(["eval", str(golden), "--assistant-url", "http://127.0.0.1:9", "--quiet", *flags])
+    code = cli.main(
+        ["eval", str(golden), "--assistant-url", "http://127.0.0.1:9", "--quiet", *flags]
+    )
     err = capsys.readouterr().err
     assert code == 2, err
     assert message in err and "Traceback" not in err
@@ -86,7 +88,10 @@ def action_env(**inputs: str) -> dict[str, str]:
         ({"judge-timeout": "inf"}, "input 'judge-timeout' must be a finite number"),
         ({"judge-prices": "0.4,inf"}, "input 'judge-prices' must be two non-negative numbers"),
         ({"judge-prices": "cheap"}, "input 'judge-prices' must be two non-negative numbers"),
-        ({"compose-file": "c.yml", "wait-timeout": "inf"}, "input 'wait-timeout' must be a finite number"),
+        (
+            {"compose-file": "c.yml", "wait-timeout": "inf"},
+            "input 'wait-timeout' must be a finite number",
+        ),
         ({"assistant-headers": "X A: 1"}, "input 'assistant-headers': a header name has ' '"),
         ({"assistant-headers": "X-Key: café"}, "the value of header 'X-Key' holds a line break"),
     ],
@@ -170,7 +175,9 @@ def test_a_response_path_with_an_empty_segment_is_one_sentence(tmp_path, flag, p
         pytest.skip("an empty sources or context path is unset, as the input and the file have it")
     golden = tmp_path / "golden.jsonl"
     golden.write_text('{"id": "a", "question": "q?"}\n')
-    done = golden_gate("eval", golden, "--assistant-url", "http://127.0.0.1:9", flag, path, cwd=tmp_path)
+    done = golden_gate(
+        "eval", golden, "--assistant-url", "http://127.0.0.1:9", flag, path, cwd=tmp_path
+    )
     assert done.returncode == 2
     name = flag.removeprefix("--")
     assert done.stderr.strip() == (

@@ -246,7 +246,8 @@ def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
             judge.base_url,
             "--judge-retries",
             "0",
-            "--cache", "off",
+            "--cache",
+            "off",
             "--quiet",
             "-o",
             tmp_path / "r.json",
@@ -260,7 +261,9 @@ def test_eval_where_every_run_errored_says_so(tmp_path, monkeypatch):
 def test_an_unknown_judge_provider_is_one_sentence_about_our_flags(tmp_path):
     golden = tmp_path / "g.jsonl"
     golden.write_text('{"id": "a", "question": "q?"}\n')
-    done = golden_gate("eval", golden, "--assistant-url", "http://127.0.0.1:9", "--judge-model", "foo:bar")
+    done = golden_gate(
+        "eval", golden, "--assistant-url", "http://127.0.0.1:9", "--judge-model", "foo:bar"
+    )
     assert done.returncode == 2
     assert "--judge-model: judge provider 'foo' is not supported" in done.stderr
     assert "model_provider" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -97,7 +97,12 @@ def test_fleiss_kappa_matches_the_textbook_example():
 def test_an_llm_evaluator_with_the_offline_judge_is_one_sentence_and_exit_2(tmp_path):
     golden = write_golden(tmp_path / "golden.jsonl")
     result = golden_gate(
-        "eval", golden, "--assistant-url", "http://127.0.0.1:9", "--evaluators", "correctness,relevancy"
+        "eval",
+        golden,
+        "--assistant-url",
+        "http://127.0.0.1:9",
+        "--evaluators",
+        "correctness,relevancy",
     )
     assert result.returncode == 2
     assert "--evaluators: 'relevancy' needs a model judge" in result.stderr

@@ -221,7 +221,8 @@ def test_half_an_emoji_in_a_question_or_an_answer_is_repaired_and_recorded(tmp_p
     answers = {"Why is \ufffd cut?": "An emoji cut \ud83d in half", "Whole?": "whole 😀"}
     with AssistantServer(answers=answers, sources=["docs/\udc00.md"]) as server:
         code = cli.main(
-            ["run", str(golden), "--assistant-url", server.url, "--sources-path", "sources", "--quiet",
+            ["run", str(golden), "--assistant-url", server.url, "--sources-path", "sources",
+             "--quiet",
              "--cache", "off", "-o", str(out / "report.json"), "--comment-file",
              str(out / "comment.md"), "--summary-file", str(out / "summary.md")]
         )  # fmt: skip

@@ -373,7 +373,15 @@ def test_a_timeout_is_a_judge_error(stand_in: StandIn, server: JudgeServer) -> N
 def _eval(stand_in: StandIn, server: JudgeServer, url: str, out: Path, *extra: str):
     env = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENV}
     env[stand_in.key_env] = KEY
-    command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path()), "--assistant-url", url]
+    command = [
+        sys.executable,
+        "-m",
+        "golden_gate",
+        "eval",
+        str(golden_path()),
+        "--assistant-url",
+        url,
+    ]
     command += ["--subset-tags", "smoke", "--judge-model", model_of(stand_in)]
     command += ["--judge-base-url", stand_in.base_url(server), "-o", str(out), "--quiet"]
     command += ["--cache-dir", str(out.parent / "verdicts"), *extra]

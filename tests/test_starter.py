@@ -74,7 +74,14 @@ def test_the_starter_set_runs_against_the_example_assistant(repo):
     assert [i.id for i in items] == ["example-what", "example-how", "example-refuse"]
     with start("baseline") as assistant:
         done = golden_gate(
-            "eval", golden, "--assistant-url", assistant.url, "-o", repo / "r.json", "--quiet", cwd=repo
+            "eval",
+            golden,
+            "--assistant-url",
+            assistant.url,
+            "-o",
+            repo / "r.json",
+            "--quiet",
+            cwd=repo,
         )
     assert done.returncode == 0, done.stderr
     assert "items passed" in done.stdout

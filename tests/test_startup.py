@@ -155,7 +155,9 @@ def answers(n: int = 40) -> dict[str, str]:
 
 def test_eval_with_the_offline_judge_never_imports_the_judge_stack(tmp_path):
     with AssistantServer(answers=answers()) as assistant:
-        body = cli("eval", golden(tmp_path), "--assistant-url", assistant.url, "--quiet", "--cache", "off")
+        body = cli(
+            "eval", golden(tmp_path), "--assistant-url", assistant.url, "--quiet", "--cache", "off"
+        )
         found = run_python(tmp_path, body)
     assert found["code"] == 0
     assert not heavy(found["modules"], JUDGE_STACK | {"jinja2", "scipy"})
@@ -200,7 +202,8 @@ def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tm
 def test_what_needs_no_judge_stack_is_refused_before_any_request(tmp_path, flags, env, sentence):
     with AssistantServer(answers=answers()) as assistant:
         argv = [
-            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path), "--assistant-url", assistant.url,
+            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path),
+            "--assistant-url", assistant.url,
             "--judge-model", MODEL, *flags, "--quiet", "--cache", "off",
         ]  # fmt: skip
         done = subprocess.run(
@@ -220,7 +223,8 @@ def test_a_judge_the_thread_cannot_build_stops_the_run_with_its_sentence(tmp_pat
     env["AZURE_OPENAI_API_KEY"] = "az-test-key-for-the-fake"
     with AssistantServer(answers=answers()) as assistant:
         argv = [
-            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path), "--assistant-url", assistant.url,
+            sys.executable, "-m", "golden_gate", "eval", golden(tmp_path),
+            "--assistant-url", assistant.url,
             "--judge-model", "azure_openai:my-deployment", "--quiet", "--cache", "off",
         ]  # fmt: skip
         done = subprocess.run(

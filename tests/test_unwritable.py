@@ -51,7 +51,8 @@ def test_run_with_an_unwritable_result_exits_3_and_writes_the_others(
             "--assistant-url",
             assistant.url,
             "--quiet",
-            "--cache", "off",
+            "--cache",
+            "off",
             "-o",
             str(paths["report"]),
             "--comment-file",
@@ -76,7 +77,9 @@ def test_eval_with_an_unwritable_report_prints_the_count_and_exits_3(
     tmp_path, capsys, assistant, golden
 ):
     report = blocked(tmp_path)
-    code = cli.main(["eval", str(golden), "--assistant-url", assistant.url, "--quiet", "-o", str(report)])
+    code = cli.main(
+        ["eval", str(golden), "--assistant-url", assistant.url, "--quiet", "-o", str(report)]
+    )
     out, err = capsys.readouterr()
     assert code == 3
     assert "3/3 items passed" in out

@@ -7,8 +7,9 @@ the engine field's it fills (`field`), so they too are written once. `rule` mark
 that defines the yardstick (read at the base branch on a pull request; an input may only
 tighten it, in the stated direction); `verdict` marks one that can change a judge's verdict
 (part of the verdict cache's identity; the judge model and the evaluators are in each
-judge's and evaluator's own identity, so a panel's judges keep their verdicts apart). The CLI's flags, the Action's input reader,
-`action.yml`, the config file's JSON Schema and the cache identity are derived from `OPTIONS`.
+judge's and evaluator's own identity, so a panel's judges keep their verdicts apart). The
+CLI's flags, the Action's input reader, `action.yml`, the config file's JSON Schema and the
+cache identity are derived from `OPTIONS`.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ OPTIONS: tuple[Option, ...] = (
     _o("golden", "Path of the golden set (JSONL).", kind="path", field="golden",
        default="evals/golden.jsonl", rule="same"),
     _o("subset-tags", "Comma-separated tags selecting the items to run (any of them); `*` (or "
-       "an empty list in golden-gate.toml) runs every item.", kind="tags", field="tags", default=[], rule="superset",
+       "an empty list in golden-gate.toml) runs every item.", kind="tags", field="tags",
+       default=[], rule="superset",
        door_defaults={"action": ["smoke"]}, old_flags=("--tags",)),
     _o("shard", "i/n: evaluate shard i of n of the selected items (a matrix job).",
        doors=CLI_ACTION, default=""),
@@ -247,7 +249,8 @@ OPTIONS: tuple[Option, ...] = (
        kind="bool", group="gate", default=True, rule="on", doors=ACTION_FILE),
     # --- what is written ----------------------------------------------------------------------
     _o("report-path", "Where report.json is written.", kind="path", group="output",
-       field="report_path", default="report.json", door_defaults={"action": "golden-gate/report.json"},
+       field="report_path", default="report.json",
+       door_defaults={"action": "golden-gate/report.json"},
        old_flags=("--report",)),
     _o("junit-xml", "Also write the results as JUnit XML here (one test case per item); empty "
        "writes none.", kind="path", group="output", default=""),
@@ -467,7 +470,9 @@ class Resolved:
         command that only gates need not import the evaluation's settings for theirs)."""
         if name not in self.values:
             option = BY_NAME[name]
-            origin = "default" if self.door not in option.door_defaults else f"default ({self.door})"
+            origin = (
+                "default" if self.door not in option.door_defaults else f"default ({self.door})"
+            )
             self.values[name] = Value(option.default_for(self.door), origin)
         return self.values[name]
 
@@ -521,8 +526,11 @@ def tightens(option: Option, base: Any, given: Any) -> bool:
         return True
     if how == "higher":
         # 0 switches a test off: any level switched on is stricter than off.
-        return base is not None and given is not None and given >= base and not (
-            option.name in ("floor", "alpha") and given == 0
+        return (
+            base is not None
+            and given is not None
+            and given >= base
+            and not (option.name in ("floor", "alpha") and given == 0)
         )
     if how == "lower":
         return given <= base

@@ -65,7 +65,9 @@ def expand_headers(resolved: Resolved, env: Mapping[str, str]) -> dict[str, str]
             variable = value[1:]
             if variable not in env:
                 where = resolved.where("assistant-headers")
-                raise InputError(f"{where}: header {name}: environment variable {variable} is not set")
+                raise InputError(
+                    f"{where}: header {name}: environment variable {variable} is not set"
+                )
             value = env[variable]
         headers[name] = value
     return headers
@@ -90,7 +92,9 @@ def build(
 
     r = resolved
     concurrency = r["concurrency"]
-    judge_concurrency = r["judge-concurrency"] if r["judge-concurrency"] is not None else concurrency
+    judge_concurrency = (
+        r["judge-concurrency"] if r["judge-concurrency"] is not None else concurrency
+    )
     compose_file = r["compose-file"]
     prices = r["judge-prices"]
     shard = r["shard"]
@@ -131,8 +135,7 @@ def build(
             ),
             compose=ComposeSettings(
                 file=root / compose_file,
-                project=r["compose-project"]
-                or f"golden-gate-{env.get('GITHUB_RUN_ID', 'local')}",
+                project=r["compose-project"] or f"golden-gate-{env.get('GITHUB_RUN_ID', 'local')}",
                 service=r["compose-service"],
                 wait_timeout_s=r["wait-timeout"],
                 health_path=r["health-path"],

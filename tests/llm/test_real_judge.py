@@ -166,7 +166,8 @@ def test_two_evaluators_and_a_two_judge_panel_on_a_real_server(
     panel = f"{JUDGE},{JUDGE}-second"  # one server, two names: two judges to the cache
     comment = tmp_path / "comment.md"
     done = golden_gate(
-        "run", golden, "--assistant-url", assistant, "--comment-file", comment, "-o", tmp_path / "r.json",
+        "run", golden, "--assistant-url", assistant, "--comment-file", comment,
+        "-o", tmp_path / "r.json",
         "--judge-model", panel, "--judge-base-url", f"{proxy.url}/v1",
         "--evaluators", "correctness,relevancy",
         "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-retries", "1",

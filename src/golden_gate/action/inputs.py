@@ -15,35 +15,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from golden_gate.action.yardstick import resolve_for_event
 from golden_gate.core.golden import Shard
 from golden_gate.core.merge import shard_report_path
 from golden_gate.errors import InputError
 from golden_gate.evaluation.cache_location import default_cache_dir
-from golden_gate.options import BY_NAME, OPTIONS, Resolved, clean
+from golden_gate.options import BY_NAME, Resolved
 from golden_gate.settings import Settings, build
 
 Mode = Literal["gate", "merge", "post-comment", "calibrate", "baseline", "drift"]
 MODES = BY_NAME["mode"].choices
 EVALUATING = ("gate", "baseline", "drift")
-
-
-def env_name(name: str) -> str:
-    return "INPUT_" + name.replace(" ", "_").upper()
-
-
-def read_inputs(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Every input that is set, cleaned (one sentence naming a bad one), with its origin."""
-    values: dict[str, Any] = {}
-    origins: dict[str, str] = {}
-    for option in OPTIONS:
-        if "action" not in option.doors:
-            continue
-        raw = env.get(env_name(option.name), "").strip()
-        if raw:
-            where = f"input '{option.name}'"
-            values[option.name] = clean(option, raw, where)
-            origins[option.name] = where
-    return values, origins
 
 
 class ActionSettings(BaseModel):
@@ -78,7 +60,9 @@ class ActionSettings(BaseModel):
     run: Settings
 
 
-def action_settings(resolved: Resolved, env: Mapping[str, str], *, workspace: Path) -> ActionSettings:
+def action_settings(
+    resolved: Resolved, env: Mapping[str, str], *, workspace: Path
+) -> ActionSettings:
     """The Action's settings from resolved options; paths are the workspace's."""
     r = resolved
     mode = r["mode"]
@@ -164,8 +148,6 @@ def read_action_settings(
     """The Action's settings for this event (`ctx`: the run's Context; None reads the rules
     from the workspace, as on a push)."""
     import os
-
-    from golden_gate.action.yardstick import resolve_for_event
 
     env = os.environ if env is None else env
     resolved = resolve_for_event(env, workspace=workspace, ctx=ctx)

@@ -22,10 +22,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from golden_gate import config_file, runner
-from golden_gate.action.inputs import read_inputs
 from golden_gate.action.scope import PULL_REQUEST_EVENTS
 from golden_gate.errors import InputError
-from golden_gate.options import BY_NAME, OPTIONS, Resolved, Value, defaults, direction, tightens
+from golden_gate.options import (
+    BY_NAME,
+    OPTIONS,
+    Resolved,
+    Value,
+    clean,
+    defaults,
+    direction,
+    tightens,
+)
 
 if TYPE_CHECKING:
     from golden_gate.action.context import Context
@@ -33,6 +41,25 @@ if TYPE_CHECKING:
 
 # Modes whose rules do not matter (they post or measure, they do not gate a pull request).
 NO_RULES = ("post-comment", "calibrate")
+
+
+def env_name(name: str) -> str:
+    return "INPUT_" + name.replace(" ", "_").upper()
+
+
+def read_inputs(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every input that is set, cleaned (one sentence naming a bad one), with its origin."""
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for option in OPTIONS:
+        if "action" not in option.doors:
+            continue
+        raw = env.get(env_name(option.name), "").strip()
+        if raw:
+            where = f"input '{option.name}'"
+            values[option.name] = clean(option, raw, where)
+            origins[option.name] = where
+    return values, origins
 
 
 def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context | None) -> Resolved:

@@ -56,9 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("report", type=Path, help="candidate report.json")
-    p.add_argument(
-        "baseline_arg", metavar="baseline", nargs="?", help="baseline report (optional)"
-    )
+    p.add_argument("baseline_arg", metavar="baseline", nargs="?", help="baseline report (optional)")
     add_trend_arg(p)
     p.set_defaults(handler=cmd_gate, command_options=COMMANDS["gate"])
 

@@ -14,8 +14,8 @@ from golden_gate.cli.options import (
     judge_settings,
     settings_from_args,
 )
-from golden_gate.options import BY_NAME, OPTIONS
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.options import BY_NAME, OPTIONS
 
 if TYPE_CHECKING:
     from golden_gate.core.gate import GateResult
@@ -259,7 +259,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from golden_gate.rendering.calibration import calibration_line
 
     if args.labels is None:
-        raise InputError("calibrate: give --labels (human labels, JSONL) or set [calibration] labels")
+        raise InputError(
+            "calibrate: give --labels (human labels, JSONL) or set [calibration] labels"
+        )
     report = run_calibration(
         args.labels,
         args.golden,
@@ -358,7 +360,13 @@ def _toml(value: Any, kind: str) -> str:
     from golden_gate import redaction
 
     if kind == "headers":  # by name only: a value may be a secret
-        return "{" + ", ".join(f"{json.dumps(k)} = {json.dumps(redaction.scrub(v))}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ", ".join(
+                f"{json.dumps(k)} = {json.dumps(redaction.scrub(v))}" for k, v in value.items()
+            )
+            + "}"
+        )
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

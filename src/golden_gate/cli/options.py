@@ -154,7 +154,9 @@ def add_options(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
     if "assistant-headers" in names:  # NAME=VALUE, the old flag's own syntax
         parser.add_argument("--header", dest="old_header", action="append", help=argparse.SUPPRESS)
     if "cache" in names:
-        parser.add_argument("--no-cache", dest="old_no_cache", action="store_true", help=argparse.SUPPRESS)
+        parser.add_argument(
+            "--no-cache", dest="old_no_cache", action="store_true", help=argparse.SUPPRESS
+        )
 
 
 def _metavar(option: Option) -> str:
@@ -292,8 +294,7 @@ def judge_settings(resolved: Resolved) -> JudgeSettings:
     from pydantic import ValidationError
 
     from golden_gate.evaluation.judge import JudgeSettings
-    from golden_gate.options import verdict_identity
-    from golden_gate.options import explain
+    from golden_gate.options import explain, verdict_identity
 
     concurrency = resolved["judge-concurrency"]
     try:
@@ -356,9 +357,7 @@ def settings_from_args(resolved: Resolved, *, quiet: bool = False, **extra: Any)
         settings = settings.model_copy(update={"deterministic_only": True})
     target = settings.target
     headers = target.headers if target is not None else {}
-    scrubbable = _register_secrets(
-        headers, target.url if target else None, settings.judge.base_url
-    )
+    scrubbable = _register_secrets(headers, target.url if target else None, settings.judge.base_url)
     if not scrubbable:
         warn(
             f"a secret shorter than {redaction.MIN_LENGTH} characters cannot be scrubbed from "
