@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from golden_gate.action.inputs import env_name
+from golden_gate.action.yardstick import env_name
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
 

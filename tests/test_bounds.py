@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from golden_gate import cli
-from golden_gate.action.inputs import env_name, read_action_settings
+from golden_gate.action.inputs import read_action_settings
+from golden_gate.action.yardstick import env_name
 from golden_gate.core.golden import load_golden
 from golden_gate.core.report import load_report
 from golden_gate.errors import InputError

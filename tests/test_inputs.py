@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.action.inputs import env_name, read_action_settings
+from golden_gate.action.inputs import read_action_settings
+from golden_gate.action.yardstick import env_name
 from golden_gate.errors import InputError
 
 WS = Path("/github/workspace")

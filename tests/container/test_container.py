@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from golden_gate.action.inputs import env_name
+from golden_gate.action.yardstick import env_name
 from golden_gate.demo import baseline_path
 from golden_gate.example_assistant import golden_path
 from tests.action_world import ACTION, PAYLOADS, READ_TOKEN, REPO, WRITE_TOKEN, parse_outputs
