@@ -166,17 +166,20 @@ def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate)
     assert world.github.comments(REPO, other.number) == []
 
 
-def test_no_judge_key_runs_the_deterministic_tier(world, candidate):
-    pull = world.pull(["prompts/answer.txt"])
+def test_a_fork_pr_without_a_judge_key_runs_the_deterministic_tier(world, candidate):
+    pull = world.pull(["prompts/answer.txt"], fork=True)
     done = world.run(
         "pull_request",
-        world.event("pull_request.opened", pull),
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
         assistant_url=candidate,
         judge_model="openai:gpt-4.1-mini",
     )
-    (comment,) = world.github.comments(REPO, pull.number)
-    assert "Deterministic checks only" in comment.body
+    assert done.returncode == 1, done.stdout + done.stderr
+    comment = (world.workspace / done.outputs["comment-file"]).read_text()  # a fork cannot post
+    assert "Deterministic checks only" in comment
     assert "deterministic tier only" in done.stdout
+    assert "a fork pull request gets no secrets" in done.stdout
     # Only the two dropped citations are visible without the judge.
     assert done.outputs["regressions"] == "2"
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())

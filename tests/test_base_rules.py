@@ -52,3 +52,84 @@ def test_a_path_missing_at_an_existing_ref_is_still_no_baseline(world, good_assi
     assert "evals/nothere.json does not exist at main; only the floor applies." in comment.body
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
     assert report["results"]
+
+
+# -- a missing judge key ---------------------------------------------------------------------
+
+MODEL_JUDGE = {"judge_model": "openai:gpt-4.1-mini"}
+NO_KEY = (
+    "::error title=golden-gate::no key for the judge 'openai:gpt-4.1-mini': set OPENAI_API_KEY "
+    "in the step's env (e.g. from a secret), or set on-missing-judge-key: checks-only to run "
+    "the deterministic checks only"
+)
+
+
+def test_a_missing_judge_key_on_a_same_repo_pr_is_bad_input(world):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url="http://127.0.0.1:9",  # never asked
+        **MODEL_JUDGE,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert error_lines(done) == [NO_KEY]
+    assert done.outputs == {"verdict": "error"}
+    assert world.github.comments(REPO, pull.number) == []
+
+
+def test_a_missing_judge_key_on_workflow_dispatch_is_bad_input(world):
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        assistant_url="http://127.0.0.1:9",
+        **MODEL_JUDGE,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert error_lines(done) == [NO_KEY]
+
+
+def test_a_panel_names_the_variable_of_the_judge_without_a_key(world):
+    done = world.run(
+        "schedule",
+        world.event("workflow_dispatch"),
+        assistant_url="http://127.0.0.1:9",
+        judge_model="openai:gpt-4.1-mini,google_genai:gemini-2.5-flash",
+        extra_env={"OPENAI_API_KEY": "sk-present-for-the-first-judge"},
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = error_lines(done)
+    assert "set GOOGLE_API_KEY or GEMINI_API_KEY in the step's env" in line
+
+
+def test_checks_only_runs_the_labelled_deterministic_tier(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        on_missing_judge_key="checks-only",
+        **MODEL_JUDGE,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "Deterministic checks only" in comment.body
+    assert "on-missing-judge-key is checks-only" in comment.body
+    # Only the two dropped citations are visible without the judge.
+    assert done.outputs["regressions"] == "2"
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert report["tier"] == "deterministic" and report["stats"]["judge_calls"] == 0
+
+
+def test_on_missing_judge_key_takes_only_its_two_values(world):
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        assistant_url="http://127.0.0.1:9",
+        on_missing_judge_key="skip",
+    )
+    assert done.returncode == 2
+    assert error_lines(done) == [
+        "::error title=golden-gate::input 'on-missing-judge-key' must be error or checks-only, "
+        "got 'skip'"
+    ]

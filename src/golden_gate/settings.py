@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -37,6 +38,9 @@ class Settings(BaseModel):
     comment_id: str = "default"
     comment_template: Path | None = None
     deterministic_only: bool = False
+    # A model judge without its key (outside fork pull requests): stop (`error`) or run the
+    # deterministic checks only, labelled as such (`checks-only`).
+    on_missing_judge_key: Literal["error", "checks-only"] = "error"
     index_snapshot: str | None = None
     calibration: Path | None = None  # the judge's last calibration report, shown in comments
     progress: bool = True

@@ -208,6 +208,11 @@ def read_action_settings(
             "input 'assistant-url' or 'compose-file' is required: where the assistant runs, "
             "or how to start it"
         )
+    on_missing_key = inputs.raw("on-missing-judge-key", "error")
+    if on_missing_key not in ("error", "checks-only"):
+        raise InputError(
+            f"input 'on-missing-judge-key' must be error or checks-only, got '{on_missing_key}'"
+        )
     judge_prompt = inputs.raw("judge-prompt")
     prices = inputs.raw("judge-prices")
     template = inputs.raw("comment-template")
@@ -292,6 +297,7 @@ def read_action_settings(
             baseline_label=inputs.raw("baseline") or None,
             comment_template=workspace / template if template else None,
             calibration=workspace / calibration if calibration and mode != "post-comment" else None,
+            on_missing_judge_key=on_missing_key,  # type: ignore[arg-type]
             progress=True,
         )
     except ValidationError as exc:

@@ -10,7 +10,6 @@ from golden_gate import runner
 from golden_gate.action.common import (
     baseline_and_trend,
     in_scope,
-    judge_key_available,
     skip,
     workspace_relative,
 )
@@ -24,7 +23,8 @@ from golden_gate.action.results import (
     report_outcome,
 )
 from golden_gate.action.run import evaluated
-from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
+from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.evaluation.providers import missing_key_env
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:
@@ -38,11 +38,24 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
 
     run_settings = settings.run
     notes: list[str] = []
-    if not judge_key_available(run_settings.judge.model, ctx.env):
+    missing = missing_key_env(run_settings.judge.model, ctx.env)
+    if missing:
+        # Only a fork pull request (no secrets) or an explicit choice runs without the judge:
+        # an expired or renamed secret must not quietly pass what the judge would fail.
+        if ctx.is_fork:
+            why = "a fork pull request gets no secrets"
+        elif run_settings.on_missing_judge_key == "checks-only":
+            why = "on-missing-judge-key is checks-only"
+        else:
+            raise InputError(
+                f"no key for the judge '{run_settings.judge.model}': set "
+                f"{' or '.join(missing)} in the step's env (e.g. from a secret), or set "
+                "on-missing-judge-key: checks-only to run the deterministic checks only"
+            )
         run_settings = run_settings.model_copy(update={"deterministic_only": True})
         notes.append(
-            f"no key for the judge '{run_settings.judge.model}' (a fork pull request gets no "
-            "secrets): only the deterministic checks ran, compared with the baseline's."
+            f"no key for the judge '{run_settings.judge.model}' ({why}): only the "
+            "deterministic checks ran, compared with the baseline's."
         )
         runner.notice(notes[-1], title="golden-gate: deterministic tier only")
     if settings.index_snapshot:
