@@ -133,3 +133,77 @@ def test_on_missing_judge_key_takes_only_its_two_values(world):
         "::error title=golden-gate::input 'on-missing-judge-key' must be error or checks-only, "
         "got 'skip'"
     ]
+
+
+# -- pairing follows the baseline's own record -----------------------------------------------
+
+# What the example candidate breaks among the smoke items (test_action.py: 6 of 14 regress).
+REGRESSED = [
+    "backups-restore",
+    "backups-schedule",
+    "trouble-address-in-use",
+    "trouble-sealed-503",
+    "upgrade-rollback",
+    "upgrade-versions",
+]
+
+
+def golden_lines(world) -> list[str]:
+    return (world.workspace / "evals" / "golden.jsonl").read_text().splitlines(keepends=True)
+
+
+def item_id(line: str) -> str:
+    return json.loads(line)["id"]
+
+
+def gate_pr(world, candidate, files: list[str], **inputs):
+    pull = world.pull(files)
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate, **inputs
+    )
+    return pull, done
+
+
+def test_a_renamed_golden_file_still_pairs_by_the_baselines_record(world, candidate):
+    old = world.workspace / "evals" / "golden.jsonl"
+    old.rename(world.workspace / "evals" / "questions.jsonl")
+    pull, done = gate_pr(
+        world,
+        candidate,
+        ["evals/golden.jsonl", "evals/questions.jsonl"],
+        golden="evals/questions.jsonl",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["regressions"] == "6" and done.outputs["items"] == "14"
+    assert "paired by the baseline's record" in done.stdout
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    assert {r["origin"] for r in report["results"]} == {"base"}
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "### Regressed items (6)" in comment.body
+    assert "significant regression" in comment.body
+
+
+def test_golden_pointed_at_a_copy_that_hides_the_regressions_still_fails(world, candidate):
+    # The copy drops four of the regressed items, rewords one and untags another.
+    lines = []
+    for line in golden_lines(world):
+        item = json.loads(line)
+        if item["id"] in REGRESSED[:4]:
+            continue
+        if item["id"] == REGRESSED[4]:
+            item["reference_key_points"] = ["upgrade"]
+        if item["id"] == REGRESSED[5]:
+            item["tags"] = ["full"]
+        lines.append(json.dumps(item) + "\n")
+    (world.workspace / "evals" / "copy.jsonl").write_text("".join(lines))
+    pull, done = gate_pr(world, candidate, ["evals/copy.jsonl"], golden="evals/copy.jsonl")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["regressions"] == "6"
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    changes = report["rule_changes"]
+    assert changes["dropped"] == sorted([*REGRESSED[:4], REGRESSED[5], REGRESSED[4]])
+    assert changes["reworded"] == [REGRESSED[4]]
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "### Regressed items (6)" in comment.body
+    assert "dropped (counted as failed)" in comment.body
+    assert "count as failed items in the comparison" in comment.body

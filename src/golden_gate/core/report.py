@@ -248,10 +248,19 @@ class RuleChanges(BaseModel):
     reworded: list[str] = Field(default_factory=list)  # question, key points or sources changed
     added: list[str] = Field(default_factory=list)  # selected in the pull request only
     files: list[str] = Field(default_factory=list)  # rule files changed (prompt, workflow, ...)
+    # In the baseline, not evaluated as the base defines it: counted as failed (core/rules.py).
+    dropped: list[str] = Field(default_factory=list)
 
     @property
     def any(self) -> bool:
-        return bool(self.removed or self.untagged or self.reworded or self.added or self.files)
+        return bool(
+            self.removed
+            or self.untagged
+            or self.reworded
+            or self.added
+            or self.files
+            or self.dropped
+        )
 
 
 class RunSettings(BaseModel):

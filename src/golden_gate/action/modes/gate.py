@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from golden_gate import runner
 from golden_gate.action.common import (
     baseline_and_trend,
+    find_baseline_for,
     in_scope,
     skip,
     workspace_relative,
@@ -64,8 +65,15 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     settings = settings.model_copy(update={"run": run_settings})
     failures = WriteFailures()
     if run_settings.shard is not None:
-        # A matrix job: evaluate this shard; the merge job gates and comments once.
-        with evaluated(settings, ctx, failures, scope) as report:
+        # A matrix job: evaluate this shard; the merge job gates and comments once. On a pull
+        # request the baseline's record decides what pairs, in every shard alike.
+        record = None
+        if ctx.pr_number is not None:
+            found = find_baseline_for(
+                settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
+            )
+            record = found.report
+        with evaluated(settings, ctx, failures, scope, record) as report:
             code = shard_written(settings, ctx, report, failures)
         failures.raise_if_any()
         return code
@@ -80,7 +88,7 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         )
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes)
-    with evaluated(settings, ctx, failures, scope) as report:
+    with evaluated(settings, ctx, failures, scope, baseline) as report:
         outcome, code = report_outcome(
             settings, ctx, report, baseline, notes, failures, history=history
         )
