@@ -16,6 +16,7 @@ from golden_gate.action.scope import Scope, repo_path
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:
+    from golden_gate.action.rule_files import RuleFiles
     from golden_gate.core.golden import GoldenItem
     from golden_gate.core.report import Report, RuleChanges
 
@@ -74,11 +75,12 @@ def evaluated(
     failures: WriteFailures,
     scope: Scope | None = None,
     baseline: Report | None = None,
+    rule_files: RuleFiles | None = None,
 ) -> Iterator[Report]:
     """Build the judge (validating its prompt first), restore verdicts, evaluate, save the
     report and yield it; the verdicts are saved when the block ends, so the caller writes the
     results first and a cancelled or slow save cannot lose them. `baseline`: what pairing
-    follows on a pull request."""
+    follows on a pull request; `rule_files`: where its rule files came from (rule_files.py)."""
     from golden_gate.action.cache.entries import choose_service, mode_from_env
     from golden_gate.action.cache.persistence import persisted_verdicts
     from golden_gate.core.report import save_report
@@ -88,6 +90,10 @@ def evaluated(
 
     run_settings = settings.run
     items, rule_changes = items_to_gate(settings, ctx, scope, baseline)
+    if rule_changes is not None and rule_files is not None:
+        rule_changes = rule_changes.model_copy(
+            update={"not_used": rule_files.not_used, "own_rule_files": rule_files.own}
+        )
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(

@@ -170,6 +170,16 @@ def _rule_parts(changes: RuleChanges | None, limit: int = 20) -> list[str]:
     return parts
 
 
+def _rule_files(changes: RuleChanges | None, kind: str) -> list[str]:
+    """Rule files of one kind (`not_used`, `own_rule_files`), each its input and escaped path."""
+    if changes is None:
+        return []
+    return [
+        f"{inline(f.input, limit=40)} {code_span(f.path, limit=200)}"
+        for f in getattr(changes, kind)
+    ]
+
+
 def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:
     return [
         TagRow(
@@ -383,6 +393,8 @@ class _Context:
             "assistant": header.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
             "rules": _rule_parts(header.rule_changes),
+            "proposed": _rule_files(header.rule_changes, "not_used"),
+            "own_rule_files": _rule_files(header.rule_changes, "own_rule_files"),
             "evaluator_rates": _evaluators_text(view),
             "judge_agreement": _agreement_text(view),
             # a fork's report: its numbers are a claim, shown without the trusted check marks

@@ -23,6 +23,7 @@ from golden_gate.action.results import (
     report_cache,
     report_outcome,
 )
+from golden_gate.action.rule_files import decide_pending, rule_files_at_base, without_pending
 from golden_gate.action.run import evaluated
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluation.providers import missing_key_env
@@ -63,17 +64,19 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
         run_settings = run_settings.model_copy(update={"index_snapshot": settings.index_snapshot})
 
     settings = settings.model_copy(update={"run": run_settings})
+    # On a pull request the judge prompt, rubrics, template and calibration are the base's.
+    settings, rule_files = rule_files_at_base(settings, ctx)
+    deterministic = run_settings.deterministic_only
     failures = WriteFailures()
     if run_settings.shard is not None:
         # A matrix job: evaluate this shard; the merge job gates and comments once. On a pull
         # request the baseline's record decides what pairs, in every shard alike.
         record = None
         if ctx.pr_number is not None:
-            found = find_baseline_for(
-                settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
-            )
+            found = find_baseline_for(settings, ctx, deterministic=deterministic, notes=notes)
             record = found.report
-        with evaluated(settings, ctx, failures, scope, record) as report:
+        settings, rule_files = decide_pending(settings, rule_files, base_gates=record is not None)
+        with evaluated(settings, ctx, failures, scope, record, rule_files) as report:
             code = shard_written(settings, ctx, report, failures)
         failures.raise_if_any()
         return code
@@ -81,14 +84,15 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import BaselineUnavailable
     from golden_gate.pipeline import check_inputs
 
-    check_inputs(run_settings)  # what the comment reads: bad input before any request
+    check_inputs(settings.run)  # what the comment reads: bad input before the evaluation
     try:
         baseline, history = baseline_and_trend(
-            settings, ctx, deterministic=run_settings.deterministic_only, notes=notes
+            settings, ctx, deterministic=deterministic, notes=notes
         )
     except BaselineUnavailable as exc:
-        return baseline_unavailable(settings, ctx, exc, notes)
-    with evaluated(settings, ctx, failures, scope, baseline) as report:
+        return baseline_unavailable(without_pending(settings, rule_files), ctx, exc, notes)
+    settings, rule_files = decide_pending(settings, rule_files, base_gates=baseline is not None)
+    with evaluated(settings, ctx, failures, scope, baseline, rule_files) as report:
         outcome, code = report_outcome(
             settings, ctx, report, baseline, notes, failures, history=history
         )
