@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -334,6 +335,10 @@ def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate)
     assert done.outputs["verdict"] == "passed" and float(done.outputs["kappa"]) > 0.6
     assert "Cohen" in done.summary or "κ" in done.summary
     calibration = done.outputs["calibration-path"]
+    # Committed on main, as the calibration is a rule of the gate: a pull request reads the
+    # base branch's (test_base_rules.py).
+    committed = Path(calibration).relative_to(world.workspace).as_posix()
+    world.github.commit(REPO, "main", {committed: Path(calibration).read_text()})
     pull = world.pull(["prompts/answer.txt"])
     gated = world.run(
         "pull_request",
