@@ -294,6 +294,25 @@ def test_a_pr_that_edits_its_judge_prompt_to_grade_leniently_still_fails(world, 
     assert "This verdict used the base branch's version of each" in top
 
 
+def test_baseline_ref_cannot_move_where_the_rule_files_are_read(world, candidate, judge):
+    # The pull request's workflow names a branch of the author's, holding a lenient prompt.
+    world.github.commit(REPO, "main", {"prompts/judge.txt": STRICT})
+    world.github.commit(REPO, "author-rules", {"prompts/judge.txt": LENIENT}, start="main")
+    _, done = judged_pr(
+        world,
+        candidate,
+        judge,
+        {"prompts/judge.txt": LENIENT},
+        ["prompts/judge.txt"],
+        judge_prompt="prompts/judge.txt",
+        baseline_ref="author-rules",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["regressions"] == "6"
+    assert all("grade leniently" not in p.lower() for p in judge.prompts)
+    assert "judge-prompt prompts/judge.txt: changed in this pull request, not used" in done.stdout
+
+
 def test_a_pr_that_edits_a_custom_evaluator_rubric_still_fails(world, candidate, judge):
     world.github.commit(REPO, "main", {"prompts/rubric.txt": STRICT})
     pull, done = judged_pr(

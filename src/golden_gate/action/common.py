@@ -98,6 +98,15 @@ def own_inputs(settings: ActionSettings) -> dict[str, str]:
     return found
 
 
+def rules_ref(settings: ActionSettings, ctx: Context) -> str | None:
+    """Where a pull request's rules (golden set, rule files) are read: the branch it merges
+    into, as GitHub's event says, not `baseline-ref`, an input the pull request's own workflow
+    sets (it could name a branch of the author's). None outside pull requests."""
+    if ctx.pr_number is None:
+        return None
+    return ctx.base_ref or settings.baseline_ref or None
+
+
 def missing_ref_sentence(exc: RefNotFound, settings: ActionSettings) -> str:
     """A ref that does not exist, said with where the gate got it from: one sentence."""
     source = (

@@ -2,10 +2,11 @@
 
 On `pull_request` the runner runs the workflow of the pull request's merge commit, so every
 file the gate reads from the checkout is the pull request's own: a judge prompt edited to
-"grade leniently" would grade its own change. So, like the golden set and the baseline, the
-judge prompt (`judge-prompt`), each custom evaluator's prompt (an `evaluators` entry that is a
+"grade leniently" would grade its own change. So, like the golden set, the judge prompt
+(`judge-prompt`), each custom evaluator's prompt (an `evaluators` entry that is a
 file), the comment template (`comment-template`) and the calibration report (`calibration`)
-are read at the base ref, and the verdict uses the base's text:
+are read at the pull request's base branch (`common.rules_ref`: not `baseline-ref`, which the
+pull request's workflow sets), and the verdict uses the base's text:
 
 - the same text in the checkout: the checkout's file is used (it is the base's);
 - another text: the base's is written under RUNNER_TEMP (outside the checkout) and the
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from golden_gate import runner
-from golden_gate.action.common import github_client, workspace_relative
+from golden_gate.action.common import github_client, rules_ref, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.scope import repo_path
@@ -74,6 +75,11 @@ def _read_checkout(path: Path) -> str | None:
         return None  # missing or unreadable: not the base's text, whatever it is
 
 
+def _same(mine: str, base: str) -> bool:
+    """The same text, whatever line ends the checkout gave it (core.autocrlf)."""
+    return mine == base or mine.replace("\r\n", "\n") == base.replace("\r\n", "\n")
+
+
 def _replaced(settings: ActionSettings, old: Path, new: Path | None) -> ActionSettings:
     """The settings with every use of rule file `old` pointing at `new` (None: not read)."""
     run = settings.run
@@ -107,8 +113,8 @@ def rule_files_at_base(settings: ActionSettings, ctx: Context) -> tuple[ActionSe
     left `pending` for `decide_pending` (it needs to know whether the base already gates)."""
     from golden_gate.action.baseline import read_at_ref
 
-    ref = settings.baseline_ref or ctx.base_ref
-    if ctx.pr_number is None or not ref:
+    ref = rules_ref(settings, ctx)
+    if not ref:
         return settings, RuleFiles()
     files = _rule_files(settings)
     if not files:
@@ -140,7 +146,7 @@ def rule_files_at_base(settings: ActionSettings, ctx: Context) -> tuple[ActionSe
                 found.pending_paths.append(local)
                 print(f"golden-gate: {name} {path}: not at {ref}, only in this pull request")
                 continue
-            if mine == text:
+            if mine is not None and _same(mine, text):
                 print(f"golden-gate: {name} {path}: as at {ref}")
                 continue
             copy = _base_copy(ctx, ref, path)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from golden_gate import jsonl, runner
-from golden_gate.action.common import github_client, workspace_relative
+from golden_gate.action.common import github_client, rules_ref, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.scope import Scope, repo_path
@@ -34,8 +34,8 @@ def items_to_gate(
     from golden_gate.pipeline import load_items
 
     items = load_items(settings.run)  # bad golden set: exit 2 before any download or container
-    ref = settings.baseline_ref or ctx.base_ref
-    if ctx.pr_number is None or not ref:
+    ref = rules_ref(settings, ctx)
+    if not ref:
         return items, None
     files = scope.own_inputs_changed if scope is not None else []
     path = repo_path(workspace_relative(settings.workspace / settings.run.golden, settings))
