@@ -442,3 +442,23 @@ def test_a_rule_file_that_cannot_be_read_at_the_base_is_incomplete_never_the_prs
     assert done.outputs["verdict"] == "incomplete"
     (line,) = error_lines(done)
     assert "the judge-prompt file prompts/judge.txt at main could not be read" in line
+
+
+def test_matrix_shards_pair_by_record_and_merge_renders_the_bases_template(world, candidate):
+    # A renamed golden set and an edited template, in a matrix: each shard pairs by the
+    # baseline's record, and the merge job comments with the base branch's template.
+    (world.workspace / "evals" / "golden.jsonl").rename(world.workspace / "evals" / "q.jsonl")
+    world.github.commit(REPO, "main", {"templates/comment.md.j2": BASE_TEMPLATE})
+    (world.workspace / "templates").mkdir()
+    (world.workspace / "templates" / "comment.md.j2").write_text(PR_TEMPLATE)
+    pull = world.pull(["evals/golden.jsonl", "evals/q.jsonl", "templates/comment.md.j2"])
+    event = world.event("pull_request.opened", pull)
+    inputs = {"golden": "evals/q.jsonl", "comment_template": "templates/comment.md.j2"}
+    for i in (1, 2):
+        done = world.run("pull_request", event, assistant_url=candidate, shard=f"{i}/2", **inputs)
+        assert done.returncode == 0, done.stdout + done.stderr
+    merged = world.run("pull_request", event, mode="merge", **inputs)
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert merged.outputs["regressions"] == "6" and merged.outputs["items"] == "14"
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "BASE TEMPLATE: failed:" in comment.body and "merge it" not in comment.body
