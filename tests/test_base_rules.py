@@ -313,6 +313,24 @@ def test_baseline_ref_cannot_move_where_the_rule_files_are_read(world, candidate
     assert "judge-prompt prompts/judge.txt: changed in this pull request, not used" in done.stdout
 
 
+@pytest.mark.parametrize("where", ["absolute", "../"])
+def test_a_rule_file_outside_the_checkout_is_refused_on_a_pull_request(world, where):
+    # A step before the gate could write a lenient prompt anywhere on the runner.
+    outside = world.tmp / "lenient.txt"
+    outside.write_text(LENIENT)
+    name = str(outside) if where == "absolute" else "../lenient.txt"
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url="http://127.0.0.1:9",
+        judge_prompt=name,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = error_lines(done)
+    assert "input 'judge-prompt':" in line and "is outside the checkout" in line
+
+
 def test_a_pr_that_edits_a_custom_evaluator_rubric_still_fails(world, candidate, judge):
     world.github.commit(REPO, "main", {"prompts/rubric.txt": STRICT})
     pull, done = judged_pr(

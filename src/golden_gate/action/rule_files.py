@@ -127,13 +127,13 @@ def rule_files_at_base(settings: ActionSettings, ctx: Context) -> tuple[ActionSe
             if local in seen:
                 continue
             seen.add(local)
-            where = workspace_relative(local, settings)
-            if Path(where).is_absolute():
+            path = repo_path(workspace_relative(local, settings))
+            if Path(path).is_absolute() or path == ".." or path.startswith("../"):
+                # A file a step wrote outside the checkout would be the pull request's own.
                 raise InputError(
                     f"input '{name}': {local} is outside the checkout, so it cannot be read at "
                     f"the base branch {ref}: name a file in the repository"
                 )
-            path = repo_path(where)
             text, source = read_at_ref(
                 path, ref, github=github, workspace=ctx.workspace, what=f"{name} file"
             )
