@@ -41,6 +41,21 @@ def test_a_baseline_ref_that_does_not_exist_is_bad_input_not_no_baseline(world):
     assert world.github.comments(REPO, pull.number) == []
 
 
+@pytest.mark.parametrize("mode", ["gate", "drift", "baseline"])
+def test_a_baseline_ref_that_does_not_exist_stops_every_mode_that_reads_it(world, mode):
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        mode=mode,
+        assistant_url="http://127.0.0.1:9",
+        baseline_ref="master",
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = error_lines(done)
+    assert line.startswith("::error title=golden-gate::input 'baseline-ref': the ref 'master'")
+    assert world.github.issues(REPO) == []
+
+
 def test_a_path_missing_at_an_existing_ref_is_still_no_baseline(world, good_assistant):
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
