@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -166,19 +167,20 @@ def test_post_comment_refuses_a_pr_that_does_not_match_the_run(world, candidate)
     assert world.github.comments(REPO, other.number) == []
 
 
-def test_no_judge_key_runs_the_deterministic_tier(world, candidate):
-    world.configure(
-        {"judge": {"model": "openai:gpt-4.1-mini", "on-missing-judge-key": "checks-only"}}
-    )
-    pull = world.pull(["prompts/answer.txt"])
+def test_a_fork_pr_without_a_judge_key_runs_the_deterministic_tier(world, candidate):
+    world.configure({"judge": {"model": "openai:gpt-4.1-mini"}})
+    pull = world.pull(["prompts/answer.txt"], fork=True)
     done = world.run(
         "pull_request",
-        world.event("pull_request.opened", pull),
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
         assistant_url=candidate,
     )
-    (comment,) = world.github.comments(REPO, pull.number)
-    assert "Deterministic checks only" in comment.body
+    assert done.returncode == 1, done.stdout + done.stderr
+    comment = (world.workspace / done.outputs["comment-file"]).read_text()  # a fork cannot post
+    assert "Deterministic checks only" in comment
     assert "deterministic tier only" in done.stdout
+    assert "a fork pull request gets no secrets" in done.stdout
     # Only the two dropped citations are visible without the judge.
     assert done.outputs["regressions"] == "2"
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
@@ -333,7 +335,11 @@ def test_calibrate_mode_and_the_kappa_line_in_the_gate_comment(world, candidate)
     assert done.outputs["verdict"] == "passed" and float(done.outputs["kappa"]) > 0.6
     assert "Cohen" in done.summary or "κ" in done.summary
     calibration = done.outputs["calibration-path"]
-    world.configure({"comment": {"calibration": calibration}})
+    # Committed on main, as the calibration is a rule of the gate: a pull request reads the
+    # base branch's (test_base_rules.py).
+    committed = Path(calibration).relative_to(world.workspace).as_posix()
+    world.github.commit(REPO, "main", {committed: Path(calibration).read_text()})
+    world.configure({"comment": {"calibration": committed}})
     pull = world.pull(["prompts/answer.txt"])
     gated = world.run(
         "pull_request",

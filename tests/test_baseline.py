@@ -1,5 +1,6 @@
-"""Finding the baseline: only GitHub's 404, or git resolving the ref without the path, means
-"no baseline"; any other failure to read it is `BaselineUnavailable` (exit 3)."""
+"""Finding the baseline: only GitHub's 404 for the path, or git resolving the ref without the
+path, means "no baseline"; a ref that does not exist is bad input (exit 2); any other failure to
+read it is `BaselineUnavailable` (exit 3)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from golden_gate.action.baseline import (
     known_texts,
 )
 from golden_gate.action.github import GitHub
+from golden_gate.action.github.client import RefNotFound
 from golden_gate.demo import baseline_path
 from tests.fakes.github_server import GitHubServer
 
@@ -89,10 +91,46 @@ def test_git_saying_the_path_is_not_at_the_ref_is_no_baseline(
     assert found.report is None and "does not exist at main" in found.source
 
 
+def shallow_clone(tmp_path: Path) -> Path:
+    """A depth-1 clone of a two-commit repository, as actions/checkout makes by default."""
+    (tmp_path / "origin").mkdir()
+    origin = checkout(tmp_path / "origin", {PATH: "{}"})
+    (origin / "README.md").write_text("y")
+    subprocess.run(["git", "commit", "-qam", "two"], cwd=origin, check=True, capture_output=True)
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{origin}", str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    return clone
+
+
 def test_no_token_and_a_shallow_checkout_is_unavailable(tmp_path: Path) -> None:
-    workspace = checkout(tmp_path, {PATH: "{}"})
+    # A shallow clone may just not have fetched the ref: that cannot say it does not exist.
+    workspace = shallow_clone(tmp_path)
     with pytest.raises(BaselineUnavailable, match="no GitHub token"):
         find_baseline(PATH, ref="release-1", github=None, workspace=workspace)
+
+
+def test_a_ref_a_complete_clone_does_not_know_is_bad_input(tmp_path: Path) -> None:
+    workspace = checkout(tmp_path, {PATH: "{}"})
+    with pytest.raises(RefNotFound) as caught:
+        find_baseline(PATH, ref="release-1", github=None, workspace=workspace)
+    assert caught.value.exit_code == 2
+    assert "the ref 'release-1' does not exist in the checkout" in str(caught.value)
+
+
+def test_a_ref_github_does_not_know_is_bad_input_not_no_baseline(
+    github: GitHub, tmp_path: Path
+) -> None:
+    with pytest.raises(RefNotFound) as caught:
+        find_baseline(PATH, ref="master", github=github, workspace=tmp_path)
+    assert caught.value.exit_code == 2
+    assert str(caught.value) == (
+        f"the ref 'master' does not exist in {REPO} "
+        '(GitHub answers 404 "No commit found for the ref master")'
+    )
 
 
 def test_a_version_read_already_is_not_downloaded_again_only_its_exact_bytes(

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from golden_gate.action.github import GitHub
-from golden_gate.action.github.client import ACTIONS_BOT, GitHubError
+from golden_gate.action.github.client import ACTIONS_BOT, GitHubError, RefNotFound
 from golden_gate.rendering.render import marker
 from tests.fakes.github_server import (
     LARGE_FILE,
@@ -326,7 +326,11 @@ def test_read_file_found_missing_and_on_another_ref(github_server: GitHubServer,
     assert gh.read_file("evals/baseline.json", "main") == '{"results": []}\n'
     assert gh.read_file("evals/baseline.json", "feature") == '{"results": [1]}\n'
     assert gh.read_file("evals/missing.json", "main") is None
-    assert gh.read_file("evals/baseline.json", "no-such-branch") is None
+    # A ref that does not exist is not "no such file": GitHub says so, and so do we.
+    with pytest.raises(RefNotFound) as caught:
+        gh.read_file("evals/baseline.json", "no-such-branch")
+    assert caught.value.exit_code == 2
+    assert "the ref 'no-such-branch' does not exist in" in str(caught.value)
     refs = [c.query["ref"] for c in github_server.calls("GET", f"/repos/{REPO}/contents/*")]
     assert refs == [["main"], ["feature"], ["main"], ["no-such-branch"]]
 

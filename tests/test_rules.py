@@ -1,9 +1,15 @@
 """The gate's rules come from the base branch: golden-set edits cannot hide regressions."""
 
 from golden_gate.core.gate import evaluate_gate
-from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import ItemResult, Report
-from golden_gate.core.rules import PR_SUFFIX, gate_items, mark_origins
+from golden_gate.core.golden import GoldenItem, item_hash
+from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.rules import (
+    PR_SUFFIX,
+    dropped_items,
+    gate_items,
+    gate_items_by_record,
+    mark_origins,
+)
 from golden_gate.rendering.render import render_comment
 from tests.helpers import ids, report
 
@@ -119,3 +125,73 @@ def test_the_pull_requests_own_items_neither_pair_nor_carry_the_floor():
     assert not gate.passed
     floor_reasons = [r for r in gate.reasons if "base branch's items" in r.message]
     assert [r.code for r in floor_reasons] == ["below-floor"]  # said once
+
+
+def recorded(items: list[GoldenItem], passed: bool = True) -> Report:
+    """A baseline report recording `items` (ids, tags and item hashes), each passed or not."""
+    return Report(
+        judge="j",
+        results=[
+            ItemResult(id=i.id, tags=i.tags, passes=int(passed), runs=1, item_hash=item_hash(i))
+            for i in items
+        ],
+    )
+
+
+def test_without_a_base_golden_set_the_baselines_record_decides_what_pairs():
+    base_items = golden(4)
+    names = ids(4)
+    baseline = recorded(base_items)
+    head = [
+        base_items[0],  # same id and hash: the base's
+        base_items[1].model_copy(update={"reference_key_points": ["easy"]}),  # changed
+        base_items[3].model_copy(update={"tags": ["nightly"]}),  # untagged
+        GoldenItem(id="new-one", question="New?", tags=["smoke"]),
+    ]
+    items, changes = gate_items_by_record(head, ["smoke"], baseline)
+    assert [i.id for i in items] == [names[0], names[1] + PR_SUFFIX, "new-one"]
+    assert changes.reworded == [names[1]] and changes.added == ["new-one"]
+    assert dropped_items(items, changes, baseline, ["smoke"]) == names[1:]
+    # A baseline without item hashes cannot vouch for any item: nothing of the head pairs.
+    bare = Report(
+        judge="j", results=[ItemResult(id=n, tags=["smoke"], passes=1, runs=1) for n in names]
+    )
+    items, changes = gate_items_by_record(base_items, ["smoke"], bare)
+    assert changes.reworded == names and dropped_items(items, changes, bare, ["smoke"]) == names
+
+
+def test_dropped_items_count_as_failed_in_the_comparison_and_only_by_the_recorded_tags():
+    names = ids(40)
+    base_items = [*golden(40), GoldenItem(id="other", question="Other?", tags=["nightly"])]
+    baseline = recorded(base_items)
+    # The run evaluates 30 of the 40 smoke items, all passing: 10 were dropped.
+    items = base_items[:30]
+    changes = RuleChanges()
+    dropped = dropped_items(items, changes, baseline, ["smoke"])
+    assert dropped == names[30:]  # "other" is not selected by the run's tags: not dropped
+    candidate = Report(judge="j", results=[ItemResult(id=i.id, passes=1, runs=1) for i in items])
+    mark_origins(candidate, changes.model_copy(update={"dropped": dropped}))
+    gate = evaluate_gate(candidate, baseline)
+    assert gate.comparison.shared == 40 and gate.comparison.regressions == names[30:]
+    assert gate.comparison.dropped == names[30:] and "other" in gate.comparison.only_in_baseline
+    assert not gate.passed and gate.reasons[0].code == "significant-regression"
+
+
+def test_a_baseline_that_pairs_with_nothing_it_names_is_never_a_silent_pass():
+    base_items = golden(30)
+    baseline = recorded(base_items)
+    # Every item reworded in the pull request's own copy, and the baseline's tags select none
+    # of them (so none is dropped): the regression test has nothing to pair.
+    baseline = baseline.model_copy(
+        update={"results": [r.model_copy(update={"tags": ["old"]}) for r in baseline.results]}
+    )
+    head = [i.model_copy(update={"question": i.question + " (easy)"}) for i in base_items]
+    items, changes = gate_items_by_record(head, ["smoke"], baseline)
+    assert dropped_items(items, changes, baseline, ["smoke"]) == []
+    candidate = Report(judge="j", results=[ItemResult(id=i.id, passes=1, runs=1) for i in items])
+    mark_origins(candidate, changes)
+    gate = evaluate_gate(candidate, baseline, None)
+    assert gate.comparison.shared == 0
+    assert not gate.passed
+    assert [r.code for r in gate.reasons] == ["not-comparable"]
+    assert "it names 30 of this run's items" in gate.reasons[0].message

@@ -31,9 +31,17 @@ class _Absent:
 ABSENT = _Absent()
 
 
-def show_at_ref(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
-    """The file at `ref`; ABSENT when git knows the ref and it has no such path; None when git
-    cannot tell (not a repository, or the ref is not fetched: a shallow checkout)."""
+class _NoRef:
+    """A complete clone (not shallow) resolves neither `origin/<ref>` nor `<ref>`."""
+
+
+NO_REF = _NoRef()
+
+
+def show_at_ref(path: str, ref: str, *, cwd: Path) -> str | _Absent | _NoRef | None:
+    """The file at `ref`; ABSENT when git knows the ref and it has no such path; NO_REF when a
+    complete clone does not know the ref; None when git cannot tell (not a repository, or a
+    shallow checkout, which may just not have fetched the ref)."""
     try:
         for candidate in (f"origin/{ref}", ref):
             if git(
@@ -46,6 +54,9 @@ def show_at_ref(path: str, ref: str, *, cwd: Path) -> str | _Absent | None:
             if git("cat-file", "-e", f"{candidate}:{path}", cwd=cwd).returncode:
                 return ABSENT
             return None  # there, yet unreadable
+        shallow = git("rev-parse", "--is-shallow-repository", cwd=cwd)
+        if shallow.returncode == 0 and shallow.stdout.strip() == "false":
+            return NO_REF
     except (OSError, subprocess.SubprocessError):
         return None
     return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -44,11 +44,12 @@ class Settings(BaseModel):
     comment_id: str = BY_NAME["comment-id"].default
     comment_template: Path | None = None
     deterministic_only: bool = False
+    # A model judge without its key (outside fork pull requests): stop (`error`) or run the
+    # deterministic checks only, labelled as such (`checks-only`).
+    on_missing_judge_key: Literal["error", "checks-only"] = "error"
     index_snapshot: str | None = None
     calibration: Path | None = None  # the judge's last calibration report, shown in comments
     progress: bool = True
-    # A judge whose key is not set: an error, or the deterministic checks alone.
-    on_missing_judge_key: str = "error"
 
 
 def _path(value: Any, root: Path) -> Path | None:

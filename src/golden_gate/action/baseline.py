@@ -1,11 +1,13 @@
 """Finding the baseline report: at a git ref through the contents API, from git, or on disk;
 and its committed versions for the trend, through the API, else from git.
 
-A baseline that is not there (the API answers 404, or git resolves the ref and has no such
-path) is not an error: the floor alone applies, and the comment says so. A baseline that could
-not be read (the API failing, a shallow checkout without the ref) is not "no baseline": that
-would quietly drop the comparison, so it is `BaselineUnavailable` (exit 3). A file that is there
-but is not a report is bad input.
+A baseline that is not there (the API answers 404 for the path, or git resolves the ref and has
+no such path) is not an error: the floor alone applies, and the comment says so. A baseline that
+could not be read (the API failing, a shallow checkout without the ref) is not "no baseline": that
+would quietly drop the comparison, so it is `BaselineUnavailable` (exit 3). A ref that does not
+exist (GitHub's 404 "No commit found for the ref", or a complete clone that cannot resolve it)
+is bad input, `RefNotFound`, never "no baseline". A file that is there but is not a report is
+bad input.
 
 A run reads each version once: the baseline's text is kept (`Baseline.text`), and a later read
 of the same blob (the trend's newest version, a drift issue's history) reuses it (`known_texts`).
@@ -21,7 +23,7 @@ from pydantic import BaseModel
 
 from golden_gate.core.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
 from golden_gate.errors import IncompleteError
-from golden_gate.git import ABSENT, blob_sha, show_at_ref
+from golden_gate.git import ABSENT, NO_REF, blob_sha, show_at_ref
 from golden_gate.history import TREND_BYTES, TREND_VERSIONS, Version, from_git, trend
 from golden_gate.rendering.charts import TrendPoint
 
@@ -53,8 +55,9 @@ def read_at_ref(
     unavailable: type[UnreadableAtRef] = UnreadableAtRef,
 ) -> tuple[str | None, str]:
     """`path` at `ref` (contents API, then `git show`) and where it came from; None when it
-    does not exist there. Raises `unavailable` when neither can say whether it exists."""
-    from golden_gate.action.github.client import GitHubError
+    does not exist there. Raises `unavailable` when neither can say whether it exists, and
+    `RefNotFound` (bad input) when the ref itself does not exist."""
+    from golden_gate.action.github.client import GitHubError, RefNotFound
 
     where = f"{path} at {ref}"
     api_failure = "no GitHub token to read it with"
@@ -68,6 +71,10 @@ def read_at_ref(
     shown = show_at_ref(path, ref, cwd=workspace)
     if shown is ABSENT:
         return None, where
+    if shown is NO_REF:
+        raise RefNotFound(
+            ref, "the checkout", "a complete clone, and git rev-parse finds no commit"
+        )
     if not isinstance(shown, str):
         raise unavailable(
             f"the {what} {where} could not be read ({api_failure}; git cannot read "

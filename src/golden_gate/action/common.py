@@ -23,6 +23,7 @@ from golden_gate.evaluation import providers
 
 if TYPE_CHECKING:
     from golden_gate.action.baseline import Baseline
+    from golden_gate.action.github.client import RefNotFound
     from golden_gate.core.report import Report
     from golden_gate.rendering.charts import TrendPoint
 
@@ -95,6 +96,28 @@ def own_inputs(settings: ActionSettings) -> dict[str, str]:
             where = workspace_relative(settings.workspace / path, settings)
             found[repo_path(where)] = name
     return found
+
+
+def rules_ref(settings: ActionSettings, ctx: Context) -> str | None:
+    """Where a pull request's rules (golden set, rule files) are read: the branch it merges
+    into, as GitHub's event says, not `baseline-ref`, an input the pull request's own workflow
+    sets (it could name a branch of the author's). None outside pull requests."""
+    if ctx.pr_number is None:
+        return None
+    return ctx.base_ref or settings.baseline_ref or None
+
+
+def missing_ref_sentence(exc: RefNotFound, settings: ActionSettings) -> str:
+    """A ref that does not exist, said with where the gate got it from: one sentence."""
+    source = (
+        "input 'baseline-ref'"
+        if settings.baseline_ref and settings.baseline_ref == exc.ref
+        else "the base branch"
+    )
+    return (
+        f"{source}: {exc.sentence}; fix the ref (only a file missing at an existing ref means "
+        "there is no baseline)"
+    )
 
 
 def find_scope(settings: ActionSettings, ctx: Context) -> Scope:

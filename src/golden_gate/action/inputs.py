@@ -55,7 +55,6 @@ class ActionSettings(BaseModel):
     open_pr: bool
     baseline_branch: str
     drift_label: str
-    on_missing_judge_key: str = "error"
     resolved: Resolved | None = None  # every option with its origin, for the log
     run: Settings
 
@@ -136,7 +135,6 @@ def action_settings(
         drift_label=r["drift-label"],
         calibration_path=workspace / r["calibration-path"],
         shard_reports=r["shard-reports"],
-        on_missing_judge_key=r["on-missing-judge-key"],
         resolved=r,
         run=run,
     )

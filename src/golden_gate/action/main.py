@@ -11,8 +11,9 @@ import sys
 from collections.abc import Callable, Mapping
 
 from golden_gate import process, runner
-from golden_gate.action.common import mask_secrets
+from golden_gate.action.common import mask_secrets, missing_ref_sentence
 from golden_gate.action.context import Context
+from golden_gate.action.github.client import RefNotFound
 from golden_gate.action.inputs import ActionSettings, read_action_settings
 from golden_gate.action.modes.baseline import baseline_mode
 from golden_gate.action.modes.calibrate import calibrate_mode
@@ -20,7 +21,13 @@ from golden_gate.action.modes.drift import drift_mode
 from golden_gate.action.modes.gate import gate_mode
 from golden_gate.action.modes.merge import merge_mode
 from golden_gate.action.modes.post_comment import post_comment_mode
-from golden_gate.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_PASSED, GateError
+from golden_gate.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INCOMPLETE,
+    EXIT_PASSED,
+    GateError,
+    InputError,
+)
 
 DISPATCH: dict[str, Callable[[ActionSettings, Context], int]] = {
     "gate": gate_mode,
@@ -48,7 +55,10 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace, ctx=ctx)
         mask_secrets(settings, env)
-        return DISPATCH[settings.mode](settings, ctx)
+        try:
+            return DISPATCH[settings.mode](settings, ctx)
+        except RefNotFound as exc:
+            raise InputError(missing_ref_sentence(exc, settings)) from None
     except GateError as exc:
         runner.error(str(exc), title="golden-gate")
         bad_input = exc.exit_code == EXIT_BAD_INPUT

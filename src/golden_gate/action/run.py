@@ -9,31 +9,33 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from golden_gate import jsonl, runner
-from golden_gate.action.common import github_client, workspace_relative
+from golden_gate.action.common import github_client, rules_ref, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.scope import Scope, repo_path
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:
+    from golden_gate.action.rule_files import RuleFiles
     from golden_gate.core.golden import GoldenItem
     from golden_gate.core.report import Report, RuleChanges
 
 
 def items_to_gate(
-    settings: ActionSettings, ctx: Context, scope: Scope | None
+    settings: ActionSettings, ctx: Context, scope: Scope | None, baseline: Report | None = None
 ) -> tuple[list[GoldenItem], RuleChanges | None]:
     """The items to evaluate. On a pull request the rules come from the base branch: the golden
-    set is read at the base ref, as the baseline is (see rules.py)."""
+    set is read at the base ref, as the baseline is, and pairing follows the `baseline`
+    report's own record (see rules.py)."""
     from golden_gate.action.baseline import read_at_ref
     from golden_gate.core import golden
     from golden_gate.core.report import RuleChanges
-    from golden_gate.core.rules import gate_items
+    from golden_gate.core.rules import dropped_items, gate_items, gate_items_by_record
     from golden_gate.pipeline import load_items
 
     items = load_items(settings.run)  # bad golden set: exit 2 before any download or container
-    ref = settings.baseline_ref or ctx.base_ref
-    if ctx.pr_number is None or not ref:
+    ref = rules_ref(settings, ctx)
+    if not ref:
         return items, None
     files = scope.own_inputs_changed if scope is not None else []
     path = repo_path(workspace_relative(settings.workspace / settings.run.golden, settings))
@@ -48,21 +50,37 @@ def items_to_gate(
         print(
             f"golden-gate: rules from {where}" if text is not None else f"golden-gate: {where}: new"
         )
-    if text is None:  # the golden set is new in this pull request: every item is its own
-        return items, RuleChanges(added=[i.id for i in items], files=files)
-    base = golden.parse_golden(jsonl.lines(text), source=where)
     head = golden.load_golden(settings.run.golden)
-    selected, changes = gate_items(base, head, settings.run.tags)
-    return selected or items, changes.model_copy(update={"files": files})
+    if text is not None:
+        base = golden.parse_golden(jsonl.lines(text), source=where)
+        selected, changes = gate_items(base, head, settings.run.tags)
+        items = selected or items
+    elif baseline is not None:
+        # No golden set at this path at the base (a renamed file, `golden` pointed at a copy):
+        # the baseline's record (id and item hash) says which items are still the base's.
+        items, changes = gate_items_by_record(head, settings.run.tags, baseline)
+        print(f"golden-gate: items paired by the baseline's record (id and item hash): {where}")
+    else:  # first adoption: no golden set and no baseline at the base, every item is its own
+        return items, RuleChanges(added=[i.id for i in items], files=files)
+    if baseline is not None:
+        dropped = dropped_items(items, changes, baseline, settings.run.tags)
+        changes = changes.model_copy(update={"dropped": dropped})
+    return items, changes.model_copy(update={"files": files})
 
 
 @contextmanager
 def evaluated(
-    settings: ActionSettings, ctx: Context, failures: WriteFailures, scope: Scope | None = None
+    settings: ActionSettings,
+    ctx: Context,
+    failures: WriteFailures,
+    scope: Scope | None = None,
+    baseline: Report | None = None,
+    rule_files: RuleFiles | None = None,
 ) -> Iterator[Report]:
     """Build the judge (validating its prompt first), restore verdicts, evaluate, save the
     report and yield it; the verdicts are saved when the block ends, so the caller writes the
-    results first and a cancelled or slow save cannot lose them."""
+    results first and a cancelled or slow save cannot lose them. `baseline`: what pairing
+    follows on a pull request; `rule_files`: where its rule files came from (rule_files.py)."""
     from golden_gate.action.cache.entries import choose_service, mode_from_env
     from golden_gate.action.cache.persistence import persisted_verdicts
     from golden_gate.core.report import save_report
@@ -71,7 +89,11 @@ def evaluated(
     from golden_gate.pipeline import evaluate_report
 
     run_settings = settings.run
-    items, rule_changes = items_to_gate(settings, ctx, scope)
+    items, rule_changes = items_to_gate(settings, ctx, scope, baseline)
+    if rule_changes is not None and rule_files is not None:
+        rule_changes = rule_changes.model_copy(
+            update={"not_used": rule_files.not_used, "own_rule_files": rule_files.own}
+        )
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(

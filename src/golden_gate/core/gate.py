@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, field_validator
 from golden_gate.core import slim
 from golden_gate.core.power import PowerNote, floor_reachable, power_note, unreachable_floor_message
 from golden_gate.core.report import Report
+from golden_gate.core.rules import PR_SUFFIX
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
@@ -100,6 +101,10 @@ class Comparison(BaseModel):
     underpowered: bool = False
     only_in_candidate: list[str] = Field(default_factory=list)
     only_in_baseline: list[str] = Field(default_factory=list)
+    # Baseline items the run did not evaluate as the base defines them (core/rules.py): paired
+    # as failed items, so dropping an item can never hide its regression. Written only when
+    # there are some (an ordinary verdict's JSON is as it was).
+    dropped: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @property
     def b(self) -> int:
@@ -255,16 +260,28 @@ def compare(
     candidate: Report | SlimReport, baseline: Report | SlimReport, settings: GateSettings
 ) -> Comparison:
     """Pair items counted in both reports: the paired sign-flip test on per-item scores."""
-    return _compare(tally_of(candidate), tally_of(baseline), settings)[0]
+    dropped = _dropped(slim.of(candidate))
+    return _compare(tally_of(candidate), tally_of(baseline), settings, dropped)[0]
+
+
+def _dropped(candidate: SlimReport) -> frozenset[str]:
+    changes = candidate.header.rule_changes
+    return frozenset(changes.dropped) if changes is not None else frozenset()
 
 
 def _compare(
-    cand_tally: Tally, base_tally: Tally, settings: GateSettings
+    cand_tally: Tally,
+    base_tally: Tally,
+    settings: GateSettings,
+    dropped: frozenset[str] = frozenset(),
 ) -> tuple[Comparison, float]:
-    """The comparison, and the variance of the differences (per item, clusters summed)."""
+    """The comparison, and the variance of the differences (per item, clusters summed).
+
+    `dropped`: baseline items the run did not evaluate, each paired as a failed item."""
     cand_items, base_items = cand_tally.items, base_tally.items
     shared: Collection[str]
-    if not cand_tally.own and cand_items.ids == base_items.ids:
+    counted_dropped: list[str] = []
+    if not cand_tally.own and not dropped and cand_items.ids == base_items.ids:
         # The same items in the same order (one golden set, run twice): paired by position,
         # in C, with no lookup an item. Shared: counted on both sides.
         ids = cand_items.ids
@@ -289,9 +306,15 @@ def _compare(
         # The pull request's own items (new, or reworded copies) are never paired: a re-added
         # id could otherwise offset a real regression with an easy question.
         shared = (cand.keys() - cand_tally.own) & base.keys()
-        changed = sorted((i, (*cand[i], *base[i])) for i in shared if cand[i] != base[i])
+        # A dropped item counts as a failed one (no run passed): its drop is the regression.
+        counted_dropped = sorted(i for i in dropped if i in base and i not in shared)
+        changed = sorted(
+            [(i, (*cand[i], *base[i])) for i in shared if cand[i] != base[i]]
+            + [(i, (0, 1, *base[i])) for i in counted_dropped]
+        )
+        shared = shared | set(counted_dropped)
         only_in_candidate = sorted(cand.keys() - base.keys())
-        only_in_baseline = sorted(base.keys() - cand.keys())
+        only_in_baseline = sorted(base.keys() - cand.keys() - dropped)
     shared_count = len(shared)
     fractions: dict[tuple[int, int, int, int], Fraction] = {}  # few distinct (pc, rc, pb, rb)
     totals: dict[str, Fraction] = {}
@@ -339,6 +362,7 @@ def _compare(
         underpowered=settings.paired_test_on and test.min_possible_p >= settings.alpha,
         only_in_candidate=only_in_candidate,
         only_in_baseline=only_in_baseline,
+        dropped=counted_dropped,
     )
     return comparison, spread
 
@@ -457,7 +481,22 @@ def _evaluate_gate(
             reasons.append(
                 Reason(code="not-comparable", message="not comparable with the baseline")
             )
-        comparison, spread = _compare(*tallies, settings)
+        comparison, spread = _compare(*tallies, settings, _dropped(candidate))
+        unpaired = _named_yet_unpaired(tally, base_tally) if comparison.shared == 0 else 0
+        if unpaired:
+            reasons.append(
+                Reason(
+                    code="not-comparable",
+                    message=f"nothing pairs with the baseline, though it names {unpaired} of "
+                    "this run's items: their definitions differ from the baseline's record, so "
+                    "the regression test cannot run",
+                )
+            )
+        if comparison.dropped:
+            notes.append(
+                f"{len(comparison.dropped)} baseline item(s) this run did not evaluate as the "
+                "base branch defines them (dropped) count as failed items in the comparison."
+            )
         if comparison.significant:
             reasons.append(
                 Reason(
@@ -507,6 +546,13 @@ def _evaluate_gate(
         unanswered=tally.unanswered,
         unstable=unstable,
     )
+
+
+def _named_yet_unpaired(tally: Tally, base_tally: Tally) -> int:
+    """The run's counted items (the pull request's own too, by the id they copy) that the
+    baseline also counts: with none paired, a pass would rest on no comparison at all."""
+    named = {i.removesuffix(PR_SUFFIX) for i in tally.counted_ids}
+    return len(named.intersection(base_tally.counted_ids))
 
 
 def _rate_text(tally: Tally) -> str:

@@ -240,6 +240,14 @@ class AssistantInfo(BaseModel):
         return redaction.without_credentials(value) if value else value
 
 
+class RuleFile(BaseModel):
+    """A file that defines the yardstick (a judge prompt, a rubric, the comment template, the
+    calibration), by the input that names it and its path in the repository."""
+
+    input: str
+    path: str
+
+
 class RuleChanges(BaseModel):
     """What a pull request changed in the gate's own rules, against the base branch."""
 
@@ -248,10 +256,25 @@ class RuleChanges(BaseModel):
     reworded: list[str] = Field(default_factory=list)  # question, key points or sources changed
     added: list[str] = Field(default_factory=list)  # selected in the pull request only
     files: list[str] = Field(default_factory=list)  # rule files changed (prompt, workflow, ...)
+    # In the baseline, not evaluated as the base defines it: counted as failed (core/rules.py).
+    dropped: list[str] = Field(default_factory=list)
+    # Rule files the pull request changed: the base's versions decided the verdict.
+    not_used: list[RuleFile] = Field(default_factory=list)
+    # Rule files only the pull request has, used: the base branch had no gate yet.
+    own_rule_files: list[RuleFile] = Field(default_factory=list)
 
     @property
     def any(self) -> bool:
-        return bool(self.removed or self.untagged or self.reworded or self.added or self.files)
+        return bool(
+            self.removed
+            or self.untagged
+            or self.reworded
+            or self.added
+            or self.files
+            or self.dropped
+            or self.not_used
+            or self.own_rule_files
+        )
 
 
 class RunSettings(BaseModel):

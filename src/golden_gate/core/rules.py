@@ -6,6 +6,13 @@ ref: every item the base branch selects is evaluated as the base branch defines 
 with the baseline), and the pull request's new or reworded items are evaluated beside them,
 marked as the pull request's, counted by the floor only. The comment says at the top what the
 pull request changed.
+
+Pairing follows the baseline report's own record (id and item hash), wherever the golden set
+was read from: when the base ref has no golden set at the path the pull request names (a
+renamed file, `golden` pointed at a copy), an item whose id and hash match the baseline's record
+is the base's, and pairs. A baseline item the run does not evaluate as the base defines it is
+*dropped*: the report records its question and hash but not its key points, so it cannot be
+evaluated again, and it counts as a failed item in the paired comparison (core/gate.py).
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from golden_gate.core.golden import GoldenItem, item_hash, select
-from golden_gate.core.report import Report, RuleChanges
+from golden_gate.core.report import ItemResult, Report, RuleChanges
 
 PR_SUFFIX = "@pull-request"  # a reworded item's pull-request version, beside the base one
 
@@ -61,3 +68,45 @@ def mark_origins(report: Report, changes: RuleChanges) -> None:
     for result in report.results:
         result.origin = "pull-request" if result.id in own else "base"
     report.rule_changes = changes
+
+
+def gate_items_by_record(
+    head: Sequence[GoldenItem], tags: Sequence[str], baseline: Report | None
+) -> tuple[list[GoldenItem], RuleChanges]:
+    """What to evaluate when the base ref has no golden set at this path: the pull request's
+    selection, each item the base's when the baseline records the same id and item hash (a
+    baseline without hashes cannot vouch for any), the pull request's own otherwise."""
+    recorded = {r.id: r.item_hash for r in baseline.results} if baseline is not None else {}
+    items: list[GoldenItem] = []
+    reworded: list[str] = []
+    added: list[str] = []
+    for item in select(head, tags):
+        known = recorded.get(item.id)
+        if known is not None and known == item_hash(item):
+            items.append(item)
+        elif item.id in recorded:  # the baseline's item, changed: a copy of the pull request's
+            reworded.append(item.id)
+            items.append(item.model_copy(update={"id": item.id + PR_SUFFIX}))
+        else:
+            added.append(item.id)
+            items.append(item)
+    return items, RuleChanges(reworded=sorted(reworded), added=added)
+
+
+def dropped_items(
+    items: Sequence[GoldenItem], changes: RuleChanges, baseline: Report, tags: Sequence[str]
+) -> list[str]:
+    """The baseline's items that this selection would hold (by the tags the baseline records)
+    and that the run does not evaluate as the base defines them, sorted."""
+    own = {*changes.added, *(i + PR_SUFFIX for i in changes.reworded)}
+    evaluated = {item.id for item in items if item.id not in own}
+    wanted = {t.strip() for t in tags if t.strip()}
+    return sorted(
+        r.id
+        for r in baseline.results
+        if not r.errored and r.id not in evaluated and _selected(r, wanted)
+    )
+
+
+def _selected(result: ItemResult, wanted: set[str]) -> bool:
+    return not wanted or bool(wanted.intersection(result.tags))

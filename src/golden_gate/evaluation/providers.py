@@ -117,6 +117,21 @@ def key_available(model: str, env: Mapping[str, str]) -> bool:
     return True
 
 
+def missing_key_env(model: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The variables the first judge (of a panel too) without a key reads its key from; empty
+    when every judge has one."""
+    for name in names(model):
+        if name.lower() == KEYPOINTS:
+            continue
+        try:
+            provider, _ = resolve(name)
+        except ValueError:
+            continue
+        if not any(env.get(key) for key in provider.key_env):
+            return provider.key_env
+    return ()
+
+
 def import_integrations() -> list[str]:
     """Import every supported provider's LangChain integration (the Action image's build
     check); the names imported. An ImportError names what is missing."""

@@ -124,6 +124,9 @@ class Section:
         )
 
 
+DROPPED_WHY = "dropped: not evaluated as the base branch defines it, counted as failed"
+
+
 def _row(item: ItemResult | None, item_id: str) -> Row:
     if item is None:
         return Row(id=code_span(item_id), question="", answer="", why="", runs="")
@@ -156,6 +159,7 @@ def _rule_parts(changes: RuleChanges | None, limit: int = 20) -> list[str]:
         ("reworded", changes.reworded),
         ("added", changes.added),
         ("rule files changed", changes.files),
+        ("dropped (counted as failed)", changes.dropped),
     ]
     parts = []
     for label, names in kinds:
@@ -164,6 +168,16 @@ def _rule_parts(changes: RuleChanges | None, limit: int = 20) -> list[str]:
             more = f" and {len(names) - limit} more" if len(names) > limit else ""
             parts.append(f"{label}: {shown}{more}")
     return parts
+
+
+def _rule_files(changes: RuleChanges | None, kind: str) -> list[str]:
+    """Rule files of one kind (`not_used`, `own_rule_files`), each its input and escaped path."""
+    if changes is None:
+        return []
+    return [
+        f"{inline(f.input, limit=40)} {code_span(f.path, limit=200)}"
+        for f in getattr(changes, kind)
+    ]
 
 
 def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:
@@ -379,6 +393,8 @@ class _Context:
             "assistant": header.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
             "rules": _rule_parts(header.rule_changes),
+            "proposed": _rule_files(header.rule_changes, "not_used"),
+            "own_rule_files": _rule_files(header.rule_changes, "own_rule_files"),
             "evaluator_rates": _evaluators_text(view),
             "judge_agreement": _agreement_text(view),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
@@ -387,6 +403,8 @@ class _Context:
             "tag_chart": tag_chart[0] if tag_chart else None,
             "tag_chart_left_out": tag_chart[1] if tag_chart else 0,
         }
+        changes = header.rule_changes
+        self._dropped = set(changes.dropped) if changes is not None else set()
         self._extra = dict(extra or {})  # a template's own context, escaped by the caller
         self._reasons = [inline(r.message, limit=400) for r in gate.reasons]
         self._warnings = [inline(w, limit=400) for w in gate.warnings]
@@ -395,7 +413,11 @@ class _Context:
     def row(self, item_id: str) -> Row:
         row = self._rows.get(item_id)
         if row is None:
-            row = self._rows[item_id] = _row(self.report.record(item_id), item_id)
+            record = self.report.record(item_id)
+            row = _row(record, item_id)
+            if record is None and item_id in self._dropped:
+                row = row.model_copy(update={"why": DROPPED_WHY})
+            self._rows[item_id] = row
         return row
 
     def make_rows(self, sections: Iterable[str]) -> None:

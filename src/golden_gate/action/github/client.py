@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from golden_gate.errors import EXIT_INCOMPLETE, GateError
+from golden_gate.errors import EXIT_INCOMPLETE, GateError, InputError
 
 if TYPE_CHECKING:
     from github.Issue import Issue
@@ -34,6 +34,17 @@ class GitHubError(GateError):
         self.status = status
         self.message = message
         self.action = action  # what golden-gate was doing, for callers that want to say so
+
+
+class RefNotFound(InputError):
+    """GitHub answers 404 "No commit found for the ref": the ref itself does not exist (a file
+    missing at an existing ref is a plain "Not Found"). Bad input, never "no such file"."""
+
+    def __init__(self, ref: str, where: str, evidence: str | None = None) -> None:
+        evidence = evidence or f'GitHub answers 404 "No commit found for the ref {ref}"'
+        super().__init__(f"the ref '{ref}' does not exist in {where} ({evidence})")
+        self.ref = ref
+        self.sentence = str(self)
 
 
 def first_line(body: str | None) -> str:
@@ -142,7 +153,7 @@ class Client:
     def _call(self, action: str, work: Callable[[], T]) -> T:
         try:
             return work()
-        except GitHubError:
+        except GateError:  # ours already: one sentence with its own exit code
             raise
         except Exception as exc:
             raise self._error(action, exc) from None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from golden_gate.action.github.client import FILES_CAP, Client, GitHubError
+from golden_gate.action.github.client import FILES_CAP, Client, GitHubError, RefNotFound
 from golden_gate.errors import InputError
 from golden_gate.git import blob_sha
 
@@ -95,7 +95,8 @@ class PullRequests(Client):
     def read_file(
         self, path: str, ref: str, *, known: Mapping[str, str] | None = None
     ) -> str | None:
-        """The text of `path` at `ref`, or None when the file or the ref does not exist.
+        """The text of `path` at `ref`, or None when the file does not exist there; raises
+        `RefNotFound` when the ref itself does not exist.
 
         `known`: texts this run has read already, by blob sha; a blob among them is not
         downloaded again (a baseline can be 100 MB)."""
@@ -106,9 +107,12 @@ class PullRequests(Client):
             try:
                 content = repo.get_contents(path, ref=ref)
             except GithubException as exc:
-                # PyGithub raises UnknownObjectException only for the message "Not Found";
-                # a missing ref is 404 "No commit found for the ref ..."
+                # A missing path is 404 "Not Found"; a missing ref is 404 "No commit found
+                # for the ref ...": bad input, never "no such file" (that means no baseline).
                 if exc.status == 404:
+                    data = exc.data if isinstance(exc.data, dict) else {}
+                    if str(data.get("message", "")).startswith("No commit found for the ref"):
+                        raise RefNotFound(ref, self.repository) from None
                     return None
                 raise
             if isinstance(content, list):

@@ -7,6 +7,7 @@ from golden_gate.action.common import baseline_and_trend, in_scope, skip
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import baseline_unavailable, finish, report_outcome
+from golden_gate.action.rule_files import decide_pending, rule_files_at_base, without_pending
 from golden_gate.errors import InputError
 from golden_gate.files import WriteFailures
 
@@ -19,6 +20,7 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     scope = in_scope(settings, ctx)
     if not scope.run:
         return skip(scope)
+    settings, rule_files = rule_files_at_base(settings, ctx)  # the base's, on a pull request
     check_inputs(settings.run)  # before the shards are read
     paths = sorted({p for pattern in settings.shard_reports for p in ctx.workspace.glob(pattern)})
     if not paths:
@@ -36,7 +38,9 @@ def merge_mode(settings: ActionSettings, ctx: Context) -> int:
             settings, ctx, deterministic=merged.tier == DETERMINISTIC, notes=notes
         )
     except BaselineUnavailable as exc:
+        settings = without_pending(settings, rule_files)
         return baseline_unavailable(settings, ctx, exc, notes, report=merged)
+    settings, _ = decide_pending(settings, rule_files, base_gates=baseline is not None)
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, settings.run.report_path))
     outcome, code = report_outcome(
