@@ -93,6 +93,31 @@ class World:
             },
         )
         self.runs = 0
+        self.legacy_inputs: dict[str, str] = {}
+
+    def configure_options(self, **options: str) -> None:
+        """golden-gate.toml at main and in the checkout setting these options (by name, as
+        the input would), each in its table."""
+        from golden_gate.options import BY_NAME
+
+        rules: dict = {}
+        for name, value in options.items():
+            option = BY_NAME[name.replace("_", "-")]
+            if option.group:
+                rules.setdefault(option.group, {})[option.key] = value
+            else:
+                rules[option.name] = value
+        self.configure(rules)
+
+    def without_config(self) -> None:
+        """No golden-gate.toml anywhere: the rules as a workflow's inputs alone set them."""
+        (self.workspace / "golden-gate.toml").unlink(missing_ok=True)
+        self.github.commit(REPO, "main", {"golden-gate.toml": None}, message="no rules file")
+        self.legacy_inputs = {
+            "INPUT_GOLDEN": RULES["golden"],
+            "INPUT_SUBSET-TAGS": "smoke",
+            "INPUT_BASELINE": RULES["baseline"],
+        }
 
     def configure(self, rules: dict, *, base: bool = True, workspace: bool = True) -> None:
         """golden-gate.toml: `RULES` updated with `rules` (a table merged key by key), at main
@@ -185,6 +210,7 @@ class World:
             "RUNNER_TEMP": str(files),
             "INPUT_GITHUB-TOKEN": token,
             "INPUT_COMMENT-ID": "docs",
+            **self.legacy_inputs,
             **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},
             **(extra_env or {}),
         }

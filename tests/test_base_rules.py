@@ -13,6 +13,14 @@ from tests.action_world import REPO
 from tests.fakes.judge_server import JudgeServer
 
 
+@pytest.fixture(autouse=True)
+def _rules_in_the_workflow_only(world):
+    """These attacks are on a repository that keeps its rules in the workflow's inputs (no
+    golden-gate.toml): the rule files are still read at the base branch
+    (test_config_rules.py has the same attacks where golden-gate.toml holds the rules)."""
+    world.without_config()
+
+
 def error_lines(done) -> list[str]:
     return [line for line in done.stdout.splitlines() if line.startswith("::error")]
 
@@ -64,6 +72,7 @@ def test_a_path_missing_at_an_existing_ref_is_still_no_baseline(world, good_assi
         assistant_url=good_assistant,
         baseline="evals/nothere.json",
         baseline_ref="main",
+        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -148,7 +157,7 @@ def test_on_missing_judge_key_takes_only_its_two_values(world):
     )
     assert done.returncode == 2
     assert error_lines(done) == [
-        "::error title=golden-gate::input 'on-missing-judge-key' must be error or checks-only, "
+        "::error title=golden-gate::input 'on-missing-judge-key' must be one of error, checks-only, "
         "got 'skip'"
     ]
 
@@ -270,16 +279,17 @@ def judged_pr(world, candidate, judge, files: dict[str, str], changed: list[str]
     for name, text in files.items():
         (world.workspace / name).parent.mkdir(parents=True, exist_ok=True)
         (world.workspace / name).write_text(text)
+    # The base branch's golden-gate.toml holds the rules (a floor of 0.5, the judge and the
+    # rule files `inputs` name); the pull request edits the files, never the rules.
+    world.configure_options(
+        judge_model="openai:gpt-4.1-mini", judge_base_url=judge.base_url, floor=0.5, **inputs
+    )
     pull = world.pull(changed)
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url=candidate,
-        judge_model="openai:gpt-4.1-mini",
-        judge_base_url=judge.base_url,
-        floor="0.5",
         extra_env={"OPENAI_API_KEY": "sk-test-key-for-the-fake-judge"},
-        **inputs,
     )
     return pull, done
 
@@ -445,6 +455,7 @@ def test_first_adoption_uses_the_prs_own_rule_file_and_says_so(world, good_assis
         assistant_url=good_assistant,
         comment_template="templates/comment.md.j2",
         baseline="evals/first-baseline.json",  # none at the base: the gate is being adopted
+        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)

@@ -127,13 +127,14 @@ def _table_line(text: str, table: str) -> int | None:
     return None
 
 
-def read(path: Path, *, relative_to: Path | None = None) -> ConfigFile:
+def read(path: Path, *, relative_to: Path | None = None, source: str | None = None) -> ConfigFile:
     """The config file at `path`; paths in it relative to its directory (shown relative to
-    `relative_to`, the working directory, when the file is there)."""
+    `relative_to`, the working directory, when the file is there). `source`: how messages
+    name it (the path by default)."""
     from golden_gate.files import read_text
 
     text = read_text(path, what="config file")
     directory = path.parent
     if relative_to is not None and directory.absolute() == relative_to.absolute():
         directory = Path(".")
-    return parse(text, source=str(path), root=directory)
+    return parse(text, source=source or str(path), root=directory)

@@ -126,14 +126,13 @@ OPTIONS: tuple[Option, ...] = (
        default="evals/golden.jsonl", rule="same"),
     _o("subset-tags", "Comma-separated tags selecting the items to run (any of them); `*` (or "
        "an empty list in golden-gate.toml) runs every item.", kind="tags", field="tags",
-       default=[], rule="superset",
-       door_defaults={"action": ["smoke"]}, old_flags=("--tags",)),
+       default=[], rule="superset", old_flags=("--tags",)),
     _o("shard", "i/n: evaluate shard i of n of the selected items (a matrix job).",
        doors=CLI_ACTION, default=""),
     _o("baseline", "Path of the baseline report (in the Action: in the repository, read at "
        "baseline-ref).", kind="path", default="", rule="same"),
     _o("baseline-ref", "Git ref to read the baseline (and the golden set it pairs with) at; "
-       "defaults to the pull request's base branch.", doors=ACTION_ONLY, default="",
+       "defaults to the pull request's base branch.", doors=ACTION_FILE, default="",
        rule="same"),
     _o("paths", "Gitignore-style patterns, one a line: a pull request runs the gate only when a "
        "changed file matches one of them (the gate's own inputs always do).", kind="lines",

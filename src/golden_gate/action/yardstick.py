@@ -72,9 +72,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             raise InputError(f"input 'config': {name} not found in the workspace")
         own = None
     else:
-        own = config_file.read(path, relative_to=workspace)
-        own.source = name
-        own.origins = {k: v.replace(str(path), name, 1) for k, v in own.origins.items()}
+        own = config_file.read(path, relative_to=workspace, source=name)
         resolved.config_path = Path(name)
     mode = inputs.get("mode", "gate")
     pull_request = (
@@ -104,7 +102,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             continue
         current = resolved.values[option_name]
         if option.rule is not None and not tightens(option, current.value, value):
-            if base is None and option.rule == "same" and option_name != "baseline-ref":
+            if base is None and option.rule == "same":
                 resolved.values[option_name] = Value(value, input_origins[option_name])
                 continue
             where = f"golden-gate.toml at {base_ref}" if base is not None else "its default"
