@@ -27,6 +27,7 @@ ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 # The rules every World starts with, in golden-gate.toml at main and in the checkout.
 RULES: dict = {
     "golden": "evals/golden.jsonl",
+    "subset-tags": ["smoke"],
     "baseline": "evals/baseline.json",
     "gate": {"floor": 0.7},
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 import os
 import re
 import subprocess
@@ -78,6 +79,8 @@ def test_the_starter_set_runs_against_the_example_assistant(repo):
             golden,
             "--assistant-url",
             assistant.url,
+            "--judge-model",
+            "keypoints",  # the flag over golden-gate.toml's judge: offline
             "-o",
             repo / "r.json",
             "--quiet",
@@ -124,7 +127,9 @@ def test_convert_csv(repo, tmp_path):
     assert items[0].tags == ["account"] and items[1].tags == ["smoke", "network"]
     assert items[1].reference_key_points == ["8200", "8201"]
     gate = (repo / ".github" / "workflows" / "golden-gate.yml").read_text()
-    assert 'compose-file: "compose.eval.yml"' in gate and "ASSISTANT_URL" not in gate
+    assert "ASSISTANT_URL" not in gate and "compose-file" not in gate
+    config = tomllib.loads((repo / "golden-gate.toml").read_text())
+    assert config["compose"]["file"] == "compose.eval.yml"
 
 
 def test_convert_jsonl_and_bad_rows(repo, tmp_path):

@@ -12,15 +12,15 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from golden_gate.core.gate import GateSettings
+from golden_gate import config_file
 from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
-from golden_gate.evaluation.judge import JudgeSettings
-from golden_gate.evaluation.target import TargetSettings
-from golden_gate.example_assistant import golden_path, start
+from golden_gate.example_assistant import start
+from golden_gate.files import write_result
+from golden_gate.options import apply, defaults
 from golden_gate.pipeline import run
 from golden_gate.rendering.charts import TrendPoint
-from golden_gate.settings import Settings
+from golden_gate.settings import Settings, build
 
 
 def baseline_history(confidence: float) -> list[TrendPoint]:
@@ -43,23 +43,38 @@ def baseline_path() -> Path:
     return Path(str(resources.files("golden_gate.example_assistant") / "baseline.json"))
 
 
-def demo_settings(
-    url: str, out: Path, *, baseline: Path | None, junit_path: Path | None = None
-) -> Settings:
-    return Settings(
-        golden=golden_path(),
-        tags=["smoke"],
-        target=TargetSettings(url=url),
-        judge=JudgeSettings(model="keypoints"),
+def write_config(out: Path) -> Path:
+    """The demo's golden-gate.toml in `out`, its paths pointing at the bundled example."""
+    bundled = resources.files("golden_gate.example_assistant")
+    text = (bundled / "golden-gate.toml").read_text(encoding="utf-8")
+    for name in ("golden.jsonl", "baseline.json"):
+        text = text.replace(f'"{name}"', json.dumps(str(Path(str(bundled / name)))))
+    path = out / "golden-gate.toml"
+    write_result(path, text, what="demo config")
+    return path
+
+
+def demo_settings(url: str, out: Path, *, junit_path: Path | None = None) -> Settings:
+    """The demo's settings, from its golden-gate.toml in `out`, as `golden-gate run` reads one."""
+    config = config_file.read(write_config(out))
+    resolved = defaults("cli")
+    here = {
+        "assistant-url": url,
+        "report-path": str(out / "report.json"),
+        "comment-file": str(out / "comment.md"),
+        "cache-dir": str(out / ".judge-cache"),
+        "junit-xml": str(junit_path or ""),
+    }
+    apply(resolved, config.values, config.origins)
+    apply(resolved, here, dict.fromkeys(here, "demo"))
+    return build(
+        resolved,
+        root=Path("."),
+        env={},
+        evaluating=True,
         cache_dir=out / ".judge-cache",
-        baseline=baseline,
-        report_path=out / "report.json",
-        comment_path=out / "comment.md",
+        baseline=Path(resolved["baseline"]),
         summary_path=out / "summary.md",
-        junit_path=junit_path,
-        comment_id="demo",
-        # 14 smoke items cannot prove 80 % even when all pass (lower bound 0.785): see README.
-        gate=GateSettings(floor=0.70),
         progress=False,
     )
 
@@ -68,20 +83,23 @@ def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None =
     """Run the demo; exits 0 when the demo itself worked, whatever the gate decided."""
     out.mkdir(parents=True, exist_ok=True)
     with start(variant) as assistant:
-        settings = demo_settings(
-            assistant.url, out, baseline=baseline_path(), junit_path=junit_path
-        )
+        settings = demo_settings(assistant.url, out, junit_path=junit_path)
         outcome = run(settings, history=baseline_history(settings.gate.confidence))
     print(outcome.comment)
     print("-" * 72, file=sys.stderr)
     print(
         f"golden-gate demo: the gate {outcome.verdict} ({outcome.gate.headline})", file=sys.stderr
     )
-    written = [out / "report.json", out / "comment.md", out / "summary.md"]
+    written = [out / "golden-gate.toml", out / "report.json", out / "comment.md", out / "summary.md"]
     written += [junit_path] if junit_path is not None else []
     print(
         f"golden-gate demo: wrote {', '.join(map(str, written[:-1]))} and {written[-1]}; "
         f"`golden-gate run` would exit {outcome.exit_code}",
+        file=sys.stderr,
+    )
+    print(
+        f"golden-gate demo: the settings and where each came from: golden-gate config "
+        f"--config {out / 'golden-gate.toml'} --show-origin",
         file=sys.stderr,
     )
     return EXIT_INCOMPLETE if outcome.verdict == "incomplete" else EXIT_PASSED

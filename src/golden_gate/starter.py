@@ -205,7 +205,7 @@ def workflows(
         if value and "${{" in value:  # Actions would evaluate it as an expression
             raise InputError(f"{flag}: '{value}' holds '${{{{', which a workflow evaluates")
     if compose_file:
-        assistant = f"          compose-file: {_yaml_scalar(compose_file)}"
+        assistant = ""  # golden-gate.toml's [compose] file starts it
     else:
         assistant = "          assistant-url: ${{ vars.ASSISTANT_URL }}"
     values = {
@@ -226,6 +226,35 @@ def workflows(
         text = env.get_template(name).render(**values)
         texts[target] = text.replace("OPENAI_API_KEY:", f"{provider.key_env[0]}:")
     return texts
+
+
+def config_text(*, golden: str, baseline: str, judge_model: str, compose_file: str | None) -> str:
+    """The commented golden-gate.toml; checked by our own reader before it is written."""
+    from golden_gate import config_file
+
+    if compose_file:
+        assistant = (
+            "# url: the compose service's address (set by the Action)\n\n"
+            f"[compose]\nfile = {_toml(compose_file)}\n"
+            '# service = "assistant"                   # the assistant\'s service in the file'
+        )
+    else:
+        assistant = (
+            "# url: where it runs (in the workflow: the repository variable ASSISTANT_URL, "
+            "passed as the assistant-url input)"
+        )
+    text = _environment().get_template("golden-gate.toml.j2").render(
+        golden=_toml(golden),
+        baseline=_toml(baseline),
+        judge_model=_toml(judge_model),
+        assistant_lines=assistant,
+    )
+    config_file.parse(text, source="the starter golden-gate.toml")
+    return text
+
+
+def _toml(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a TOML basic string
 
 
 def init(
@@ -250,6 +279,9 @@ def init(
         GoldenItem.model_validate(item)
     pinned, tag = resolve_action(action)
     files = {
+        "golden-gate.toml": config_text(
+            golden=golden, baseline=baseline, judge_model=judge_model, compose_file=compose_file
+        ),
         golden: golden_text(items),
         **workflows(
             action=pinned,
@@ -274,11 +306,12 @@ def init(
 
 
 def next_steps(*, golden: str, baseline: str, compose_file: str | None) -> list[str]:
-    where = "--compose-file " + compose_file if compose_file else "--url http://127.0.0.1:8000"
+    where = "" if compose_file else " --assistant-url http://127.0.0.1:8000"
     assistant = "" if compose_file else " and the repository variable ASSISTANT_URL (where it runs)"
     return [
         f"Write questions your users ask into {golden} (key points a correct answer states), "
-        f"then try them: golden-gate eval {golden} {where}",
+        f"then try them: golden-gate eval{where} (golden-gate.toml says the rest; "
+        "golden-gate config --show-origin shows every setting)",
         f"Add the repository secret JUDGE_API_KEY (the judge's API key){assistant}.",
         "Commit, then run the 'golden-gate baseline' workflow from the Actions tab and merge "
         f"the pull request it opens ({baseline}): from then on every pull request is gated.",

@@ -94,6 +94,9 @@ def evaluated(
         rule_changes = rule_changes.model_copy(
             update={"not_used": rule_files.not_used, "own_rule_files": rule_files.own}
         )
+    proposed = settings.resolved.notes if settings.resolved is not None else []
+    if rule_changes is not None and proposed:
+        rule_changes = rule_changes.model_copy(update={"settings_not_used": list(proposed)})
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(

@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from golden_gate.action.context import Context
     from golden_gate.config_file import ConfigFile
 
+# Without golden-gate.toml at the base branch, these inputs are taken as the workflow gives
+# them (warned): the files they name are read at the base ref, pairing follows the baseline's
+# own record (a narrower subset drops baseline items, counted as failed), and a pull request
+# that edits them edits a workflow, which the gate always runs for. The thresholds are held to
+# their defaults instead: nothing else would stop a loosened one.
+LEGACY_INPUTS = ("subset-tags", "paths")
+
 # Modes whose rules do not matter (they post or measure, they do not gate a pull request).
 NO_RULES = ("post-comment", "calibrate")
 
@@ -102,7 +109,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             continue
         current = resolved.values[option_name]
         if option.rule is not None and not tightens(option, current.value, value):
-            if base is None and option.rule == "same":
+            if base is None and (option.rule == "same" or option.name in LEGACY_INPUTS):
                 resolved.values[option_name] = Value(value, input_origins[option_name])
                 continue
             where = f"golden-gate.toml at {base_ref}" if base is not None else "its default"

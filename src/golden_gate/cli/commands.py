@@ -336,7 +336,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     source = resolved.config_path or "none found (defaults and flags only)"
     print(f"# config file: {source}")
     shown = [o for o in OPTIONS if o.name in resolved.values and o.name != "config"]
-    group = None
+    group = ""
     # Top-level keys first: in TOML a key after a table header belongs to that table.
     for option in sorted(shown, key=lambda o: bool(o.group)):
         if option.group != group:

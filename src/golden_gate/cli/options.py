@@ -209,7 +209,8 @@ def resolve(
     if explicit is not None and not Path(explicit).is_file():
         raise InputError(f"--config: {explicit} not found")
     if path is not None:
-        config = config_file.read(Path(path), relative_to=Path.cwd())
+        shown = os.path.relpath(path) if Path(path).absolute().is_relative_to(Path.cwd()) else path
+        config = config_file.read(Path(path), relative_to=Path.cwd(), source=str(shown))
         resolved.config_path = Path(path)
         for name, value in config.values.items():
             if everything or "cli" in BY_NAME[name].doors:

@@ -262,6 +262,9 @@ class RuleChanges(BaseModel):
     not_used: list[RuleFile] = Field(default_factory=list)
     # Rule files only the pull request has, used: the base branch had no gate yet.
     own_rule_files: list[RuleFile] = Field(default_factory=list)
+    # Rules the pull request's golden-gate.toml sets otherwise (`[gate] floor = 0.5 …`): the
+    # base branch's decided the verdict.
+    settings_not_used: list[str] = Field(default_factory=list)
 
     @property
     def any(self) -> bool:
@@ -274,6 +277,7 @@ class RuleChanges(BaseModel):
             or self.dropped
             or self.not_used
             or self.own_rule_files
+            or self.settings_not_used
         )
 
 

@@ -180,6 +180,10 @@ def _rule_files(changes: RuleChanges | None, kind: str) -> list[str]:
     ]
 
 
+def _settings_not_used(changes: RuleChanges | None) -> list[str]:
+    return list(changes.settings_not_used) if changes is not None else []
+
+
 def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]) -> list[TagRow]:
     return [
         TagRow(
@@ -393,7 +397,8 @@ class _Context:
             "assistant": header.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
             "rules": _rule_parts(header.rule_changes),
-            "proposed": _rule_files(header.rule_changes, "not_used"),
+            "proposed": _rule_files(header.rule_changes, "not_used")
+            + [inline(text, limit=300) for text in _settings_not_used(header.rule_changes)],
             "own_rule_files": _rule_files(header.rule_changes, "own_rule_files"),
             "evaluator_rates": _evaluators_text(view),
             "judge_agreement": _agreement_text(view),
