@@ -157,8 +157,8 @@ def test_on_missing_judge_key_takes_only_its_two_values(world):
     )
     assert done.returncode == 2
     assert error_lines(done) == [
-        "::error title=golden-gate::input 'on-missing-judge-key' must be one of error, checks-only, "
-        "got 'skip'"
+        "::error title=golden-gate::input 'on-missing-judge-key' must be one of error, "
+        "checks-only, got 'skip'"
     ]
 
 

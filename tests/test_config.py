@@ -311,7 +311,7 @@ def test_an_input_that_loosens_a_rule_is_refused_on_a_pull_request(world, inputs
 
 def test_without_golden_gate_toml_at_the_base_the_thresholds_hold_their_defaults(world):
     world.without_config()
-    pull, done = pr_run(world, floor="0.1")
+    _, done = pr_run(world, floor="0.1")
     assert done.returncode == 2
     assert (
         "input 'floor' (0.1) would loosen a rule of the gate on a pull request: the rule is "
@@ -321,7 +321,7 @@ def test_without_golden_gate_toml_at_the_base_the_thresholds_hold_their_defaults
 
 
 def test_an_input_that_tightens_a_rule_is_taken(world, good_assistant):
-    pull, done = pr_run(world, good_assistant, floor="0.9", **{"subset-tags": "*"})
+    _, done = pr_run(world, good_assistant, floor="0.9", **{"subset-tags": "*"})
     # every item, a higher floor: both stricter than the base's; 24 items cannot clear 0.9
     assert done.returncode == 1, done.stdout + done.stderr
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
@@ -339,16 +339,16 @@ def test_a_prs_own_golden_gate_toml_is_proposed_not_used(world, candidate):
     (comment,) = world.github.comments(REPO, pull.number)
     assert "Changed in this pull request, not used" in comment.body
     assert (
-        "\\[gate\\] floor = 0.1 in this pull request's golden-gate.toml (in force: 0.7"
-        in comment.body
-    )
+        "\\[gate\\] floor = 0.1 in this pull request&#39;s golden-gate.toml \\(in force: 0.7, "
+        "golden-gate.toml at main:"
+    ) in comment.body
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
     assert any("min-drop = 0.9" in s for s in report["rule_changes"]["settings_not_used"])
 
 
 def test_a_config_input_cannot_step_around_the_bases_file(world):
     (world.workspace / "lenient.toml").write_text("[gate]\nfloor = 0.0\n")
-    pull, done = pr_run(world, config="lenient.toml")
+    _, done = pr_run(world, config="lenient.toml")
     assert done.returncode == 2
     assert "input 'config' names lenient.toml, which main does not have" in done.stdout
 

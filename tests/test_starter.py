@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import tomllib
 import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest

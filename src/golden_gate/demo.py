@@ -90,7 +90,9 @@ def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None =
     print(
         f"golden-gate demo: the gate {outcome.verdict} ({outcome.gate.headline})", file=sys.stderr
     )
-    written = [out / "golden-gate.toml", out / "report.json", out / "comment.md", out / "summary.md"]
+    written = [
+        out / name for name in ("golden-gate.toml", "report.json", "comment.md", "summary.md")
+    ]
     written += [junit_path] if junit_path is not None else []
     print(
         f"golden-gate demo: wrote {', '.join(map(str, written[:-1]))} and {written[-1]}; "

@@ -204,10 +204,8 @@ def workflows(
     for flag, value in {**given, "--compose-file": compose_file}.items():
         if value and "${{" in value:  # Actions would evaluate it as an expression
             raise InputError(f"{flag}: '{value}' holds '${{{{', which a workflow evaluates")
-    if compose_file:
-        assistant = ""  # golden-gate.toml's [compose] file starts it
-    else:
-        assistant = "          assistant-url: ${{ vars.ASSISTANT_URL }}"
+    # With a compose file, golden-gate.toml's [compose] file starts the assistant.
+    assistant = "" if compose_file else "          assistant-url: ${{ vars.ASSISTANT_URL }}"
     values = {
         "action": action,
         "action_comment": action_comment,
@@ -243,11 +241,15 @@ def config_text(*, golden: str, baseline: str, judge_model: str, compose_file: s
             "# url: where it runs (in the workflow: the repository variable ASSISTANT_URL, "
             "passed as the assistant-url input)"
         )
-    text = _environment().get_template("golden-gate.toml.j2").render(
-        golden=_toml(golden),
-        baseline=_toml(baseline),
-        judge_model=_toml(judge_model),
-        assistant_lines=assistant,
+    text = (
+        _environment()
+        .get_template("golden-gate.toml.j2")
+        .render(
+            golden=_toml(golden),
+            baseline=_toml(baseline),
+            judge_model=_toml(judge_model),
+            assistant_lines=assistant,
+        )
     )
     config_file.parse(text, source="the starter golden-gate.toml")
     return text

@@ -298,15 +298,7 @@ class Repository:
         return run
 
     def inputs(self, **extra: str) -> dict[str, str]:
-        return {
-            "golden": "evals/golden.jsonl",
-            "baseline": "evals/baseline.json",
-            "runs": "1",  # as the bundled baseline was made
-            "floor": "0.7",
-            "judge-base-url": self.judge.base_url,
-            "compose-file": "docker-compose.eval.yml",
-            **extra,
-        }
+        return {"compose-file": "docker-compose.eval.yml", **extra}
 
     def leftovers(self) -> list[str]:
         """Compose projects' containers and networks, and act's job containers, still there."""
@@ -335,6 +327,16 @@ def action_files(target: Path) -> Path:
     return target
 
 
+def rules(judge: JudgeServer) -> str:
+    """The repository's golden-gate.toml: the example's (examples/golden-gate.toml) with this
+    repository's paths, one run (as the bundled baseline was made) and the stand-in judge."""
+    return (
+        'golden = "evals/golden.jsonl"\nsubset-tags = ["smoke"]\nbaseline = "evals/baseline.json"\n'
+        f'\n[judge]\nmodel = "openai:gpt-4.1-mini"\nbase-url = "{judge.base_url}"\n'
+        "\n[evaluation]\nruns = 1\n\n[gate]\nfloor = 0.7\n"
+    )
+
+
 @pytest.fixture
 def repository(tmp_path: Path) -> Iterator[Repository]:
     judge = JudgeServer()
@@ -349,6 +351,7 @@ def repository(tmp_path: Path) -> Iterator[Repository]:
                 "evals/baseline.json": baseline_path().read_text(),
                 "prompts/answer.txt": "Answer from the documentation and cite it.\n",
                 "README.md": "# Docs assistant\n",
+                "golden-gate.toml": rules(judge),
             },
         )
         repo = Repository(tmp_path, github, judge, action_files(tmp_path / "action"))
@@ -363,6 +366,7 @@ def repository(tmp_path: Path) -> Iterator[Repository]:
             "Answer from the documentation and cite it.\n"
         )
         (workspace / "README.md").write_text("# Docs assistant\n")
+        (workspace / "golden-gate.toml").write_text(rules(judge))
         repo.git("init", "-q", "-b", "main")
         repo.git("add", "-A")
         repo.git("commit", "-q", "-m", "main")

@@ -395,6 +395,20 @@ class Job:
         return done
 
 
+# The gate's rules, as the repository keeps them: golden-gate.toml at main and in the checkout.
+RULES_TOML = f"""golden = "evals/golden.jsonl"
+subset-tags = ["smoke"]
+baseline = "evals/baseline.json"
+
+[judge]
+model = "{JUDGE_MODEL}"
+base-url = "http://judge:{JUDGE_PORT}/v1"
+
+[gate]
+floor = 0.7
+"""
+
+
 def standard_scenario() -> dict[str, Any]:
     """The repository on the fake: the baseline at main, a pull request touching a prompt."""
     return {
@@ -407,6 +421,7 @@ def standard_scenario() -> dict[str, Any]:
                     "evals/golden.jsonl": golden_path().read_text(),
                     "evals/baseline.json": baseline_path().read_text(),
                     "prompts/answer.txt": "Answer from the documentation and cite it.\n",
+                    "golden-gate.toml": RULES_TOML,
                 },
             }
         ],
@@ -444,6 +459,7 @@ def job(tmp_path: Path) -> Iterator[Job]:
     for folder in ("home", "workflow", "file_commands", "workspace/evals"):
         (tmp_path / folder).mkdir(parents=True)
     shutil.copy(golden_path(), job.workspace / "evals" / "golden.jsonl")
+    (job.workspace / "golden-gate.toml").write_text(RULES_TOML)
     shutil.copy(EXAMPLE / "docker-compose.eval.yml", job.workspace)
     shutil.copytree(EXAMPLE / "pages", job.workspace / "pages")
     violations: list[str] = []
@@ -468,16 +484,11 @@ def job(tmp_path: Path) -> Iterator[Job]:
 
 
 def gate_inputs(**extra: str) -> dict[str, str]:
-    """The step's `with:` (input names as in action.yml)."""
+    """The step's `with:` (input names as in action.yml); the rules are in golden-gate.toml."""
     return {
         "github-token": WRITE_TOKEN,
         "compose-file": "docker-compose.eval.yml",
         "compose-service": "assistant",
-        "golden": "evals/golden.jsonl",
-        "baseline": "evals/baseline.json",
-        "floor": "0.7",
-        "judge-model": JUDGE_MODEL,
-        "judge-base-url": f"http://judge:{JUDGE_PORT}/v1",
         **extra,
     }
 
