@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from golden_gate.errors import InputError
 
@@ -32,6 +32,7 @@ Kind = Literal["str", "path", "int", "float", "bool", "tags", "lines", "headers"
 Tighten = Literal["higher", "lower", "superset", "on", "off", "same"]
 ALL_DOORS: frozenset[str] = frozenset({"cli", "action", "file"})
 FROM_FIELD = object()  # the default is the engine field's
+M = TypeVar("M")
 
 
 @dataclass(frozen=True)
@@ -356,6 +357,33 @@ def explain(exc: Any, resolved: Resolved) -> str:
     return f"'{path.rpartition('.')[2].replace('_', '-')}': {message}"
 
 
+def validated(resolved: Resolved, make: Callable[[], M]) -> M:
+    """`make()`'s settings model; its first problem one sentence naming the option (exit 2)."""
+    from pydantic import ValidationError
+
+    try:
+        return make()
+    except ValidationError as exc:
+        raise InputError(explain(exc, resolved)) from None
+
+
+def gate_settings(r: Resolved) -> Any:
+    """The gate's thresholds (`core.gate.GateSettings`): all a command that only gates needs,
+    without the evaluation's settings behind `Settings`."""
+    from golden_gate.core.gate import GateSettings
+
+    return validated(
+        r,
+        lambda: GateSettings(
+            floor=r["floor"],
+            alpha=r["alpha"],
+            min_drop=r["min-drop"],
+            confidence=r["confidence"],
+            require_comparable=r["require-comparable"],
+        ),
+    )
+
+
 def engine_field(path: str) -> Any:
     """The pydantic FieldInfo of `Settings` at `path` (`judge.max_tokens`)."""
     import importlib
@@ -477,6 +505,9 @@ class Resolved:
 
     def __getitem__(self, name: str) -> Any:
         return self.value(name).value
+
+    def door_has(self, name: str) -> bool:
+        return name in self.values or self.door in BY_NAME[name].doors
 
     def origin(self, name: str) -> str:
         return self.value(name).origin

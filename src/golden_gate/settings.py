@@ -17,7 +17,8 @@ from golden_gate.evaluation.evaluate import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
 from golden_gate.evaluation.target import TargetSettings
-from golden_gate.options import BY_NAME, explain
+from golden_gate.limits import DEFAULT_CONCURRENCY
+from golden_gate.options import BY_NAME, explain, gate_settings, validated
 
 if TYPE_CHECKING:
     from golden_gate.options import Resolved
@@ -74,6 +75,28 @@ def expand_headers(resolved: Resolved, env: Mapping[str, str]) -> dict[str, str]
     return headers
 
 
+def judge_settings(r: Resolved, *, root: Path) -> JudgeSettings:
+    from golden_gate.options import verdict_identity
+
+    concurrency = r["judge-concurrency"]
+    if concurrency is None:  # the judge keeps up with the assistant
+        concurrency = r["concurrency"] if r.door_has("concurrency") else DEFAULT_CONCURRENCY
+    return validated(
+        r,
+        lambda: JudgeSettings(
+            model=r["judge-model"],
+            prompt_file=_path(r["judge-prompt"], root),
+            base_url=r["judge-base-url"] or None,
+            temperature=r["judge-temperature"],
+            timeout_s=r["judge-timeout"],
+            max_retries=r["judge-retries"],
+            max_tokens=r["judge-max-tokens"],
+            concurrency=concurrency,
+            yardstick=verdict_identity(r, root=root),
+        ),
+    )
+
+
 def build(
     resolved: Resolved,
     *,
@@ -89,7 +112,6 @@ def build(
     from golden_gate.errors import InputError
     from golden_gate.evaluation.evaluate import parse_prices
     from golden_gate.evaluation.evaluators import parse_evaluators
-    from golden_gate.options import verdict_identity
 
     r = resolved
     concurrency = r["concurrency"]
@@ -118,17 +140,7 @@ def build(
             )
             if evaluating
             else None,
-            judge=JudgeSettings(
-                model=r["judge-model"],
-                prompt_file=_path(r["judge-prompt"], root),
-                base_url=r["judge-base-url"] or None,
-                temperature=r["judge-temperature"],
-                timeout_s=r["judge-timeout"],
-                max_retries=r["judge-retries"],
-                max_tokens=r["judge-max-tokens"],
-                concurrency=judge_concurrency,
-                yardstick=verdict_identity(r, root=root),
-            ),
+            judge=judge_settings(r, root=root),
             evaluators=EvaluatorSettings(
                 evaluators=parse_evaluators(r["evaluators"], flag=r.where("evaluators"), root=root),
                 rule=r["evaluator-rule"],
@@ -154,13 +166,7 @@ def build(
                 judge_concurrency=judge_concurrency,
                 judge_prices=parse_prices(prices, name=r.where("judge-prices")) if prices else None,
             ),
-            gate=GateSettings(
-                floor=r["floor"],
-                alpha=r["alpha"],
-                min_drop=r["min-drop"],
-                confidence=r["confidence"],
-                require_comparable=r["require-comparable"],
-            ),
+            gate=gate_settings(r),
             cache_dir=cache_dir,
             report_path=root / r["report-path"],
             junit_path=_path(r["junit-xml"], root),

@@ -7,15 +7,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.cli.options import (
-    cache_dir,
-    fail,
-    gate_settings,
-    judge_settings,
-    settings_from_args,
-)
+from golden_gate.cli.options import cache_dir, fail, settings_from_args
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
-from golden_gate.options import BY_NAME, OPTIONS
+from golden_gate.options import BY_NAME, OPTIONS, gate_settings
 
 if TYPE_CHECKING:
     from golden_gate.core.gate import GateResult
@@ -257,6 +251,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from golden_gate.core.calibration import calibration_exit_code
     from golden_gate.evaluation.calibrate import run_calibration
     from golden_gate.rendering.calibration import calibration_line
+    from golden_gate.settings import judge_settings
 
     if args.labels is None:
         raise InputError(
@@ -265,7 +260,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     report = run_calibration(
         args.labels,
         args.golden,
-        judge_settings(args.resolved),
+        judge_settings(args.resolved, root=Path(".")),
         cache_dir=cache_dir(args.resolved),
         min_kappa=args.min_kappa,
         output=args.calibration_path,

@@ -17,8 +17,6 @@ from golden_gate.errors import InputError
 from golden_gate.options import BY_NAME, OPTIONS, Option, Resolved, Value, clean, defaults
 
 if TYPE_CHECKING:
-    from golden_gate.core.gate import GateSettings
-    from golden_gate.evaluation.judge import JudgeSettings
     from golden_gate.settings import Settings
 
 
@@ -271,47 +269,6 @@ def cache_dir(resolved: Resolved) -> Path | None:
         warn(f"not using {directory}: {reason}")
         return None
     return directory
-
-
-def gate_settings(resolved: Resolved) -> GateSettings:
-    from pydantic import ValidationError
-
-    from golden_gate.core.gate import GateSettings
-    from golden_gate.options import explain
-
-    try:
-        return GateSettings(
-            floor=resolved["floor"],
-            alpha=resolved["alpha"],
-            min_drop=resolved["min-drop"],
-            confidence=resolved["confidence"],
-            require_comparable=resolved["require-comparable"],
-        )
-    except ValidationError as exc:
-        raise InputError(explain(exc, resolved)) from None
-
-
-def judge_settings(resolved: Resolved) -> JudgeSettings:
-    from pydantic import ValidationError
-
-    from golden_gate.evaluation.judge import JudgeSettings
-    from golden_gate.options import explain, verdict_identity
-
-    concurrency = resolved["judge-concurrency"]
-    try:
-        return JudgeSettings(
-            model=resolved["judge-model"],
-            prompt_file=as_path(resolved["judge-prompt"]),
-            base_url=resolved["judge-base-url"] or None,
-            temperature=resolved["judge-temperature"],
-            timeout_s=resolved["judge-timeout"],
-            max_retries=resolved["judge-retries"],
-            max_tokens=resolved["judge-max-tokens"],
-            concurrency=concurrency if concurrency is not None else 8,
-            yardstick=verdict_identity(resolved),
-        )
-    except ValidationError as exc:
-        raise InputError(explain(exc, resolved)) from None
 
 
 def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:

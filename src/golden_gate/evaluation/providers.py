@@ -105,16 +105,7 @@ def check_model(model: str) -> str:
 def key_available(model: str, env: Mapping[str, str]) -> bool:
     """False when a judge (of a panel too) needs a key that is not set (fork pull requests get
     no secrets)."""
-    for name in names(model):
-        if name.lower() == KEYPOINTS:
-            continue
-        try:
-            provider, _ = resolve(name)
-        except ValueError:
-            continue  # not ours to judge here: the settings already refused it
-        if not any(env.get(key) for key in provider.key_env):
-            return False
-    return True
+    return not missing_key_env(model, env)
 
 
 def missing_key_env(model: str, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -126,7 +117,7 @@ def missing_key_env(model: str, env: Mapping[str, str]) -> tuple[str, ...]:
         try:
             provider, _ = resolve(name)
         except ValueError:
-            continue
+            continue  # not ours to judge here: the settings already refused it
         if not any(env.get(key) for key in provider.key_env):
             return provider.key_env
     return ()
