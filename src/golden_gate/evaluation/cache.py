@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -155,6 +156,9 @@ class VerdictCache:
             return None
         if recorded is None or any(not isinstance(v, str) for v in recorded.material().values()):
             return None
+        score = verdict.score
+        if isinstance(score, float) and not math.isfinite(score):
+            return None  # no judge's verdict: written by something else
         # Equal material implies the same hash; both are checked so neither can be skipped.
         if recorded.hex != key.hex or recorded != key:
             return None
