@@ -8,12 +8,17 @@ the stand-in GitHub, judge and assistant on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
+import subprocess
+import sys
 
 import pytest
 
+from golden_gate.demo import baseline_path
 from golden_gate.evaluation import fence
-from tests.action_world import World
+from tests.action_world import REPO, World
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 
@@ -156,3 +161,140 @@ def test_an_out_of_range_score_is_a_judge_error_never_a_pass_nor_cached(world, s
     assert again.returncode == 3
     assert second_calls == first_calls  # nothing was cached: every item was asked again
     shutil.rmtree(verdicts, ignore_errors=True)
+
+
+# -- 3. user templates are sandboxed and stay in the checkout --------------------------------
+
+RUNTIME_TOKEN = "ghs_runtimeTOKENruntimeTOKENrun0003"
+
+
+def pr_run(world: World, candidate: str, **inputs: str):
+    pull = world.pull(["prompts/answer.txt"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        extra_env={"ACTIONS_RUNTIME_TOKEN": RUNTIME_TOKEN},
+        **inputs,
+    )
+    return pull, done
+
+
+def leaked(world: World, pull, done) -> list[str]:
+    """Where the runtime token (or its reverse) shows up: comments, log, outputs, files."""
+    places = {"log": done.stdout + done.stderr, "summary": done.summary}
+    places |= {f"comment {c.id}": c.body for c in world.github.comments(REPO, pull.number)}
+    out = world.workspace / "golden-gate"
+    if out.is_dir():
+        places |= {str(p): p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()}
+    return [
+        where
+        for where, text in places.items()
+        if RUNTIME_TOKEN in text or RUNTIME_TOKEN[::-1] in text or "GITHUB_API_URL" in text
+    ]
+
+
+def one_sentence_exit_2(done, *, says: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and says in errors[0], done.stdout
+    assert done.outputs.get("verdict") == "error"
+
+
+@pytest.mark.parametrize(
+    ("name", "input_name", "says"),
+    [
+        ("comment.md.j2", "comment_template", "the comment template resolves to /proc/"),
+        ("judge.txt", "judge_prompt", "the judge prompt resolves to /proc/"),
+        ("golden-link.jsonl", "golden", "the golden set resolves to /proc/"),
+        ("calibration.json", "calibration", "the calibration resolves to /proc/"),
+    ],
+)
+def test_a_rule_file_linked_out_of_the_workspace_is_refused(
+    world, candidate, name, input_name, says
+):
+    (world.workspace / "evals" / name).symlink_to("/proc/self/environ")
+    pull, done = pr_run(world, candidate, **{input_name: f"evals/{name}"})
+    one_sentence_exit_2(done, says=says)
+    assert world.github.comments(REPO, pull.number) == []
+    assert leaked(world, pull, done) == []
+
+
+ESCAPES = {
+    "os.system": "{{ cycler.__init__.__globals__.os.system('touch PWNED') }}",
+    "environ": "{{ cycler.__init__.__globals__.os.environ['ACTIONS_RUNTIME_TOKEN'][::-1] }}",
+    "class-walk": "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "format": "{{ '{0.__class__.__init__.__globals__}'.format(cycler) }}",
+    "mutate": "{% set _ = reasons.append('✅ approved') %}{{ reasons }}",
+}
+
+
+@pytest.mark.parametrize("body", list(ESCAPES.values()), ids=list(ESCAPES))
+def test_a_comment_template_cannot_reach_python_or_the_environment(world, candidate, body):
+    (world.workspace / "evals" / "comment.md.j2").write_text("{{ marker }}\n" + body + "\n")
+    pull, done = pr_run(world, candidate, comment_template="evals/comment.md.j2")
+    one_sentence_exit_2(done, says="evals/comment.md.j2: the template failed")
+    assert not (world.workspace / "PWNED").exists()
+    assert world.github.comments(REPO, pull.number) == []
+    assert leaked(world, pull, done) == []
+    # The report is written before the comment is rendered: the result is not lost.
+    assert (world.workspace / "golden-gate" / "report.json").is_file()
+
+
+def test_a_template_cannot_include_a_file_linked_out_of_its_directory(world, candidate):
+    (world.workspace / "evals" / "secrets.md").symlink_to("/proc/self/environ")
+    (world.workspace / "evals" / "comment.md.j2").write_text(
+        '{{ marker }}\n{% include "secrets.md" %}\n'
+    )
+    pull, done = pr_run(world, candidate, comment_template="evals/comment.md.j2")
+    one_sentence_exit_2(done, says="outside the template's directory")
+    assert world.github.comments(REPO, pull.number) == []
+    assert leaked(world, pull, done) == []
+
+
+def test_a_sandboxed_template_still_renders_the_documented_context(world, candidate):
+    (world.workspace / "evals" / "comment.md.j2").write_text(
+        "{{ marker }}\nVerdict: {{ verdict }} · {{ gate.settings.floor }} · "
+        "{{ regressed.rows | length }} regressed\n"
+    )
+    pull, done = pr_run(world, candidate, comment_template="evals/comment.md.j2")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "Verdict: failed · 0.7 · 6 regressed" in comment.body
+
+
+def test_in_a_workflow_the_command_refuses_a_flag_file_linked_out_of_the_workspace(tmp_path):
+    (tmp_path / "comment.md.j2").symlink_to("/proc/self/environ")
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "golden_gate", "report", str(baseline_path()), "--template",
+         str(tmp_path / "comment.md.j2")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the comment template resolves to /proc/" in done.stderr
+    assert "PATH=" not in done.stdout + done.stderr
+
+
+# -- 11. results other steps (another uid) can read ---------------------------------------
+
+
+def test_results_and_cache_entries_are_written_with_an_ordinary_files_mode(world, candidate):
+    old = os.umask(0o022)
+    try:
+        verdicts = world.tmp / "verdicts"
+        _, done = pr_run(
+            world, candidate, junit_xml="golden-gate/junit.xml", cache_dir=str(verdicts)
+        )
+    finally:
+        os.umask(old)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = world.workspace / "golden-gate"
+    written = [out / n for n in ("report.json", "comment.md", "junit.xml")]
+    written += [p for p in verdicts.rglob("*") if p.is_file()]
+    assert len(written) > 3
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    for folder in [out, *(p for p in verdicts.rglob("*") if p.is_dir())]:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder

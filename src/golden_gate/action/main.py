@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
-from golden_gate import process, runner
+from golden_gate import files, process, runner
 from golden_gate.action.common import mask_secrets
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings, read_action_settings
@@ -32,6 +33,20 @@ DISPATCH: dict[str, Callable[[ActionSettings, Context], int]] = {
 }
 
 
+def rule_files(settings: ActionSettings) -> list[tuple[Path, str]]:
+    """The files a pull request can write that the run reads as text (rules and data)."""
+    run = settings.run
+    found = [
+        (run.golden, "golden set"),
+        (run.judge.prompt_file, "judge prompt"),
+        *((spec.prompt_file, "evaluator prompt") for spec in run.evaluators.evaluators),
+        (run.comment_template, "comment template"),
+        (run.calibration, "calibration"),
+        (settings.labels, "labels file"),
+    ]
+    return [(path, what) for path, what in found if path is not None]
+
+
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     env = os.environ if env is None else env
@@ -48,6 +63,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         ctx = Context(env)
         settings = read_action_settings(env, workspace=ctx.workspace)
         mask_secrets(settings, env)
+        for path, what in rule_files(settings):
+            files.inside(path, ctx.workspace, what=what)
         return DISPATCH[settings.mode](settings, ctx)
     except GateError as exc:
         runner.error(str(exc), title="golden-gate")

@@ -229,11 +229,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The flags naming a file a pull request can write that is read as text (rules and data).
+RULE_FILES = {
+    "golden": "golden set",
+    "judge_prompt": "judge prompt",
+    "template": "comment template",
+    "calibration": "calibration",
+    "labels": "labels file",
+}
+
+
+def _refuse_outside_workspace(args: argparse.Namespace) -> None:
+    """In a workflow, a file named by a flag must resolve inside the checkout (a pull
+    request's symlink to /proc/self/environ is refused); on a laptop any path is the user's."""
+    import os
+
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    from golden_gate.files import inside
+
+    workspace = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
+    for name, what in RULE_FILES.items():
+        path = getattr(args, name, None)
+        if isinstance(path, Path):
+            inside(path, workspace, what=what)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     process.start()
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
+        _refuse_outside_workspace(args)
         code = handler(args)
         sys.stdout.flush()  # here, so a reader that left early is handled below, not at exit
         return code

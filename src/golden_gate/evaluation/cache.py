@@ -19,7 +19,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -29,6 +28,7 @@ from pydantic import ValidationError
 
 from golden_gate import redaction
 from golden_gate.core.report import Verdict
+from golden_gate.files import mkstemp_readable
 
 _HEX = frozenset("0123456789abcdef")
 FORMAT = "golden-gate/verdict/2"
@@ -208,11 +208,12 @@ class VerdictCache:
 
 def _write_atomic(path: Path, text: str) -> None:
     prefix = f".{path.name[:8]}."
+    # An ordinary file's mode, not mkstemp's 0600: a later step (another uid) saves the cache.
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+        fd, tmp = mkstemp_readable(path.parent, prefix)
     except FileNotFoundError:  # the shard's first entry (mkdir on every write cost a syscall)
         ensure_dir(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+        fd, tmp = mkstemp_readable(path.parent, prefix)
     try:
         try:
             data = memoryview(text.encode("utf-8"))

@@ -248,11 +248,34 @@ def _builtin_environment(template_dir: Path) -> jinja2.Environment:
     return _new_environment(template_dir, None)
 
 
+class _OwnDirectoryLoader(jinja2.FileSystemLoader):
+    """A user's templates: each must resolve inside the user template's own directory, so a
+    symlink (to /proc/self/environ, say) or an include cannot read anything else."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        root = Path(self.searchpath[0]).resolve()
+        resolved = Path(filename).resolve()
+        if not resolved.is_relative_to(root):
+            raise jinja2.TemplateError(
+                f"'{template}' resolves to {resolved}, outside the template's directory {root}"
+            )
+        return source, filename, uptodate
+
+
 def _new_environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(template_dir))]
+    kind: type[jinja2.Environment] = jinja2.Environment
     if user_template is not None:
-        loaders.insert(0, jinja2.FileSystemLoader(str(user_template.parent)))
-    env = jinja2.Environment(
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        loaders.insert(0, _OwnDirectoryLoader(str(user_template.parent)))
+        # A user's template is a pull request's to write: no attribute internals (no route to
+        # os.system or os.environ), no unsafe callables, no changing the context's lists.
+        kind = ImmutableSandboxedEnvironment
+    env = kind(
         loader=jinja2.ChoiceLoader(loaders),
         autoescape=False,  # Markdown, not HTML: escaping is done on the data, see escape.py
         undefined=jinja2.StrictUndefined,
