@@ -13,14 +13,20 @@ import shutil
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from golden_gate.demo import baseline_path
 from golden_gate.evaluation import fence
-from tests.action_world import REPO, World
+from golden_gate.rendering.render import marker
+from tests.action_world import READ_TOKEN, REPO, World
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
+from tests.helpers import golden_gate
 
 JUDGE_KEY = "sk-test-key-for-the-fake-judge"
 
@@ -298,3 +304,158 @@ def test_results_and_cache_entries_are_written_with_an_ordinary_files_mode(world
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
     for folder in [out, *(p for p in verdicts.rglob("*") if p.is_dir())]:
         assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder
+
+
+# -- 4, 5. a trusted comment is never overwritten by an untrusted one ---------------------
+
+
+def post_comment(world: World, event):
+    return world.run("workflow_run", event, mode="post-comment")
+
+
+def test_the_poster_leaves_a_same_repository_pull_requests_verdict_alone(world, candidate):
+    pull, done = pr_run(world, candidate)
+    assert done.returncode == 1
+    (trusted,) = world.github.comments(REPO, pull.number)
+    assert "golden-gate failed" in trusted.body
+    posted = post_comment(world, world.event("workflow_run.completed", pull))
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    assert "not from a fork" in posted.stdout
+    assert posted.outputs["verdict"] == "skipped"
+    (after,) = world.github.comments(REPO, pull.number)
+    assert after.body == trusted.body and after.updated_at == trusted.updated_at
+
+
+def fork_comment_files(world: World, candidate: str):
+    pull = world.pull(["prompts/answer.txt"], fork=True)
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull, fork=True),
+        token=READ_TOKEN,
+        assistant_url=candidate,
+    )
+    assert done.returncode == 1
+    return pull
+
+
+@pytest.mark.parametrize("aim", ["same-repository victim", "another fork's victim"])
+def test_a_fork_at_a_victims_head_commit_cannot_rewrite_the_victims_comment(world, candidate, aim):
+    if aim == "same-repository victim":
+        victim, _ = pr_run(world, candidate)
+    else:
+        victim = world.pull(["prompts/answer.txt"], fork=True)
+        world.run(
+            "pull_request", world.event("pull_request.opened", victim), assistant_url=candidate
+        )  # a maintainer's trusted run of the fork's change
+    (before,) = world.github.comments(REPO, victim.number)
+    # The attacker's fork, on a branch of the victim's name, at the victim's head commit.
+    attacker = world.github.add_pull(
+        REPO, files=["src/x.py"], head=victim.head_ref, head_repo="mallory/docs-assistant"
+    )
+    world.run(
+        "pull_request",
+        world.event("pull_request.opened", attacker, fork=True),
+        token=READ_TOKEN,
+        assistant_url=candidate,
+    )
+    meta_path = world.workspace / "golden-gate" / "comment.json"
+    meta = json.loads(meta_path.read_text())
+    meta.update(pr_number=victim.number, head_sha=victim.head_sha)
+    meta_path.write_text(json.dumps(meta))
+    event = world.event("workflow_run.completed", attacker)
+    payload = json.loads(event.read_text())
+    payload["workflow_run"]["head_sha"] = victim.head_sha
+    event.write_text(json.dumps(payload))
+    posted = post_comment(world, event)
+    one_sentence_exit_2(posted, says="refusing to post another pull request's comment")
+    assert "head repository" in posted.stdout
+    (after,) = world.github.comments(REPO, victim.number)
+    assert after.body == before.body and after.updated_at == before.updated_at
+
+
+def test_a_forks_claim_never_replaces_a_trusted_verdict_on_the_same_head(world, candidate):
+    pull = fork_comment_files(world, candidate)
+    # A trusted run (a maintainer's, with a write token) judged the same head commit.
+    world.github.add_comment(REPO, pull.number, "", user="github-actions[bot]")
+    world.run("pull_request", world.event("pull_request.opened", pull), assistant_url=candidate)
+    trusted = next(
+        c for c in world.github.comments(REPO, pull.number) if "golden-gate failed" in c.body
+    )
+    posted = post_comment(world, world.event("workflow_run.completed", pull))
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+    assert "does not replace it" in posted.stdout
+    again = next(c for c in world.github.comments(REPO, pull.number) if c.id == trusted.id)
+    assert again.body == trusted.body
+    assert not any("unverified" in c.body for c in world.github.comments(REPO, pull.number))
+
+
+def test_a_forks_claim_is_posted_and_then_updated_in_place(world, candidate):
+    pull = fork_comment_files(world, candidate)
+    event = world.event("workflow_run.completed", pull)
+    first = post_comment(world, event)
+    second = post_comment(world, event)
+    assert first.returncode == second.returncode == 0, first.stdout + second.stdout
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "unverified" in comment.body
+    assert comment.body.split("\n")[1] == "<!-- golden-gate:unverified fork report -->"
+
+
+# -- 6. distinct comment ids never share a comment --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("検索", "翻訳"), ("docs+api", "docs api"), ("eu-" + "x" * 70, "eu-" + "x" * 71)],
+)
+def test_distinct_comment_ids_keep_distinct_comments(
+    world, candidate, good_assistant, first, second
+):
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    failed = world.run("pull_request", event, assistant_url=candidate, comment_id=first)
+    passed = world.run("pull_request", event, assistant_url=good_assistant, comment_id=second)
+    assert (failed.returncode, passed.returncode) == (1, 0), passed.stdout
+    comments = world.github.comments(REPO, pull.number)
+    assert len(comments) == 2  # the second gate's pass did not overwrite the first's failure
+    assert any("golden-gate failed" in c.body for c in comments)
+    assert len({c.body.split("\n")[0] for c in comments}) == 2
+
+
+def test_a_comment_with_an_older_releases_marker_is_found_and_rewritten(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    old = world.github.add_comment(
+        REPO,
+        pull.number,
+        "<!-- golden-gate:report id=docs-api -->\nold",
+        user="github-actions[bot]",
+    )
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url=candidate,
+        comment_id="docs api",
+    )
+    assert done.returncode == 1
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert comment.id == old.id
+    assert comment.body.startswith("<!-- golden-gate:report id=docs-api~")
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_the_marker_is_one_an_id(a, b):
+    if a != b and a.strip() and b.strip():
+        assert marker(a) != marker(b)
+    assert "\n" not in marker(a) and "-->" not in marker(a)[4:-3]
+
+
+def test_the_comment_workflows_init_writes_and_the_example_run_for_forks_only(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    done = golden_gate("init", "--dir", tmp_path, "--action", "org/golden-gate-action@" + "a" * 40)
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / ".github" / "workflows" / "golden-gate-comment.yml"
+    example = Path(__file__).parents[1] / "examples" / "workflows" / "post-comment.yml"
+    for workflow in (written, example):
+        job = yaml.safe_load(workflow.read_text())["jobs"]["post-comment"]
+        condition = " ".join(job["if"].split())
+        assert "github.event.workflow_run.event == 'pull_request'" in condition
+        assert "workflow_run.head_repository.full_name != github.repository" in condition

@@ -31,7 +31,7 @@ from golden_gate.core.tally import Tally
 from golden_gate.errors import InputError
 from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TrendPoint
-from golden_gate.rendering.escape import code_span, inline, marker_id
+from golden_gate.rendering.escape import code_span, inline, legacy_marker_id, marker_id
 
 P = ParamSpec("P")
 UNTAGGED = ["(untagged)"]
@@ -45,6 +45,13 @@ MARKER_PREFIX = "<!-- golden-gate:report id="
 def marker(comment_id: str) -> str:
     """The hidden first line by which the sticky comment is found again."""
     return f"{MARKER_PREFIX}{marker_id(comment_id)} -->"
+
+
+def legacy_marker(comment_id: str) -> str | None:
+    """The first line an older release wrote for this id, when it differs: such a comment is
+    still found (and rewritten with the new marker) for one release."""
+    old = f"{MARKER_PREFIX}{legacy_marker_id(comment_id)} -->"
+    return None if old == marker(comment_id) else old
 
 
 def characters(text: str) -> int:
@@ -386,7 +393,7 @@ class _Context:
             )
         self._fixed = {
             "marker": marker(comment_id),
-            "comment_id": marker_id(comment_id),
+            "comment_id": inline(comment_id, limit=80) or "default",
             "gate": gate,
             "verdict": gate.verdict if complete else "incomplete",
             "headline": inline(gate.headline, limit=600),
