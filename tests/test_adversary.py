@@ -459,3 +459,27 @@ def test_the_comment_workflows_init_writes_and_the_example_run_for_forks_only(tm
         condition = " ".join(job["if"].split())
         assert "github.event.workflow_run.event == 'pull_request'" in condition
         assert "workflow_run.head_repository.full_name != github.repository" in condition
+
+
+# -- 7. drift without a baseline is incomplete, never an all-clear --------------------------
+
+
+def test_drift_without_its_baseline_is_incomplete_and_leaves_the_issue_open(
+    world, candidate, good_assistant
+):
+    baseline = world.workspace / "evals" / "baseline.json"
+    shutil.copy(baseline_path(), baseline)
+    event = world.event("workflow_dispatch")
+    first = world.run("schedule", event, mode="drift", assistant_url=candidate)
+    assert first.returncode == 1, first.stdout + first.stderr
+    (issue,) = world.github.issues(REPO, label="golden-gate-drift")
+    # The baseline is renamed; the assistant is fixed only as far as the floor can tell.
+    baseline.rename(baseline.with_name("base.json"))
+    text = baseline_path().read_text()
+    world.github.commit(REPO, "main", {"evals/baseline.json": None, "evals/base.json": text})
+    gone = world.run("schedule", event, mode="drift", assistant_url=good_assistant, floor="0.3")
+    assert gone.returncode == 3, gone.stdout + gone.stderr
+    assert gone.outputs["verdict"] == "incomplete"
+    assert "there is none" in gone.stdout and "passes again" not in gone.stdout
+    (still,) = world.github.issues(REPO, label="golden-gate-drift")
+    assert still.number == issue.number and still.state == "open"
