@@ -483,3 +483,54 @@ def test_drift_without_its_baseline_is_incomplete_and_leaves_the_issue_open(
     assert "there is none" in gone.stdout and "passes again" not in gone.stdout
     (still,) = world.github.issues(REPO, label="golden-gate-drift")
     assert still.number == issue.number and still.state == "open"
+
+
+# -- 8. no change that can alter answers is skipped -----------------------------------------
+
+COMPOSE = """\
+services:
+  assistant:
+    build:
+      context: ./service
+      dockerfile: Dockerfile.eval
+    env_file: [config/assistant.env]
+    volumes: ["./index:/data/index:ro"]
+"""
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "compose.eval.yml",
+        "service/Dockerfile.eval",
+        "service/app/main.py",
+        "config/assistant.env",
+        "index/snapshot.bin",
+        "golden-gate.toml",
+        None,  # the control: a README alone is still skipped
+    ],
+)
+def test_the_compose_file_what_it_references_and_the_config_file_are_in_scope(world, changed):
+    (world.workspace / "compose.eval.yml").write_text(COMPOSE)
+    # No Docker here: a `docker` that fails at once, so a gated run stops at the start.
+    bin_dir = world.tmp / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text("#!/bin/sh\necho 'no docker here' >&2\nexit 1\n")
+    (bin_dir / "docker").chmod(0o755)
+    pull = world.pull(["README.md"] + ([changed] if changed else []))
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        compose_file="compose.eval.yml",
+        paths="prompts/**",
+        extra_env={"PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
+    assert "Traceback" not in done.stderr
+    if changed is None:
+        assert done.returncode == 0 and done.outputs["verdict"] == "skipped"
+        return
+    assert done.outputs.get("verdict") != "skipped", done.stdout
+    assert "golden-gate: running: the pull request changes what the gate itself reads" in (
+        done.stdout
+    )
+    assert f"  matched: {changed} (input '" in done.stdout

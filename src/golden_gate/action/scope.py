@@ -24,6 +24,7 @@ FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
 DEFAULT_PATHS = ["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"]
 WORKFLOWS = ".github/workflows/"
 WORKFLOW_RULE = "a workflow, where the gate's settings live"
+CONFIG_FILE = "golden-gate.toml"  # the gate's config file: its rules, always in scope
 
 
 class Scope(BaseModel):
@@ -45,12 +46,86 @@ def repo_path(path: str) -> str:
 
 
 def own_input_rule(file: str, own_inputs: Mapping[str, str]) -> str | None:
-    """Which of the gate's own inputs `file` is (`own_inputs`: repo path -> input name)."""
+    """Which of the gate's own inputs `file` is (`own_inputs`: repo path -> input name; a
+    path ending in `/` is a directory, e.g. a build context, and covers what is under it)."""
     if file in own_inputs:
         return f"input '{own_inputs[file]}', the gate's own input"
     if file.startswith(WORKFLOWS):
         return WORKFLOW_RULE
+    for path, name in own_inputs.items():
+        if path.endswith("/") and (file.startswith(path) or path == "./"):
+            return f"input '{name}', the gate's own input"
     return None
+
+
+def compose_references(compose_file: Path, workspace: Path) -> list[str]:
+    """What a compose file makes part of the system under test, as repo paths: build
+    contexts (directories, ending in `/`), Dockerfiles, env files, bind-mounted sources,
+    config and secret files, included and extended compose files. A file that cannot be read
+    or parsed names nothing (starting the assistant says what is wrong with it)."""
+    import yaml
+
+    try:
+        config = yaml.safe_load(compose_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    if not isinstance(config, dict):
+        return []
+    base = compose_file.parent
+    found: list[tuple[str, bool]] = []  # (path as written, is a directory)
+
+    def add(value: object, *, directory: bool = False) -> None:
+        if isinstance(value, str) and value and "://" not in value and "${" not in value:
+            found.append((value, directory))
+
+    for service in (config.get("services") or {}).values():
+        if not isinstance(service, dict):
+            continue
+        build = service.get("build")
+        if isinstance(build, str):
+            add(build, directory=True)
+            add(posixpath.join(build, "Dockerfile"))
+        elif isinstance(build, dict):
+            context = build.get("context") or "."
+            add(context, directory=True)
+            dockerfile = build.get("dockerfile") or "Dockerfile"
+            if isinstance(context, str) and isinstance(dockerfile, str):
+                add(posixpath.join(context, dockerfile))
+        env_files = service.get("env_file")
+        for entry in env_files if isinstance(env_files, list) else [env_files]:
+            add(entry.get("path") if isinstance(entry, dict) else entry)
+        for volume in service.get("volumes") or []:
+            source = volume.get("source") if isinstance(volume, dict) else None
+            if isinstance(volume, str) and ":" in volume:
+                source = volume.split(":", 1)[0]
+            if isinstance(source, str) and source.startswith((".", "/")):  # a path, not a volume
+                add(source, directory=True)
+                add(source)
+        extends = service.get("extends")
+        if isinstance(extends, dict):
+            add(extends.get("file"))
+    for section in ("configs", "secrets"):
+        for entry in (config.get(section) or {}).values():
+            if isinstance(entry, dict):
+                add(entry.get("file"))
+    for entry in config.get("include") or []:
+        paths = entry.get("path") if isinstance(entry, dict) else entry
+        for path in paths if isinstance(paths, list) else [paths]:
+            add(path)
+    root = workspace.resolve()
+    references = []
+    for written, directory in found:
+        target = Path(posixpath.normpath((base / written).absolute().as_posix()))
+        try:
+            where = target.relative_to(root) if target.is_absolute() else target
+        except ValueError:
+            try:
+                where = target.relative_to(workspace.absolute())
+            except ValueError:
+                continue  # outside the checkout: no pull request changes it
+        path = where.as_posix()
+        references.append(path.rstrip("/") + "/" if directory else path)
+    return list(dict.fromkeys(references))
 
 
 def matching(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
