@@ -7,8 +7,10 @@ the stand-in GitHub, judge and assistant on 127.0.0.1.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -17,13 +19,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from golden_gate import runner
+from golden_gate.action.inputs import env_name
 from golden_gate.demo import baseline_path
+from golden_gate.errors import InputError
 from golden_gate.evaluation import fence
 from golden_gate.rendering.render import marker
-from tests.action_world import READ_TOKEN, REPO, World
+from tests.action_world import ACTION, READ_TOKEN, REPO, World
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 from tests.helpers import golden_gate
@@ -534,3 +539,243 @@ def test_the_compose_file_what_it_references_and_the_config_file_are_in_scope(wo
         done.stdout
     )
     assert f"  matched: {changed} (input '" in done.stdout
+
+
+# -- 9. every bad input is one sentence, exit 2 ----------------------------------------------
+
+BAD_INPUTS = {
+    "range": ({"paths": "src/[a-Z]*"}, "input 'paths': 'src/[a-Z]*' is not a gitignore-style"),
+    "lone-bang": ({"paths": "src/**\n!"}, "input 'paths': '!' is not a gitignore-style"),
+    "ipv6": ({"judge_base_url": "http://[fd00::1/v1"}, "input 'judge-base-url'"),
+    "port": ({"assistant_url": "http://127.0.0.1:99999"}, "input 'assistant-url'"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS), ids=list(BAD_INPUTS))
+def test_a_bad_input_value_is_one_sentence_and_exit_2(world, candidate, case):
+    inputs, says = BAD_INPUTS[case]
+    pull = world.pull(["src/x.py"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        **{"assistant_url": candidate, **inputs},
+    )
+    one_sentence_exit_2(done, says=says)
+
+
+ENCODED = {
+    "utf-16": lambda text: text.encode("utf-16"),
+    "latin-1": lambda text: (text + "é").encode("latin-1"),
+}
+
+
+@pytest.mark.parametrize("encoding", list(ENCODED))
+@pytest.mark.parametrize(
+    ("input_name", "name"),
+    [
+        ("baseline", "baseline.json"),
+        ("golden", "golden.jsonl"),
+        ("comment_template", "comment.md.j2"),
+        ("calibration", "calibration.json"),
+    ],
+)
+def test_every_file_the_gate_reads_in_another_encoding_is_one_sentence(
+    world, good_assistant, input_name, name, encoding
+):
+    path = world.workspace / "evals" / name
+    text = path.read_text() if path.exists() else '{"x": "{inputs} {outputs} {reference_outputs}"}'
+    if name == "baseline.json":
+        text = baseline_path().read_text()
+    path.write_bytes(ENCODED[encoding](text))
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        assistant_url=good_assistant,
+        **{input_name: f"evals/{name}"},
+    )
+    one_sentence_exit_2(done, says=f"evals/{name}")
+
+
+@pytest.mark.parametrize("encoding", list(ENCODED))
+def test_a_judge_prompt_in_another_encoding_is_one_sentence(world, encoding):
+    questions = ten_items(world)
+    prompt = "{inputs}\n<output>{outputs}</output>\n<reference_outputs>{reference_outputs}"
+    (world.workspace / "evals" / "judge.txt").write_bytes(ENCODED[encoding](prompt))
+    with JudgeServer() as judge, AssistantServer(dict.fromkeys(questions, "x")) as assistant:
+        done = dispatch(world, judge, assistant, judge_prompt="evals/judge.txt")
+    one_sentence_exit_2(done, says="evals/judge.txt")
+
+
+def test_shard_reports_may_be_an_absolute_glob(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    shards = world.tmp / "runner-temp" / "shards"
+    for i in (1, 2):
+        done = world.run("pull_request", event, assistant_url=candidate, shard=f"{i}/2")
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = world.workspace / done.outputs["report-path"]
+        shards.mkdir(parents=True, exist_ok=True)
+        report.rename(shards / report.name)
+    merged = world.run("pull_request", event, mode="merge", shard_reports=f"{shards}/*.json")
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    assert merged.outputs["verdict"] == "failed"
+    assert f"  {shards}/report-shard-1-of-2.json" in merged.stdout
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_action_input_with_a_hostile_value_is_read_or_refused_in_one_sentence(
+    tmp_path_factory, data
+):
+    """The real input reader and the checks the entrypoint makes before any request, over
+    every input of action.yml: a value is either taken or refused with an InputError."""
+    from golden_gate.action.main import checked_settings
+
+    workspace = tmp_path_factory.mktemp("ws")
+    hostile = st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(
+            ["-1", "0", "nan", "inf", "1e999", "99999999999999999999", "true", "[a-Z]", "!",
+             "../../etc/passwd", "/proc/self/environ", "http://[fd00::1/v1", "x:y:z", "a,,b",
+             "\x00", "\u202e", "1/0", "0/0", "3/2", "${{ x }}", "{", "{{", "%", "\ud800"]
+        ),
+    )  # fmt: skip
+    names = list(ACTION["inputs"])
+    chosen = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True))
+    env = {
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        **{env_name(n): str(s.get("default", "")) for n, s in ACTION["inputs"].items()
+           if "${{" not in str(s.get("default", ""))},
+        "INPUT_ASSISTANT-URL": "http://127.0.0.1:9",
+    }  # fmt: skip
+    for name in chosen:
+        env[env_name(name)] = data.draw(hostile, label=name)
+    try:
+        checked_settings(env, workspace)
+    except InputError as exc:
+        message = str(exc)
+        assert message and "Traceback" not in message
+
+
+# -- 10. no untrusted string is a workflow command ------------------------------------------
+
+
+def commands_run(log: str) -> list[str]:
+    """The workflow commands the runner would run from a step's log: `::name ...::` at a line's
+    start (after spaces) or `##[name` anywhere, none between `::stop-commands::T` and `::T::`."""
+    run, stopped = [], None
+    for line in re.split(r"\r\n|\r|\n", log):
+        text = line.strip()
+        if stopped is not None:
+            if text == f"::{stopped}::":
+                stopped = None
+            continue
+        if text.startswith("::stop-commands::"):
+            stopped = text.removeprefix("::stop-commands::")
+        elif text.startswith("::") or "##[" in line:
+            run.append(text)
+    return run
+
+
+def hostile(log: str) -> list[str]:
+    """The commands in `log` the hostile text made: its own `::` lines, or a `##[` line."""
+    forged = ("::warning title=PWNED", "::add-mask::golden", "::notice::PWNED")
+    return [
+        c
+        for c in commands_run(log)
+        if c.startswith(forged) or (not c.startswith("::") and "PWNED" in c)
+    ]
+
+
+HOSTILE_NAME = (
+    "x\n::warning title=PWNED::owned\n::add-mask::golden\n##[error]PWNED\r::notice::PWNED"
+)
+
+
+def test_shard_file_names_are_never_run_as_commands(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    for i in (1, 2):
+        done = world.run("pull_request", event, assistant_url=candidate, shard=f"{i}/2")
+        report = world.workspace / done.outputs["report-path"]
+        report.rename(report.with_name(f"report-shard-{i}-{HOSTILE_NAME}-of-2.json"))
+    merged = world.run("pull_request", event, mode="merge")
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    for log in (merged.stdout, merged.stderr):
+        assert hostile(log) == [], log
+
+
+def test_item_ids_printed_anywhere_are_never_run_as_commands(world):
+    questions = {f"q{n}{HOSTILE_NAME}": f"Which port {n}?" for n in range(6)}
+    lines = [
+        json.dumps({"id": item_id, "question": question,
+                    "reference_key_points": [f"port {n}"], "tags": ["smoke"]})
+        for n, (item_id, question) in enumerate(questions.items())
+    ]  # fmt: skip
+    (world.workspace / "evals" / "golden.jsonl").write_text("\n".join(lines) + "\n")
+    right = {q: f"It is port {n}." for n, q in enumerate(questions.values())}
+    with AssistantServer(right) as assistant:
+        first = world.run("workflow_dispatch", world.event("workflow_dispatch"),
+                          assistant_url=assistant.url, floor="0")  # fmt: skip
+    shutil.copy(
+        world.workspace / first.outputs["report-path"], world.workspace / "evals" / "baseline.json"
+    )
+    with AssistantServer(default_answer="no idea") as assistant:
+        done = world.run("workflow_dispatch", world.event("workflow_dispatch"),
+                         assistant_url=assistant.url, floor="0")  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    log = done.stdout + done.stderr
+    assert "Regressed: q0" in log  # the ids are printed, as text
+    for stream in (done.stdout, done.stderr):
+        assert hostile(stream) == [], stream
+
+
+def test_every_line_printed_in_a_workflow_is_plain_text():
+    stream = io.StringIO()
+    guarded = runner.PlainLines(stream)
+    guarded.write("  ::add-mask::x\n##[error]y\r::warning::z")
+    guarded.flush()
+    guarded.write("::tail stays on its line\n")
+    assert commands_run(stream.getvalue()) == []
+    assert stream.getvalue().count("\u200b") == 3
+
+
+# -- 12. credentials in a query string, a baseline from a newer release ----------------------
+
+
+def test_a_judge_key_in_the_query_string_is_never_shown(world):
+    questions = ten_items(world)
+    key = "0123456789abcdef0123456789abcdef"
+    with AssistantServer(dict.fromkeys(questions.values(), "x")) as assistant:
+        done = world.run(
+            "workflow_dispatch",
+            world.event("workflow_dispatch"),
+            extra_env={"OPENAI_API_KEY": JUDGE_KEY},
+            judge_model="openai:gpt-4.1-mini",
+            judge_base_url=f"http://127.0.0.1:9/v1?api-version=1&subscription-key={key}",
+            assistant_url=assistant.url,
+        )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "cannot be reached" in done.stdout
+    out = world.workspace / "golden-gate"
+    written = [p.read_text() for p in out.rglob("*") if p.is_file()] if out.is_dir() else []
+    log = "\n".join(x for x in done.stdout.splitlines() if not x.startswith("::add-mask::"))
+    for text in [log, done.stderr, done.summary, *written]:
+        assert key not in text  # masked for the runner (`::add-mask::`), shown nowhere
+
+
+def test_a_baseline_from_a_newer_release_says_so(world, candidate):
+    newer = json.loads(baseline_path().read_text())
+    newer.update(tool_version="9.1.0")
+    newer.pop("run_settings", None)
+    newer["run_settings_v9"] = {"runs": 1}
+    (world.workspace / "evals" / "baseline.json").write_text(json.dumps(newer))
+    done = world.run("workflow_dispatch", world.event("workflow_dispatch"), assistant_url=candidate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
+    shown = done.stdout + done.summary + json.dumps(report)
+    shown = shown.replace("\\", "").replace("\u200b", "")  # Markdown's escapes out
+    assert "counted re-runs of failures" not in shown
+    assert "made by a newer golden-gate (9.1.0; this is" in shown

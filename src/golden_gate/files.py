@@ -18,7 +18,7 @@ def read_text(path: str | Path, *, what: str) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the name
         raise InputError(f"{path}: cannot read the {what} ({exc})") from None
 
 
@@ -27,8 +27,8 @@ def inside(path: str | Path, root: str | Path, *, what: str) -> None:
     symlink to /proc/self/environ or ../../secrets is read as nothing, said in one sentence."""
     try:
         resolved, base = Path(path).resolve(), Path(root).resolve()
-    except (OSError, RuntimeError) as exc:  # a symlink loop
-        raise InputError(f"{path}: cannot resolve the {what} ({exc})") from None
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL in the name
+        raise InputError(f"{path!r}: cannot resolve the {what} ({exc})") from None
     if not resolved.is_relative_to(base):
         raise InputError(
             f"{path}: the {what} resolves to {resolved}, outside the workspace {base}; "

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from golden_gate.errors import InputError
 from golden_gate.git import git
 
 PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
@@ -133,11 +134,28 @@ def matching(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     return list(matching_rules(files, patterns))
 
 
+def check_patterns(patterns: Sequence[str], *, name: str = "input 'paths'") -> None:
+    """Each pattern compiles (`src/[a-Z]*`, a lone `!` do not): InputError naming it."""
+    import pathspec
+
+    for pattern in patterns:
+        if not pattern.strip():
+            continue
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # re.error, GitWildMatchPatternError, ...: all one answer
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(
+                f"{name}: {pattern!r} is not a gitignore-style pattern ({reason[:200]})"
+            ) from None
+
+
 def matching_rules(files: Sequence[str], patterns: Sequence[str]) -> dict[str, str]:
     """Each matched file and the pattern that decided it."""
     import pathspec
 
     kept = [p for p in patterns if p.strip()]
+    check_patterns(kept)
     spec = pathspec.GitIgnoreSpec.from_lines(kept)
     found = {}
     for file in files:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from golden_gate import __version__, process
+from golden_gate import __version__, process, runner
 from golden_gate.cli.commands import (
     cmd_calibrate,
     cmd_demo,
@@ -30,7 +31,7 @@ from golden_gate.cli.options import (
     add_trend_arg,
     fail,
 )
-from golden_gate.errors import GateError
+from golden_gate.errors import EXIT_INCOMPLETE, GateError, unexpected
 
 Handler = Callable[[argparse.Namespace], int]
 EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
@@ -242,8 +243,6 @@ RULE_FILES = {
 def _refuse_outside_workspace(args: argparse.Namespace) -> None:
     """In a workflow, a file named by a flag must resolve inside the checkout (a pull
     request's symlink to /proc/self/environ is refused); on a laptop any path is the user's."""
-    import os
-
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return
     from golden_gate.files import inside
@@ -257,6 +256,8 @@ def _refuse_outside_workspace(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     process.start()
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        runner.guard_output()  # a workflow step's log: no printed line can be a command
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
@@ -267,8 +268,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `golden-gate report … | head`: the reader has what it wanted. Point stdout at
         # /dev/null so the interpreter's own flush at exit cannot fail again.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except GateError as exc:
@@ -277,6 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         fail("interrupted")
         return 130
+    except Exception as exc:  # a defect of ours: one sentence and exit 3, never "gate failed"
+        fail(unexpected(exc, os.environ))
+        return EXIT_INCOMPLETE
 
 
 if __name__ == "__main__":

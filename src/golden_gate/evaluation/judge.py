@@ -68,6 +68,15 @@ class JudgeSettings(BaseModel):
 
     _supported_model = field_validator("model")(providers.check_model)
 
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str | None) -> str | None:
+        # Said here, once, not as a ValueError deep in the preflight or the SDK.
+        if value and (problem := redaction.url_problem(value)):
+            shown = redaction.without_credentials(value)
+            raise ValueError(f"{shown!r} is not a URL the judge can be reached at ({problem})")
+        return value
+
 
 class JudgeError(Exception):
     """A judge call failed after the SDK's own retries; the message is one line, no secrets."""

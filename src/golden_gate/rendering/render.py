@@ -543,7 +543,7 @@ def render(
         names: set[str] = set()
         try:
             text = redaction.scrub(tmpl.render(**context(max_rows, names.add)))
-        except jinja2.TemplateError as exc:
+        except (jinja2.TemplateError, UnicodeDecodeError, OSError) as exc:  # an include's too
             raise InputError(f"{user_template or name}: the template failed ({exc})") from None
         rendered.append(({section: shown[section] for section in names}, text))
         return text
@@ -576,7 +576,7 @@ def render(
 def _load(name: str, user_template: Path | None) -> jinja2.Template:
     try:
         return _environment(templates_dir(), user_template).get_template(name)
-    except jinja2.TemplateError as exc:
+    except (jinja2.TemplateError, UnicodeDecodeError, OSError) as exc:  # not UTF-8, unreadable
         raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
 
 
