@@ -779,3 +779,45 @@ def test_a_baseline_from_a_newer_release_says_so(world, candidate):
     shown = shown.replace("\\", "").replace("\u200b", "")  # Markdown's escapes out
     assert "counted re-runs of failures" not in shown
     assert "made by a newer golden-gate (9.1.0; this is" in shown
+
+
+HOSTILE_VALUES = st.one_of(
+    st.text(max_size=30).filter(lambda v: not v.startswith("-")),
+    st.sampled_from(
+        ["0", "-1", "nan", "inf", "1e999", "[a-Z]", "http://[fd00::1/v1", "http://h:99999",
+         "a,,b", "x:y:z", "\u202e", "1/0", "3/2", "{", "{{", "%", "../../etc/passwd"]
+    ),
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_run_flag_with_a_hostile_value_is_taken_or_refused_in_one_sentence(
+    tmp_path_factory, data
+):
+    """`golden-gate run`'s own parser and settings over every flag that takes a value."""
+    from golden_gate.cli import build_parser
+    from golden_gate.cli.options import gate_settings, settings_from_args
+
+    folder = tmp_path_factory.mktemp("cli")
+    golden = folder / "golden.jsonl"
+    golden.write_text("")
+    parser = build_parser()
+    run = parser._subparsers._group_actions[0].choices["run"]
+    flags = sorted(
+        a.option_strings[-1]
+        for a in run._actions
+        if a.option_strings and a.nargs != 0 and a.option_strings[-1].startswith("--")
+        and a.option_strings[-1] not in ("--help", "--url")
+    )  # fmt: skip
+    chosen = data.draw(st.lists(st.sampled_from(flags), min_size=1, max_size=3, unique=True))
+    argv = ["run", str(golden), "--url", "http://127.0.0.1:9"]
+    for flag in chosen:
+        argv += [flag, data.draw(HOSTILE_VALUES, label=flag)]
+    try:
+        args = parser.parse_args(argv)
+        settings_from_args(args, gate=gate_settings(args))
+    except SystemExit as exc:  # argparse's own one sentence
+        assert exc.code == 2
+    except InputError as exc:
+        assert str(exc) and "Traceback" not in str(exc)
