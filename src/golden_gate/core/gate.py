@@ -250,10 +250,6 @@ def _run_settings_warnings(
     return warnings
 
 
-# The first release that records run settings; one before it counted re-runs of failures.
-RUN_SETTINGS_SINCE = (0, 2)
-
-
 def _version(text: str) -> tuple[int, ...] | None:
     """`0.2.0` as (0, 2, 0); None for what is no release number (`0.3.0rc1` is 0.3.0)."""
     found = re.match(r"(?:golden-gate\s+)?v?(\d+(?:\.\d+)*)", text.strip())
@@ -261,13 +257,10 @@ def _version(text: str) -> tuple[int, ...] | None:
 
 
 def _no_run_settings(made_by: str) -> str:
-    """The warning for a baseline that records no run settings this version can read."""
+    """The warning for a baseline that records no run settings this version can read: one
+    from a newer release records them where this one does not look, one from an older
+    release counted re-runs of failures."""
     made, this = _version(made_by), _version(__version__)
-    if made is not None and made[:2] < RUN_SETTINGS_SINCE:
-        return (
-            f"the yardstick moved: the baseline was made by golden-gate {made_by}, which "
-            "counted re-runs of failures and left unanswered runs out; make it again"
-        )
     if made is not None and this is not None and made > this:
         return (
             f"the baseline was made by a newer golden-gate ({made_by}; this is {__version__}) "
@@ -275,8 +268,8 @@ def _no_run_settings(made_by: str) -> str:
             "run's; update golden-gate to compare them"
         )
     return (
-        f"the baseline (golden-gate {made_by}) records no run settings this version can read: "
-        "they were assumed to be this run's"
+        f"the yardstick moved: the baseline was made by golden-gate {made_by}, which counted "
+        "re-runs of failures and left unanswered runs out; make it again"
     )
 
 
