@@ -42,20 +42,27 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def delimiter_lines(template: str) -> frozenset[str]:
-    """The prompt's own non-tag delimiter lines: the lines next to each placeholder (and the
-    text around a placeholder on its own line), stripped and case-folded.
+    """The prompt's own non-tag delimiter lines, stripped and case-folded: every heading
+    (`## Reference`) and rule line (`---`, a code fence, `\"\"\"`), the text around a
+    placeholder on its line (`Answer: {outputs}`), and the nearest line above and below each
+    placeholder that is not a tag (its section's name).
 
     Tags need no list: every tag start is neutralised, whatever its name.
     """
     lines = template.splitlines()
     found: set[str] = set()
     for number, line in enumerate(lines):
+        text = line.strip()
+        if text.startswith("#") or (len(text) >= 2 and not any(ch.isalnum() for ch in text)):
+            found.add(text.casefold())
         if not _has_placeholder(line):
             continue
         found.update(part.strip().casefold() for part in _PLACEHOLDER.split(line)[::2])
         for step in (-1, 1):
             near = number + step
-            while 0 <= near < len(lines) and not lines[near].strip():
+            while 0 <= near < len(lines) and (
+                not lines[near].strip() or _TAG_START.match(lines[near].strip())
+            ):
                 near += step
             if 0 <= near < len(lines) and not _has_placeholder(lines[near]):
                 found.add(lines[near].strip().casefold())
