@@ -21,6 +21,7 @@ from golden_gate.example_assistant import golden_path
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOADS = Path(__file__).with_name("payloads")
 REPO = "acme/docs-assistant"
+FORK = "contributor/docs-assistant"
 WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
 READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
@@ -140,7 +141,11 @@ class World:
         head = f"change-{len(self.github.repo(REPO).pulls) + 1}"
         self.github.commit(REPO, head, {f"{head}.txt": head}, start="main")
         return self.github.add_pull(
-            REPO, files=files, head=head, user="contributor" if fork else None
+            REPO,
+            files=files,
+            head=head,
+            user="contributor" if fork else None,
+            head_repo=FORK if fork else None,
         )
 
     def event(self, kind: str, pull=None, *, fork: bool = False) -> Path:
@@ -153,11 +158,16 @@ class World:
             pr["base"]["ref"], pr["base"]["sha"] = pull.base_ref, pull.base_sha
             pr["head"]["ref"], pr["head"]["sha"] = pull.head_ref, pull.head_sha
             pr["base"]["repo"]["full_name"] = REPO
-            pr["head"]["repo"]["full_name"] = "contributor/docs-assistant" if fork else REPO
+            pr["head"]["repo"]["full_name"] = FORK if fork else REPO
             pr["head"]["repo"]["fork"] = fork
         if pull is not None and kind.startswith("workflow_run"):
-            payload["workflow_run"]["head_sha"] = pull.head_sha
-            payload["workflow_run"]["pull_requests"] = []  # as GitHub sends it for forks
+            # The run of the pull request's gate, as GitHub describes it to the poster.
+            run = payload["workflow_run"]
+            run["event"] = "pull_request"
+            run["head_sha"], run["head_branch"] = pull.head_sha, pull.head_ref
+            run["head_repository"]["full_name"] = pull.head_repo or REPO
+            run["repository"]["full_name"] = REPO
+            run["pull_requests"] = []  # as GitHub sends it for forks
         path = self.tmp / f"event-{kind}-{time.monotonic_ns()}.json"
         path.write_text(json.dumps(payload))
         return path

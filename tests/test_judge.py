@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import EXIT_BAD_INPUT, InputError
+from golden_gate.evaluation import fence
 from golden_gate.evaluation.judge import (
     KEYPOINTS,
     Judge,
@@ -337,7 +338,9 @@ def test_a_custom_prompt_file_is_used(server: JudgeServer, tmp_path: Path) -> No
     right, wrong = judge_all(judge, [CORRECT, WRONG])
 
     assert right.passed and not wrong.passed
-    assert server.prompts[0].startswith(f"Judge strictly.\nQuestion: {ITEM.question}\n")
+    # The gate's notice first, then the prompt with the question fenced (fence.py).
+    assert server.prompts[0].startswith(fence.NOTICE + "Judge strictly.\nQuestion: <untrusted_")
+    assert f"\n{ITEM.question}\n</untrusted_text id=" in server.prompts[0]
     assert '{"score": true}' in server.prompts[0]
     assert judge.prompt_hash == hashlib.sha256(text.encode()).hexdigest()
 

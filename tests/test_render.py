@@ -35,7 +35,10 @@ def test_comment_leads_with_marker_and_verdict():
 
 
 def test_marker_id_is_sanitised():
-    assert marker("eval one -->") == "<!-- golden-gate:report id=eval-one---- -->"
+    # A readable part and a hash of the exact id (one marker an id: tests/test_adversary.py).
+    assert re.fullmatch(
+        r"<!-- golden-gate:report id=eval-one----~[0-9a-f]{16} -->", marker("eval one -->")
+    )
     body = render_comment(
         report({"a": True}), evaluate_gate(report({"a": True}), None), comment_id="docs"
     )

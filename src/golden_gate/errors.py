@@ -1,5 +1,10 @@
 """Errors a user can act on, each carrying the exit code the CLI and the Action use."""
 
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
 EXIT_PASSED = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -26,3 +31,18 @@ class IncompleteError(GateError):
 
 class OutputError(IncompleteError):
     """A result (report, comment, summary, outputs) could not be written: not a gate verdict."""
+
+
+def unexpected(exc: BaseException, env: Mapping[str, str]) -> str:
+    """One sentence for an error no check foresaw (exit 3, never the 1 of a failed gate); the
+    traceback goes to stderr only with debug logging on (RUNNER_DEBUG=1, GOLDEN_GATE_DEBUG=1)."""
+    if "1" in (env.get("RUNNER_DEBUG"), env.get("GOLDEN_GATE_DEBUG")):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+    return (
+        f"golden-gate could not complete: an unexpected {type(exc).__name__}"
+        + (f" ({detail})" if detail else "")
+        + "; please report it (debug logging shows the traceback)"
+    )

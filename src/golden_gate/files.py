@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -17,15 +18,51 @@ def read_text(path: str | Path, *, what: str) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the name
         raise InputError(f"{path}: cannot read the {what} ({exc})") from None
 
 
+def inside(path: str | Path, root: str | Path, *, what: str) -> None:
+    """Refuse a file whose resolved path leaves `root` (the workspace): a pull request's
+    symlink to /proc/self/environ or ../../secrets is read as nothing, said in one sentence."""
+    try:
+        resolved, base = Path(path).resolve(), Path(root).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a symlink loop, a NUL in the name
+        raise InputError(f"{path!r}: cannot resolve the {what} ({exc})") from None
+    if not resolved.is_relative_to(base):
+        raise InputError(
+            f"{path}: the {what} resolves to {resolved}, outside the workspace {base}; "
+            "refusing to read it"
+        )
+
+
+def _umask() -> int:
+    # Read once, while the process has one thread: os.umask can only be read by setting it.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# What an ordinary new file gets (0666 less the umask: 0644 under 022). mkstemp makes 0600,
+# and later steps of the job (upload-artifact, test reporters) run as another uid.
+FILE_MODE = 0o666 & ~_umask()
+
+
+def mkstemp_readable(directory: Path, prefix: str, suffix: str = ".tmp") -> tuple[int, str]:
+    """`tempfile.mkstemp` with an ordinary new file's mode instead of 0600."""
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=suffix)
+    # A file system without modes (some mounts): the file stays as it was made.
+    with contextlib.suppress(OSError):
+        os.fchmod(fd, FILE_MODE)
+    return fd, tmp
+
+
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write through a temporary file and rename, so readers never see half a file."""
+    """Write through a temporary file and rename, so readers never see half a file; the file
+    gets an ordinary new file's mode (0644 under the usual umask), directories 0755."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = mkstemp_readable(path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)

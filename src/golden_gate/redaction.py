@@ -48,19 +48,64 @@ def register(value: str | None) -> bool:
     return True
 
 
+# A query parameter whose name says it carries a credential: `?subscription-key=`, `?api-key=`,
+# `?access_token=`, `?code=`, Azure's SAS `?sig=` ... (its value is treated as a password).
+_SECRET_PARAM = re.compile(
+    r"(?i)(key|token|secret|sig|signature|password|passwd|pwd|auth|credential|code|session)"
+)
+_QUERY_PAIR = re.compile(r"([?&;])([^=&;#\s]+)=([^&;#\s\"'<>]*)")
+
+
+def _query_secrets(query: str) -> list[str]:
+    return [
+        unquote(value)
+        for _, name, value in _QUERY_PAIR.findall("?" + query)
+        if value and _SECRET_PARAM.search(unquote(name))
+    ]
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` is no http(s) URL a client can use (`http://[fd00::1/v1`, a port that is not a
+    number, no host), or None; the reason never holds its credentials."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme.lower() not in ("http", "https"):
+        return "it must start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    if any(ch.isspace() or ord(ch) < 32 for ch in url):
+        return "it holds white space or a control character"
+    return None
+
+
 def url_credentials(url: str | None) -> list[str]:
-    """The password in a URL, or its user name when it has no password (a token as user)."""
+    """The password in a URL (or its user name when it has no password: a token as user),
+    and the value of every query parameter named like a credential."""
     try:
         parts = urlsplit(url or "")
     except ValueError:
         return []
     secret = parts.password if parts.password is not None else parts.username
-    return [unquote(secret)] if secret else []
+    return ([unquote(secret)] if secret else []) + _query_secrets(parts.query)
 
 
 def without_credentials(url: str) -> str:
-    """`url` with any `user:password@` removed: what a report may record."""
-    return _USERINFO.sub(r"\1", url)
+    """`url` with any `user:password@` removed and every credential-named query parameter's
+    value masked: what a report, a log line or a summary may show."""
+    url = _USERINFO.sub(r"\1", url)
+    if "?" not in url:
+        return url
+
+    def masked(match: re.Match[str]) -> str:
+        sep, name, value = match.groups()
+        secret = value and _SECRET_PARAM.search(unquote(name))
+        return f"{sep}{name}={MASK}" if secret else match.group()
+
+    head, _, tail = url.partition("?")
+    return head + _QUERY_PAIR.sub(masked, "?" + tail)
 
 
 def longest() -> int:

@@ -8,11 +8,14 @@ Everything but a mask is scrubbed of registered secrets on its way out (see reda
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import re
 import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import TextIO
 
 from golden_gate.errors import InputError, OutputError
 from golden_gate.redaction import scrub
@@ -28,6 +31,87 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+# What the runner reads as a workflow command on a line of the log (stdout or stderr): `::`
+# at its start (after spaces), and the older `##[name]` anywhere in it.
+_COMMAND_START = re.compile(r"^(\s*):(?=:)")
+_ZWSP = "\u200b"
+_LINE_END = re.compile(r"(\r\n|\r|\n)")
+
+
+def plain_line(text: str) -> str:
+    """`text` as the runner shows it and never runs it: the `::` or `##[` of a workflow
+    command broken by a zero-width space, on every line of it."""
+    parts = _LINE_END.split(text)
+    parts[::2] = [
+        _COMMAND_START.sub("\\1:" + _ZWSP, p).replace("##[", "#" + _ZWSP + "#[") for p in parts[::2]
+    ]
+    return "".join(parts)
+
+
+class PlainLines(io.TextIOBase):
+    """A stream whose every line is `plain_line`'d: in a workflow, stdout and stderr become
+    these (`guard_output`), so no text printed by any code path (an item id, a file name, an
+    answer) can be a command. The runner's own commands are written past it (`_emit`)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._at_start = True  # the next character written starts a line
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        parts = _LINE_END.split(text)
+        out = []
+        for number, part in enumerate(parts):
+            if number % 2:  # a line end
+                out.append(part)
+                self._at_start = True
+            elif part:
+                # A line's start is what the runner checks: a piece after a flush goes on a
+                # line whose start was checked already (only `##[` is looked for in it).
+                line = plain_line(part) if self._at_start else part.replace("##[", "#\u200b#[")
+                out.append(line)
+                self._at_start = False
+        self.stream.write("".join(out))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.stream.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self.stream.errors
+
+
+def guard_output() -> None:
+    """Make stdout and stderr `PlainLines` (once): what the runner reads is ours alone."""
+    if not isinstance(sys.stdout, PlainLines):
+        sys.stdout = PlainLines(sys.stdout)
+    if not isinstance(sys.stderr, PlainLines):
+        sys.stderr = PlainLines(sys.stderr)
+
+
+def _emit(line: str) -> None:
+    """One line of the runner's own commands, past the guard."""
+    out = sys.stdout
+    stream = out.stream if isinstance(out, PlainLines) else out
+    stream.write(line + "\n")
+    stream.flush()
+
+
 def command(name: str, message: str = "", **properties: str | int | None) -> None:
     props = ",".join(
         f"{key}={escape_property(scrub(str(value)))}"
@@ -35,7 +119,7 @@ def command(name: str, message: str = "", **properties: str | int | None) -> Non
         if value is not None
     )
     head = f"::{name} {props}" if props else f"::{name}"
-    print(f"{head}::{escape_data(scrub(message))}", flush=True)
+    _emit(f"{head}::{escape_data(scrub(message))}")
 
 
 def error(
@@ -56,7 +140,7 @@ def mask(value: str) -> None:
     """Ask the runner to mask a secret in all later log lines (each line of it, if several)."""
     for part in value.splitlines() or [value]:
         if part.strip():
-            print(f"::add-mask::{escape_data(part)}", flush=True)
+            _emit(f"::add-mask::{escape_data(part)}")
 
 
 def print_untrusted(text: str) -> None:
@@ -66,18 +150,18 @@ def print_untrusted(text: str) -> None:
     token is random, so the text cannot end the pause itself.
     """
     token = secrets.token_hex(16)
-    print(f"::stop-commands::{token}", flush=True)
-    print(scrub(text), flush=True)
-    print(f"::{token}::", flush=True)
+    _emit(f"::stop-commands::{token}")
+    _emit(scrub(text))
+    _emit(f"::{token}::")
 
 
 @contextlib.contextmanager
 def group(title: str) -> Iterator[None]:
-    print(f"::group::{escape_data(scrub(title))}", flush=True)
+    _emit(f"::group::{escape_data(scrub(title))}")
     try:
         yield
     finally:
-        print("::endgroup::", flush=True)
+        _emit("::endgroup::")
 
 
 # The runner's file commands, with what each holds (for the sentence when one fails).

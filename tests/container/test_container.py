@@ -518,7 +518,7 @@ def log_groups(stdout: str) -> list[tuple[str, str]]:
 
 
 def test_compose_started_candidate_fails_the_gate_and_everything_is_torn_down(job: Job):
-    step = job.run_step(**gate_inputs())
+    step = job.run_step(**gate_inputs(**{"junit-xml": "golden-gate/junit.xml"}))
     log = step.stdout + step.stderr
     assert step.returncode == 1, log
 
@@ -550,6 +550,18 @@ def test_compose_started_candidate_fails_the_gate_and_everything_is_torn_down(jo
     assert "sha256:" in digests["assistant"], digests
     image_id = docker("image", "inspect", ASSISTANT_IMAGE, "--format", "{{.Id}}").stdout.strip()
     assert digests["assistant"] in image_id or image_id in digests["assistant"], digests
+
+    # Later steps run as the `runner` user (uid 1001) and must read what the root step wrote.
+    results = ["report.json", "comment.md", "junit.xml"]
+    read = docker(
+        "run", "--rm", "--user", "1001:1001", "--entrypoint", "sh",
+        "-v", f"{job.workspace}:/github/workspace", ACTION_IMAGE, "-c",
+        "cd /github/workspace/golden-gate && cat " + " ".join(results) + " >/dev/null "
+        "&& stat -c '%a %n' . " + " ".join(results),
+        check=False,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stdout + read.stderr
+    assert set(read.stdout.split()[::2]) <= {"644", "755"}, read.stdout
 
     # The step tore the project down itself; the post step (runner: always) finds nothing to do.
     assert project_leftovers(job.project) == []

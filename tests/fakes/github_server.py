@@ -252,6 +252,7 @@ class PullRequest:
     labels: list[str] = field(default_factory=list)
     # opened through the API: the changed files are the diff of the branches, not `files`
     diff_of_branches: bool = False
+    head_repo: str | None = None  # a fork's owner/name; None: the base repository
 
 
 @dataclass
@@ -646,8 +647,10 @@ class GitHubServer:
         title: str = "Change things",
         body: str | None = None,
         labels: Sequence[str] = (),
+        head_repo: str | None = None,
     ) -> PullRequest:
-        """A pull request from `head` (made from base when new) whose diff lists `files`."""
+        """A pull request from `head` (made from base when new) whose diff lists `files`;
+        `head_repo`: the fork (owner/name) it comes from, its owner a user made here."""
         with self.lock:
             repo = self.repos[full_name]
             base = base or repo.default_branch
@@ -673,7 +676,10 @@ class GitHubServer:
                 created_at=moment,
                 updated_at=moment,
                 labels=[self.label(full_name, name).name for name in labels],
+                head_repo=head_repo,
             )
+            if head_repo is not None and head_repo.split("/")[0] not in self.users:
+                self.add_user(head_repo.split("/")[0])
             repo.next_number += 1
             repo.pulls[pull.number] = pull
             return pull
@@ -1068,13 +1074,23 @@ class GitHubServer:
         base_head = repo.refs.get(f"heads/{pull.base_ref}", pull.base_sha)
         commits = len(self.ancestors(repo, pull.head_sha) - self.ancestors(repo, base_head))
 
-        def side(ref: str, sha: str) -> dict[str, Any]:
+        def side(ref: str, sha: str, fork: str | None = None) -> dict[str, Any]:
+            owner, repo_json = repo.owner, self.repo_json(repo)
+            if fork is not None:  # the fork as GitHub shows it: another owner's copy
+                owner, name = fork.split("/", 1)
+                repo_json = {
+                    **repo_json,
+                    "full_name": fork,
+                    "name": name,
+                    "fork": True,
+                    "owner": self.user_json(owner),
+                }
             return {
-                "label": f"{repo.owner}:{ref}",
+                "label": f"{owner}:{ref}",
                 "ref": ref,
                 "sha": sha,
-                "user": self.user_json(repo.owner),
-                "repo": self.repo_json(repo),
+                "user": self.user_json(owner),
+                "repo": repo_json,
             }
 
         def link(href: str) -> dict[str, str]:
@@ -1111,7 +1127,7 @@ class GitHubServer:
             "assignees": [],
             "requested_reviewers": [],
             "requested_teams": [],
-            "head": side(pull.head_ref, pull.head_sha),
+            "head": side(pull.head_ref, pull.head_sha, pull.head_repo),
             "base": side(pull.base_ref, pull.base_sha),
             "_links": {
                 "self": link(pull_api),

@@ -7,8 +7,11 @@ structured-output parsing and usage accounting.
 The verdict is derived from the prompt, never scripted:
 
 - the answer is the text inside the first `<output>...</output>` of the user message and the
-  reference the text inside `<reference_outputs>...</reference_outputs>` (the sections of
-  openevals' CORRECTNESS_PROMPT; a custom prompt must use the same tags to be judged);
+  reference the text inside the first `<reference_outputs>...</reference_outputs>` (the
+  sections of openevals' CORRECTNESS_PROMPT; a custom prompt must use the same tags to be
+  judged), read top-down as a model reads them: a section an answer forges before the real
+  one is the one this judge follows; the lines of the gate's fence (`<untrusted_text id=..>`)
+  are markers, not words;
 - the reference's key points are its lines starting with `- ` (every non-blank line when
   there are none); words are runs of `[a-z0-9]` after lowercasing;
 - a key point is covered when every one of its words occurs in the answer;
@@ -74,6 +77,7 @@ _REFERENCE = re.compile(r"<reference_outputs>\s*(.*?)\s*</reference_outputs>", r
 _OUTPUTS = re.compile(r"<outputs>\s*(.*?)\s*</outputs>", re.DOTALL)
 _CONTEXT = re.compile(r"<context>\s*(.*?)\s*</context>", re.DOTALL)
 _INPUT = re.compile(r"<input>\s*(.*?)\s*</input>", re.DOTALL)
+_FENCE_LINE = re.compile(r'^</?untrusted_text id="[0-9a-f]+">$', re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ def user_text(body: dict[str, Any]) -> str:
 
 def _section(pattern: re.Pattern[str], prompt: str) -> str:
     found = pattern.search(prompt)
-    return found.group(1) if found else ""
+    return _FENCE_LINE.sub("", found.group(1)) if found else ""
 
 
 def _long_words(text: str) -> set[str]:
@@ -188,7 +192,10 @@ def _fraction(part: set[str], whole: set[str]) -> float:
 
 
 def evaluator_of(prompt: str) -> str:
-    """Which openevals prompt this is, by its opening words."""
+    """Which openevals prompt this is, by its opening words (after the gate's notice about
+    its fence, a paragraph of its own)."""
+    if prompt.startswith("Text between <untrusted_text"):
+        prompt = prompt.partition("\n\n")[2]
     head = prompt[:300].lower()
     for name, marker in (
         ("hallucination", "for hallucinations"),
@@ -232,10 +239,8 @@ def verdict_for(prompt: str, properties: dict[str, Any], *, model: str = "") -> 
     """The verdict for a prompt and the `properties` of the score schema it asks for; a
     `lenient` model passes at half the bar."""
     bar = 0.5 if "lenient" in model else 1.0
-    output = _OUTPUT.search(prompt)
-    reference = _REFERENCE.search(prompt)
-    answer_words = words(output.group(1)) if output else set()
-    points = key_points(reference.group(1)) if reference else []
+    answer_words = words(_section(_OUTPUT, prompt))
+    points = key_points(_section(_REFERENCE, prompt))
     missing = [p for p in points if not words(p) <= answer_words]
     covered = len(points) - len(missing)
     numeric = properties.get("score", {}).get("type") == "number"

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from golden_gate.core.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
 from golden_gate.errors import IncompleteError
+from golden_gate.files import read_text
 from golden_gate.git import ABSENT, NO_REF, blob_sha, show_at_ref
 from golden_gate.history import TREND_BYTES, TREND_VERSIONS, Version, from_git, trend
 from golden_gate.rendering.charts import TrendPoint
@@ -106,7 +107,7 @@ def find_baseline(
     local = workspace / path
     if not local.is_file():
         return Baseline(report=None, source=f"no baseline: {path} does not exist")
-    text = local.read_text(encoding="utf-8")
+    text = read_text(local, what="baseline")  # not UTF-8: one sentence, exit 2
     return Baseline(report=parse_report(text, source=path), source=path, text=text)
 
 

@@ -12,8 +12,10 @@ from golden_gate import redaction, runner
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.scope import (
+    CONFIG_FILE,
     PULL_REQUEST_EVENTS,
     Scope,
+    compose_references,
     decide,
     git_changed_files,
     repo_path,
@@ -90,11 +92,17 @@ def own_inputs(settings: ActionSettings) -> dict[str, str]:
     for spec in run.evaluators.evaluators:
         if spec.prompt_file is not None:  # a custom evaluator's prompt is a rule file too
             files.setdefault(f"evaluators ({spec.name})", spec.prompt_file)
-    found = {}
+    found = {CONFIG_FILE: "the config file"}
     for name, path in files.items():
         if path:
             where = workspace_relative(settings.workspace / path, settings)
             found[repo_path(where)] = name
+    # The compose file starts the system under test: it and what it builds, mounts and reads.
+    if run.compose is not None:
+        compose = settings.workspace / run.compose.file
+        found[repo_path(workspace_relative(compose, settings))] = "compose-file"
+        for path in compose_references(compose, settings.workspace):
+            found.setdefault(path, "compose-file")
     return found
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
-from golden_gate import process, runner
+from golden_gate import files, process, runner
 from golden_gate.action.common import mask_secrets, missing_ref_sentence
 from golden_gate.action.context import Context
 from golden_gate.action.github.client import RefNotFound
@@ -21,12 +22,14 @@ from golden_gate.action.modes.drift import drift_mode
 from golden_gate.action.modes.gate import gate_mode
 from golden_gate.action.modes.merge import merge_mode
 from golden_gate.action.modes.post_comment import post_comment_mode
+from golden_gate.action.scope import check_patterns
 from golden_gate.errors import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
     EXIT_PASSED,
     GateError,
     InputError,
+    unexpected,
 )
 
 DISPATCH: dict[str, Callable[[ActionSettings, Context], int]] = {
@@ -39,6 +42,44 @@ DISPATCH: dict[str, Callable[[ActionSettings, Context], int]] = {
 }
 
 
+def checked_settings(env: Mapping[str, str], ctx: Context) -> ActionSettings:
+    """The inputs read and checked before any request: secrets masked, every rule file in the
+    workspace, every `paths` pattern valid. A bad value is an InputError (one sentence)."""
+    for key, value in env.items():
+        # Bytes that are not UTF-8 arrive as lone surrogates (surrogateescape): no setting.
+        if key.startswith("INPUT_") and not _utf8(value):
+            raise InputError(f"input '{key[6:].lower()}' is not valid UTF-8 text")
+    workspace = ctx.workspace
+    settings = read_action_settings(env, workspace=workspace, ctx=ctx)
+    mask_secrets(settings, env)
+    for path, what in rule_files(settings):
+        files.inside(path, workspace, what=what)
+    check_patterns(settings.paths)  # said now, not first when a pull request lists files
+    return settings
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def rule_files(settings: ActionSettings) -> list[tuple[Path, str]]:
+    """The files a pull request can write that the run reads as text (rules and data)."""
+    run = settings.run
+    found = [
+        (run.golden, "golden set"),
+        (run.judge.prompt_file, "judge prompt"),
+        *((spec.prompt_file, "evaluator prompt") for spec in run.evaluators.evaluators),
+        (run.comment_template, "comment template"),
+        (run.calibration, "calibration"),
+        (settings.labels, "labels file"),
+    ]
+    return [(path, what) for path, what in found if path is not None]
+
+
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     env = os.environ if env is None else env
@@ -49,12 +90,12 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         down_from_state(env)
         return EXIT_PASSED
     process.start()
+    runner.guard_output()  # no line printed from here on can be a workflow command
     ctx: Context | None = None
     try:
         runner.check_file_commands(env)
         ctx = Context(env)
-        settings = read_action_settings(env, workspace=ctx.workspace, ctx=ctx)
-        mask_secrets(settings, env)
+        settings = checked_settings(env, ctx)
         try:
             return DISPATCH[settings.mode](settings, ctx)
         except RefNotFound as exc:
@@ -69,6 +110,10 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         verdict = "error" if bad_input else "incomplete"
         runner.best_effort(lambda: runner.set_outputs({"verdict": verdict}))
         return exc.exit_code
+    except Exception as exc:  # a defect of ours: still one sentence, never "gate failed"
+        runner.error(unexpected(exc, env), title="golden-gate")
+        runner.best_effort(lambda: runner.set_outputs({"verdict": "incomplete"}))
+        return EXIT_INCOMPLETE
     except KeyboardInterrupt:
         if ctx is not None and ctx.results_code is not None:
             # The results are written and stand; only what came after (the cache save, the

@@ -126,7 +126,7 @@ def exit_for(outcome: Outcome, settings: ActionSettings) -> int:
 def post(settings: ActionSettings, ctx: Context, body: str) -> None:
     """Post or update the sticky comment; a failure is a warning, never a lost result."""
     from golden_gate.action.github.client import GitHubError
-    from golden_gate.rendering.render import marker
+    from golden_gate.rendering.render import legacy_marker, marker
 
     pr_number = ctx.pr_number
     if pr_number is None:
@@ -139,7 +139,12 @@ def post(settings: ActionSettings, ctx: Context, body: str) -> None:
         runner.warning(f"no token: the comment is in {settings.comment_file}")
         return
     try:
-        result = github.upsert_comment(pr_number, body, marker(settings.comment_id))
+        result = github.upsert_comment(
+            pr_number,
+            body,
+            marker(settings.comment_id),
+            legacy=legacy_marker(settings.comment_id),
+        )
     except GitHubError as exc:
         hint = (
             " This looks like a pull request from a fork (read-only token): post the file with "
@@ -152,6 +157,7 @@ def post(settings: ActionSettings, ctx: Context, body: str) -> None:
             title="golden-gate comment not posted",
         )
         return
+    assert result is not None  # nothing is kept from this run's own comment
     runner.set_outputs({"comment-url": result.url})
     print(f"golden-gate: comment {result.action}: {result.url}")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from golden_gate.errors import InputError
 from golden_gate.git import git
 
 PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
@@ -24,6 +25,7 @@ FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
 DEFAULT_PATHS = ["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"]
 WORKFLOWS = ".github/workflows/"
 WORKFLOW_RULE = "a workflow, where the gate's settings live"
+CONFIG_FILE = "golden-gate.toml"  # the gate's config file: its rules, always in scope
 
 
 class Scope(BaseModel):
@@ -45,12 +47,86 @@ def repo_path(path: str) -> str:
 
 
 def own_input_rule(file: str, own_inputs: Mapping[str, str]) -> str | None:
-    """Which of the gate's own inputs `file` is (`own_inputs`: repo path -> input name)."""
+    """Which of the gate's own inputs `file` is (`own_inputs`: repo path -> input name; a
+    path ending in `/` is a directory, e.g. a build context, and covers what is under it)."""
     if file in own_inputs:
         return f"input '{own_inputs[file]}', the gate's own input"
     if file.startswith(WORKFLOWS):
         return WORKFLOW_RULE
+    for path, name in own_inputs.items():
+        if path.endswith("/") and (file.startswith(path) or path == "./"):
+            return f"input '{name}', the gate's own input"
     return None
+
+
+def compose_references(compose_file: Path, workspace: Path) -> list[str]:
+    """What a compose file makes part of the system under test, as repo paths: build
+    contexts (directories, ending in `/`), Dockerfiles, env files, bind-mounted sources,
+    config and secret files, included and extended compose files. A file that cannot be read
+    or parsed names nothing (starting the assistant says what is wrong with it)."""
+    import yaml
+
+    try:
+        config = yaml.safe_load(compose_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return []
+    if not isinstance(config, dict):
+        return []
+    base = compose_file.parent
+    found: list[tuple[str, bool]] = []  # (path as written, is a directory)
+
+    def add(value: object, *, directory: bool = False) -> None:
+        if isinstance(value, str) and value and "://" not in value and "${" not in value:
+            found.append((value, directory))
+
+    for service in (config.get("services") or {}).values():
+        if not isinstance(service, dict):
+            continue
+        build = service.get("build")
+        if isinstance(build, str):
+            add(build, directory=True)
+            add(posixpath.join(build, "Dockerfile"))
+        elif isinstance(build, dict):
+            context = build.get("context") or "."
+            add(context, directory=True)
+            dockerfile = build.get("dockerfile") or "Dockerfile"
+            if isinstance(context, str) and isinstance(dockerfile, str):
+                add(posixpath.join(context, dockerfile))
+        env_files = service.get("env_file")
+        for entry in env_files if isinstance(env_files, list) else [env_files]:
+            add(entry.get("path") if isinstance(entry, dict) else entry)
+        for volume in service.get("volumes") or []:
+            source = volume.get("source") if isinstance(volume, dict) else None
+            if isinstance(volume, str) and ":" in volume:
+                source = volume.split(":", 1)[0]
+            if isinstance(source, str) and source.startswith((".", "/")):  # a path, not a volume
+                add(source, directory=True)
+                add(source)
+        extends = service.get("extends")
+        if isinstance(extends, dict):
+            add(extends.get("file"))
+    for section in ("configs", "secrets"):
+        for entry in (config.get(section) or {}).values():
+            if isinstance(entry, dict):
+                add(entry.get("file"))
+    for entry in config.get("include") or []:
+        paths = entry.get("path") if isinstance(entry, dict) else entry
+        for path in paths if isinstance(paths, list) else [paths]:
+            add(path)
+    root = workspace.resolve()
+    references = []
+    for written, directory in found:
+        target = Path(posixpath.normpath((base / written).absolute().as_posix()))
+        try:
+            where = target.relative_to(root) if target.is_absolute() else target
+        except ValueError:
+            try:
+                where = target.relative_to(workspace.absolute())
+            except ValueError:
+                continue  # outside the checkout: no pull request changes it
+        path = where.as_posix()
+        references.append(path.rstrip("/") + "/" if directory else path)
+    return list(dict.fromkeys(references))
 
 
 def matching(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
@@ -58,11 +134,28 @@ def matching(files: Sequence[str], patterns: Sequence[str]) -> list[str]:
     return list(matching_rules(files, patterns))
 
 
+def check_patterns(patterns: Sequence[str], *, name: str = "input 'paths'") -> None:
+    """Each pattern compiles (`src/[a-Z]*`, a lone `!` do not): InputError naming it."""
+    import pathspec
+
+    for pattern in patterns:
+        if not pattern.strip():
+            continue
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as exc:  # re.error, GitWildMatchPatternError, ...: all one answer
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(
+                f"{name}: {pattern!r} is not a gitignore-style pattern ({reason[:200]})"
+            ) from None
+
+
 def matching_rules(files: Sequence[str], patterns: Sequence[str]) -> dict[str, str]:
     """Each matched file and the pattern that decided it."""
     import pathspec
 
     kept = [p for p in patterns if p.strip()]
+    check_patterns(kept)
     spec = pathspec.GitIgnoreSpec.from_lines(kept)
     found = {}
     for file in files:

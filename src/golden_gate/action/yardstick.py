@@ -141,8 +141,15 @@ def _config_at_base(
         github = GitHub(token=token, repository=ctx.repository, api_url=ctx.api_url)
     if not ref:
         raise InputError("the pull request's event payload names no base branch")
+    from golden_gate.action.github.client import RefNotFound
+
     path = os.path.normpath(name)
-    text, where = read_at_ref(path, ref, github=github, workspace=ctx.workspace, what="config file")
+    try:
+        text, where = read_at_ref(
+            path, ref, github=github, workspace=ctx.workspace, what="config file"
+        )
+    except RefNotFound as exc:
+        raise InputError(f"the pull request's base branch: {exc.sentence}") from None
     if text is None and path != config_file.NAME:
         # A pull request cannot step around the base's rules by naming another file.
         found, _ = read_at_ref(

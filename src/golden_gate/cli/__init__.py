@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from golden_gate import __version__, process
+from golden_gate import __version__, process, runner
 from golden_gate.cli.commands import (
     cmd_calibrate,
     cmd_config,
@@ -30,7 +31,7 @@ from golden_gate.cli.options import (
     fail,
     finish,
 )
-from golden_gate.errors import GateError
+from golden_gate.errors import EXIT_INCOMPLETE, GateError, unexpected
 
 Handler = Callable[[argparse.Namespace], int]
 EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
@@ -221,20 +222,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The flags naming a file a pull request can write that is read as text (rules and data).
+RULE_FILES = {
+    "golden": "golden set",
+    "judge_prompt": "judge prompt",
+    "comment_template": "comment template",
+    "calibration": "calibration",
+    "labels": "labels file",
+}
+
+
+def _refuse_outside_workspace(args: argparse.Namespace) -> None:
+    """In a workflow, a file named by a flag must resolve inside the checkout (a pull
+    request's symlink to /proc/self/environ is refused); on a laptop any path is the user's."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    from golden_gate.files import inside
+
+    workspace = Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd())
+    for name, what in RULE_FILES.items():
+        path = getattr(args, name, None)
+        if isinstance(path, Path):
+            inside(path, workspace, what=what)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     process.start()
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        runner.guard_output()  # a workflow step's log: no printed line can be a command
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
     try:
         finish(args)
+        _refuse_outside_workspace(args)
         code = handler(args)
         sys.stdout.flush()  # here, so a reader that left early is handled below, not at exit
         return code
     except BrokenPipeError:
         # `golden-gate report … | head`: the reader has what it wanted. Point stdout at
         # /dev/null so the interpreter's own flush at exit cannot fail again.
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except GateError as exc:
@@ -243,6 +269,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         fail("interrupted")
         return 130
+    except Exception as exc:  # a defect of ours: one sentence and exit 3, never "gate failed"
+        fail(unexpected(exc, os.environ))
+        return EXIT_INCOMPLETE
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ tally of a report's items (tally.py) and the power (power.py) are modules of the
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Collection
 from fractions import Fraction
@@ -19,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from golden_gate import __version__
 from golden_gate.core import slim
 from golden_gate.core.power import PowerNote, floor_reachable, power_note, unreachable_floor_message
 from golden_gate.core.report import Report
@@ -244,16 +246,36 @@ def _run_settings_warnings(
         ]
     warnings = []
     if base is None and baseline.format is not None and baseline.tool_version is not None:
-        warnings.append(
-            f"the yardstick moved: the baseline was made by golden-gate {baseline.tool_version}, "
-            "which counted re-runs of failures and left unanswered runs out; make it again"
-        )
+        warnings.append(_no_run_settings(baseline.tool_version))
     if cand_tally.runs and base_tally.runs and cand_tally.typical_runs != base_tally.typical_runs:
         warnings.append(
             f"the yardstick moved: the baseline has {base_tally.typical_runs} run(s) per item, "
             f"this run {cand_tally.typical_runs}"
         )
     return warnings
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    """`0.2.0` as (0, 2, 0); None for what is no release number (`0.3.0rc1` is 0.3.0)."""
+    found = re.match(r"(?:golden-gate\s+)?v?(\d+(?:\.\d+)*)", text.strip())
+    return tuple(int(part) for part in found.group(1).split(".")) if found else None
+
+
+def _no_run_settings(made_by: str) -> str:
+    """The warning for a baseline that records no run settings this version can read: one
+    from a newer release records them where this one does not look, one from an older
+    release counted re-runs of failures."""
+    made, this = _version(made_by), _version(__version__)
+    if made is not None and this is not None and made > this:
+        return (
+            f"the baseline was made by a newer golden-gate ({made_by}; this is {__version__}) "
+            "and records no run settings this version can read: they were assumed to be this "
+            "run's; update golden-gate to compare them"
+        )
+    return (
+        f"the yardstick moved: the baseline was made by golden-gate {made_by}, which counted "
+        "re-runs of failures and left unanswered runs out; make it again"
+    )
 
 
 def compare(

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import cached_property
@@ -28,6 +28,7 @@ from pydantic import ValidationError
 
 from golden_gate import redaction
 from golden_gate.core.report import Verdict
+from golden_gate.files import mkstemp_readable
 
 _HEX = frozenset("0123456789abcdef")
 FORMAT = "golden-gate/verdict/2"
@@ -155,6 +156,9 @@ class VerdictCache:
             return None
         if recorded is None or any(not isinstance(v, str) for v in recorded.material().values()):
             return None
+        score = verdict.score
+        if isinstance(score, float) and not math.isfinite(score):
+            return None  # no judge's verdict: written by something else
         # Equal material implies the same hash; both are checked so neither can be skipped.
         if recorded.hex != key.hex or recorded != key:
             return None
@@ -204,11 +208,12 @@ class VerdictCache:
 
 def _write_atomic(path: Path, text: str) -> None:
     prefix = f".{path.name[:8]}."
+    # An ordinary file's mode, not mkstemp's 0600: a later step (another uid) saves the cache.
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+        fd, tmp = mkstemp_readable(path.parent, prefix)
     except FileNotFoundError:  # the shard's first entry (mkdir on every write cost a syscall)
         ensure_dir(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=".tmp")
+        fd, tmp = mkstemp_readable(path.parent, prefix)
     try:
         try:
             data = memoryview(text.encode("utf-8"))

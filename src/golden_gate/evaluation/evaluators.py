@@ -161,7 +161,8 @@ class Evaluator:
     def passed(self, score: float | bool | None, judged_pass: bool) -> bool:
         if self.threshold is None or isinstance(score, bool) or score is None:
             return judged_pass
-        return score >= self.threshold
+        # A score outside [0, 1] (a verdict cached from elsewhere) never clears a threshold.
+        return 0 <= score <= 1 and score >= self.threshold
 
 
 class Panel:

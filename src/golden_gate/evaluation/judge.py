@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field, field_validator
 from golden_gate import redaction
 from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import InputError
-from golden_gate.evaluation import judge_client, providers, tracing
+from golden_gate.evaluation import fence, judge_client, providers, tracing
 from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
 
@@ -70,6 +70,15 @@ class JudgeSettings(BaseModel):
     yardstick: str = ""
 
     _supported_model = field_validator("model")(providers.check_model)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_url(cls, value: str | None) -> str | None:
+        # Said here, once, not as a ValueError deep in the preflight or the SDK.
+        if value and (problem := redaction.url_problem(value)):
+            shown = redaction.without_credentials(value)
+            raise ValueError(f"{shown!r} is not a URL the judge can be reached at ({problem})")
+        return value
 
 
 class JudgeError(Exception):
@@ -372,6 +381,7 @@ class LLMJudge(Judge):
 
             self.prompt = CORRECTNESS_PROMPT
         self.prompt_hash = _sha256(self.prompt)
+        self._delimiters = fence.delimiter_lines(self.prompt)
         _register_usage_hook()
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
         self._identity = json.dumps(
@@ -380,6 +390,8 @@ class LLMJudge(Judge):
                 # Two servers behind one model name are two judges: their verdicts never mix.
                 "endpoint": self._binding.endpoint,
                 "prompt": self.prompt,
+                # Verdicts given before untrusted text was fenced may be an injection's.
+                "fence": fence.FENCE_VERSION,
                 "continuous": settings.continuous,
                 "choices": settings.choices,
                 "use_reasoning": settings.use_reasoning,
@@ -417,7 +429,7 @@ class LLMJudge(Judge):
             client = providers.attach_http_client(provider, chat_model) or client
             direct = judge_client.wanted(provider.name, chat_model)
             evaluator = create_async_llm_as_judge(
-                prompt=self.prompt,
+                prompt=fence.fenced_prompt(self.prompt),
                 judge=judge_client.JudgeClient(chat_model) if direct else chat_model,
                 model=chat_model.model_name if direct else None,
                 continuous=s.continuous,
@@ -456,9 +468,14 @@ class LLMJudge(Judge):
             start = time.perf_counter()
             try:
                 with tracing_context(enabled=False):
-                    extra = {"context": context} if context is not None else {}
+                    # Everything but the golden set's reference is untrusted: fenced (fence.py).
+                    d = self._delimiters
+                    extra = {"context": fence.fence(context, d)} if context is not None else {}
                     result = await binding.evaluator(
-                        inputs=question, outputs=answer, reference_outputs=reference, **extra
+                        inputs=fence.fence(question, d),
+                        outputs=fence.fence(answer, d),
+                        reference_outputs=reference,
+                        **extra,
                     )
             except Exception as exc:
                 raise self._error(exc, _recorded(handler, record, exc)) from None
@@ -487,9 +504,18 @@ class LLMJudge(Judge):
     def _passed(self, result: Any, tokens: TokenUsage) -> bool:
         score = result.get("score") if isinstance(result, dict) else None
         if self.numeric:
-            if isinstance(score, int | float) and not isinstance(score, bool):
+            # A score on another scale (3 of 10), NaN or infinity is no verdict: read as
+            # asked, 3 would pass every threshold in [0, 1].
+            choices = self.settings.choices
+            number = isinstance(score, int | float) and not isinstance(score, bool)
+            if choices:
+                if number and score in choices:
+                    return score >= 0.5
+                expected = "one of " + ", ".join(f"{c:g}" for c in choices)
+            elif number and 0 <= score <= 1:  # NaN fails both comparisons
                 return score >= 0.5
-            expected = "a number"
+            else:
+                expected = "a number from 0 to 1"
         else:
             if isinstance(score, bool):
                 return score

@@ -66,6 +66,9 @@ class TargetSettings(BaseModel):
             raise ValueError(
                 f"the assistant URL must start with http:// or https:// (got {value!r})"
             )
+        if value and (problem := redaction.url_problem(value)):
+            shown = redaction.without_credentials(value)
+            raise ValueError(f"the assistant URL {shown!r} is not a usable URL ({problem})")
         return value
 
     @field_validator("answer_path", "sources_path", "context_path")

@@ -9,6 +9,7 @@ pipe and no registered secret survives.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 
@@ -105,7 +106,23 @@ def code_span(text: str, *, limit: int = 120) -> str:
     return f"<code>{inline(text, limit=limit)}</code>"
 
 
+_SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
 def marker_id(value: str) -> str:
-    """A comment id safe inside the hidden marker."""
+    """A comment id safe inside the hidden marker, one for each id: an id of `[A-Za-z0-9_.-]`
+    (at most 64) as it is; any other, a readable part and `~` (never in the first kind) with a
+    hash of the exact id, so `検索`/`翻訳` or `docs+api`/`docs api` stay apart."""
+    if _SAFE_ID.fullmatch(value):
+        return value
+    if not value.strip():
+        return "default"
+    readable = re.sub(r"[^A-Za-z0-9_.-]", "-", value.strip())[:40]
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{readable}~{digest}"
+
+
+def legacy_marker_id(value: str) -> str:
+    """The id as markers wrote it before they were one an id (read for one release)."""
     cleaned = re.sub(r"[^A-Za-z0-9_.-]", "-", value.strip())[:64]
     return cleaned or "default"

@@ -31,7 +31,7 @@ from golden_gate.core.tally import Tally
 from golden_gate.errors import InputError
 from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TrendPoint
-from golden_gate.rendering.escape import code_span, inline, marker_id
+from golden_gate.rendering.escape import code_span, inline, legacy_marker_id, marker_id
 
 P = ParamSpec("P")
 UNTAGGED = ["(untagged)"]
@@ -45,6 +45,13 @@ MARKER_PREFIX = "<!-- golden-gate:report id="
 def marker(comment_id: str) -> str:
     """The hidden first line by which the sticky comment is found again."""
     return f"{MARKER_PREFIX}{marker_id(comment_id)} -->"
+
+
+def legacy_marker(comment_id: str) -> str | None:
+    """The first line an older release wrote for this id, when it differs: such a comment is
+    still found (and rewritten with the new marker) for one release."""
+    old = f"{MARKER_PREFIX}{legacy_marker_id(comment_id)} -->"
+    return None if old == marker(comment_id) else old
 
 
 def characters(text: str) -> int:
@@ -266,11 +273,34 @@ def _builtin_environment(template_dir: Path) -> jinja2.Environment:
     return _new_environment(template_dir, None)
 
 
+class _OwnDirectoryLoader(jinja2.FileSystemLoader):
+    """A user's templates: each must resolve inside the user template's own directory, so a
+    symlink (to /proc/self/environ, say) or an include cannot read anything else."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        root = Path(self.searchpath[0]).resolve()
+        resolved = Path(filename).resolve()
+        if not resolved.is_relative_to(root):
+            raise jinja2.TemplateError(
+                f"'{template}' resolves to {resolved}, outside the template's directory {root}"
+            )
+        return source, filename, uptodate
+
+
 def _new_environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(template_dir))]
+    kind: type[jinja2.Environment] = jinja2.Environment
     if user_template is not None:
-        loaders.insert(0, jinja2.FileSystemLoader(str(user_template.parent)))
-    env = jinja2.Environment(
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        loaders.insert(0, _OwnDirectoryLoader(str(user_template.parent)))
+        # A user's template is a pull request's to write: no attribute internals (no route to
+        # os.system or os.environ), no unsafe callables, no changing the context's lists.
+        kind = ImmutableSandboxedEnvironment
+    env = kind(
         loader=jinja2.ChoiceLoader(loaders),
         autoescape=False,  # Markdown, not HTML: escaping is done on the data, see escape.py
         undefined=jinja2.StrictUndefined,
@@ -381,7 +411,7 @@ class _Context:
             )
         self._fixed = {
             "marker": marker(comment_id),
-            "comment_id": marker_id(comment_id),
+            "comment_id": inline(comment_id, limit=80) or "default",
             "gate": gate,
             "verdict": gate.verdict if complete else "incomplete",
             "headline": inline(gate.headline, limit=600),
@@ -540,7 +570,7 @@ def render(
         names: set[str] = set()
         try:
             text = redaction.scrub(tmpl.render(**context(max_rows, names.add)))
-        except jinja2.TemplateError as exc:
+        except (jinja2.TemplateError, UnicodeDecodeError, OSError) as exc:  # an include's too
             raise InputError(f"{user_template or name}: the template failed ({exc})") from None
         rendered.append(({section: shown[section] for section in names}, text))
         return text
@@ -573,7 +603,7 @@ def render(
 def _load(name: str, user_template: Path | None) -> jinja2.Template:
     try:
         return _environment(templates_dir(), user_template).get_template(name)
-    except jinja2.TemplateError as exc:
+    except (jinja2.TemplateError, UnicodeDecodeError, OSError) as exc:  # not UTF-8, unreadable
         raise InputError(f"{user_template or name}: cannot load the template ({exc})") from None
 
 

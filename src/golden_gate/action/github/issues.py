@@ -5,6 +5,7 @@ something is wrong and closed with a comment when it is fixed (`mode: drift`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -154,33 +155,48 @@ class Issues(Client):
 
     # -- the sticky comment --------------------------------------------------------------------
 
-    def find_comment(self, pr_number: int, marker: str) -> IssueComment | None:
-        """The newest comment whose first line is `marker` and whose author is this token's
-        user; comments by anyone else are never ours, whatever they say."""
+    def find_comment(
+        self, pr_number: int, marker: str, legacy: str | None = None
+    ) -> IssueComment | None:
+        """The newest comment whose first line is `marker` (else `legacy`, an older release's
+        marker for the same id) and whose author is this token's user; comments by anyone
+        else are never ours, whatever they say."""
         login = self.own_login()
         if login is None:
             return None  # nothing can be proved ours: never edit, post a new one
 
         def scan() -> IssueComment | None:
-            newest: IssueComment | None = None
+            newest: dict[str, IssueComment] = {}
             for comment in self._issue(pr_number).get_comments():
-                if first_line(comment.body) != marker or comment.user.login != login:
+                line = first_line(comment.body)
+                if line not in (marker, legacy) or comment.user.login != login:
                     continue
-                if newest is None or _age(comment) >= _age(newest):
-                    newest = comment
-            return newest
+                if line not in newest or _age(comment) >= _age(newest[line]):
+                    newest[line] = comment
+            return newest.get(marker) or (newest.get(legacy) if legacy else None)
 
         return self._call(f"listing the comments of pull request #{pr_number}", scan)
 
-    def upsert_comment(self, pr_number: int, body: str, marker: str) -> CommentResult:
+    def upsert_comment(
+        self,
+        pr_number: int,
+        body: str,
+        marker: str,
+        *,
+        legacy: str | None = None,
+        keep: Callable[[str], bool] | None = None,
+    ) -> CommentResult | None:
         """Edit the sticky comment in place, or create it. A body that does not start with
         `marker` (a custom template may leave it out) gets it as its first line, or the comment
-        could never be found again."""
+        could never be found again. `keep(body)`: the sticky comment found must stay as it is
+        (None is returned, nothing is written)."""
         from github import GithubException
 
         if first_line(body) != marker:
             body = f"{marker}\n{body}"
-        found = self.find_comment(pr_number, marker)
+        found = self.find_comment(pr_number, marker, legacy)
+        if found is not None and keep is not None and keep(found.body):
+            return None
         if found is not None:
             comment = found
 

@@ -40,6 +40,7 @@ class PullRequestInfo:
     base_ref: str
     base_sha: str
     html_url: str
+    head_repo: str | None = None  # owner/name of the head's repository (None: deleted fork)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class PullRequests(Client):
                 base_ref=pull.base.ref,
                 base_sha=pull.base.sha,
                 html_url=pull.html_url,
+                head_repo=pull.head.repo.full_name if pull.head.repo is not None else None,
             )
 
         return self._call(f"reading pull request #{pr_number}", fetch)

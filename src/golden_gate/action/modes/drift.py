@@ -67,9 +67,18 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.rendering.drift import issue_body, issue_title
 
     check_inputs(settings.run)  # what the issue's gate reads: bad input before any request
+    if not settings.baseline:
+        raise InputError("input 'baseline' is required for mode drift: what drift is from")
     notes: list[str] = []
     try:
         found = find_baseline_for(settings, ctx, deterministic=False, notes=notes)
+        if found.report is None:
+            # Renamed or deleted: the floor alone would pass and close the issue while the
+            # items it names still fail. No baseline is "could not evaluate", never all-clear.
+            raise BaselineUnavailable(
+                f"mode drift compares against the baseline and there is none ({found.source}); "
+                "the drift issue is left as it is"
+            )
     except BaselineUnavailable as exc:
         return baseline_unavailable(settings, ctx, exc, notes)  # the issue is left as it is
     baseline = found.report

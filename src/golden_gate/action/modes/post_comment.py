@@ -19,6 +19,7 @@ from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 
 if TYPE_CHECKING:
     from golden_gate.action.context import Context
+    from golden_gate.action.github.pulls import PullRequestInfo
     from golden_gate.action.inputs import ActionSettings
     from golden_gate.core.report import Report
 
@@ -70,13 +71,60 @@ def _metadata(settings: ActionSettings) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+# The second line of every comment this mode writes: a comment without it was written by a
+# trusted run (escaping keeps an answer from writing `<!--` anywhere in a comment).
+CLAIM_LINE = "<!-- golden-gate:unverified fork report -->"
+
+
+def _as_claim_body(body: str, marker: str) -> str:
+    head, _, rest = body.partition("\n")
+    if head != marker:
+        head, rest = marker, body
+    return f"{head}\n{CLAIM_LINE}\n{rest}"
+
+
+def is_claim(body: str) -> bool:
+    """Whether a sticky comment is a fork's claim this mode posted (else a trusted verdict)."""
+    lines = body.split("\n", 2)
+    return len(lines) > 1 and lines[1].strip() == CLAIM_LINE
+
+
+def _full_name(repo: object) -> str | None:
+    name = repo.get("full_name") if isinstance(repo, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _check_same_head(
+    pull: PullRequestInfo, run: dict[str, Any], meta: dict[str, Any], repository: str | None
+) -> None:
+    """The pull request is a fork's, and its head is the run's: the same commit, branch and
+    repository (a fork's run at a victim's head commit names the victim's PR in vain)."""
+    number = pull.number
+    expected = {
+        "head commit": (pull.head_sha, run.get("head_sha") or meta.get("head_sha")),
+        "head branch": (pull.head_ref, run.get("head_branch")),
+        "head repository": (pull.head_repo, _full_name(run.get("head_repository"))),
+    }
+    for what, (actual, wanted) in expected.items():
+        if wanted and actual != wanted:
+            raise InputError(
+                f"pull request #{number}'s {what} is {str(actual)[:60]}, not the workflow "
+                f"run's {str(wanted)[:60]}: refusing to post another pull request's comment"
+            )
+    if pull.head_repo is not None and pull.head_repo == repository:
+        raise InputError(
+            f"pull request #{number} is not from a fork: its own run comments; refusing to "
+            "post a fork's report on it"
+        )
+
+
 def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import deterministic_view, find_baseline
     from golden_gate.action.common import github_client
     from golden_gate.action.github.client import GitHubError
     from golden_gate.core.report import DETERMINISTIC, load_report
     from golden_gate.pipeline import gate_and_render
-    from golden_gate.rendering.render import marker
+    from golden_gate.rendering.render import legacy_marker, marker
 
     meta = _metadata(settings)
     pr_number = settings.pr_number or meta.get("pr_number")
@@ -95,18 +143,23 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     if github is None:
         raise InputError("input 'github-token' is required for mode post-comment")
 
+    run = ctx.event.get("workflow_run")
+    run = run if isinstance(run, dict) else {}
+    run_repo = _full_name(run.get("head_repository"))
+    if run and run_repo in (None, ctx.repository):
+        # A run on a branch of this repository posted its own trusted comment: the example
+        # workflow runs after every gate run, and must never replace that verdict.
+        print(
+            "golden-gate: the workflow run is not from a fork (its head repository is this "
+            "one): its own run posted the comment; nothing to do"
+        )
+        runner.set_outputs({"verdict": "skipped", "ran": "false"})
+        return EXIT_PASSED
     try:
         pull = github.pull_request(pr_number)
     except GitHubError as exc:
         raise InputError(f"pull request #{pr_number} cannot be read ({exc})") from None
-    run = ctx.event.get("workflow_run")
-    run = run if isinstance(run, dict) else {}
-    expected = run.get("head_sha") or meta.get("head_sha")
-    if expected and pull.head_sha != expected:
-        raise InputError(
-            f"pull request #{pr_number} is at {pull.head_sha[:12]}, not at the workflow run's "
-            f"head {str(expected)[:12]}: refusing to post another pull request's comment"
-        )
+    _check_same_head(pull, run, meta, ctx.repository)
 
     report = as_claim(load_report(report_path))
     found = find_baseline(  # raises BaselineUnavailable (exit 3) when it cannot be read
@@ -130,11 +183,26 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
         f"golden-gate: the fork's run reports {outcome.verdict} (unverified); "
         f"its comment file and notes are not used"
     )
+    body = _as_claim_body(body, marker(settings.comment_id))
     try:
-        result = github.upsert_comment(pr_number, body, marker(settings.comment_id))
+        result = github.upsert_comment(
+            pr_number,
+            body,
+            marker(settings.comment_id),
+            legacy=legacy_marker(settings.comment_id),
+            keep=lambda found: not is_claim(found),
+        )
     except GitHubError as exc:
         runner.error(f"could not post the comment on #{pr_number} ({exc})", title="golden-gate")
         return EXIT_INCOMPLETE
+    if result is None:
+        runner.warning(
+            f"pull request #{pr_number} carries a verdict from a trusted run of this "
+            "repository; the fork's unverified report does not replace it",
+            title="golden-gate comment not posted",
+        )
+        runner.set_outputs({"verdict": "unverified", "ran": "true"})
+        return EXIT_PASSED
     # A fork's report is a claim: no later step may read it as a verdict.
     runner.set_outputs({"comment-url": result.url, "verdict": "unverified", "ran": "true"})
     print(f"golden-gate: comment {result.action} on #{pr_number}: {result.url}")
