@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden_gate import runner
-from golden_gate.action.inputs import env_name
+from golden_gate.action.yardstick import env_name
 from golden_gate.demo import baseline_path
 from golden_gate.errors import InputError
 from golden_gate.evaluation import fence
@@ -176,10 +176,35 @@ def test_an_out_of_range_score_is_a_judge_error_never_a_pass_nor_cached(world, s
 
 # -- 3. user templates are sandboxed and stay in the checkout --------------------------------
 
+
+@pytest.fixture(autouse=True)
+def _rules_in_the_workflow(request):
+    """These attacks are on the files and values a run reads, in a repository that keeps its
+    settings in the workflow (no golden-gate.toml), where the inputs name the rule files; the
+    base-branch rules themselves are tests/test_config.py's and tests/test_base_rules.py's."""
+    if "world" in request.fixturenames and request.node.originalname in WORKFLOW_RULES:
+        request.getfixturevalue("world").without_config()
+
+
+WORKFLOW_RULES = {
+    "test_a_rule_file_linked_out_of_the_workspace_is_refused",
+    "test_a_comment_template_cannot_reach_python_or_the_environment",
+    "test_a_template_cannot_include_a_file_linked_out_of_its_directory",
+    "test_the_compose_file_what_it_references_and_the_config_file_are_in_scope",
+    "test_a_bad_input_value_is_one_sentence_and_exit_2",
+}
+
+
 RUNTIME_TOKEN = "ghs_runtimeTOKENruntimeTOKENrun0003"
 
 
 def pr_run(world: World, candidate: str, **inputs: str):
+    template = inputs.get("comment_template")
+    if template and (world.workspace / template).is_file():
+        # The base branch's own template (a pull request's new one is refused before it renders:
+        # tests/test_base_rules.py); the sandbox is what stands between it and the job.
+        text = (world.workspace / template).read_text()
+        world.github.commit(REPO, "main", {template: text}, message="template")
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
         "pull_request",
@@ -269,7 +294,11 @@ def test_a_sandboxed_template_still_renders_the_documented_context(world, candid
         "{{ marker }}\nVerdict: {{ verdict }} · {{ gate.settings.floor }} · "
         "{{ regressed.rows | length }} regressed\n"
     )
-    pull, done = pr_run(world, candidate, comment_template="evals/comment.md.j2")
+    world.configure_options(comment_template="evals/comment.md.j2")
+    world.github.commit(
+        REPO, "main", {"evals/comment.md.j2": (world.workspace / "evals/comment.md.j2").read_text()}
+    )
+    pull, done = pr_run(world, candidate)
     assert done.returncode == 1, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
     assert "Verdict: failed · 0.7 · 6 regressed" in comment.body
@@ -279,7 +308,7 @@ def test_in_a_workflow_the_command_refuses_a_flag_file_linked_out_of_the_workspa
     (tmp_path / "comment.md.j2").symlink_to("/proc/self/environ")
     env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "golden_gate", "report", str(baseline_path()), "--template",
+        [sys.executable, "-m", "golden_gate", "report", str(baseline_path()), "--comment-template",
          str(tmp_path / "comment.md.j2")],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
     )  # fmt: skip
@@ -799,26 +828,32 @@ def test_every_run_flag_with_a_hostile_value_is_taken_or_refused_in_one_sentence
 ):
     """`golden-gate run`'s own parser and settings over every flag that takes a value."""
     from golden_gate.cli import build_parser
-    from golden_gate.cli.options import gate_settings, settings_from_args
+    from golden_gate.cli.options import finish, settings_from_args
 
     folder = tmp_path_factory.mktemp("cli")
     golden = folder / "golden.jsonl"
     golden.write_text("")
     parser = build_parser()
     run = parser._subparsers._group_actions[0].choices["run"]
+
+    def spelled(action) -> str:  # a table option by its own name, not an old spelling
+        option = getattr(action, "golden_option", None)
+        return option.flag if option is not None else action.option_strings[-1]
+
     flags = sorted(
-        a.option_strings[-1]
+        spelled(a)
         for a in run._actions
-        if a.option_strings and a.nargs != 0 and a.option_strings[-1].startswith("--")
-        and a.option_strings[-1] not in ("--help", "--url")
+        if a.option_strings and a.nargs != 0 and spelled(a).startswith("--")
+        and spelled(a) not in ("--help", "--assistant-url")
     )  # fmt: skip
     chosen = data.draw(st.lists(st.sampled_from(flags), min_size=1, max_size=3, unique=True))
-    argv = ["run", str(golden), "--url", "http://127.0.0.1:9"]
+    argv = ["run", str(golden), "--assistant-url", "http://127.0.0.1:9"]
     for flag in chosen:
         argv += [flag, data.draw(HOSTILE_VALUES, label=flag)]
     try:
         args = parser.parse_args(argv)
-        settings_from_args(args, gate=gate_settings(args))
+        finish(args)
+        settings_from_args(args.resolved)
     except SystemExit as exc:  # argparse's own one sentence
         assert exc.code == 2
     except InputError as exc:

@@ -353,7 +353,8 @@ def test_a_rule_file_outside_the_checkout_is_refused_on_a_pull_request(world, wh
     )
     assert done.returncode == 2, done.stdout + done.stderr
     (line,) = error_lines(done)
-    assert "input 'judge-prompt':" in line and "is outside the checkout" in line
+    # Refused before anything is read at the base: the file is outside the workspace.
+    assert "the judge prompt" in line and "outside the workspace" in line
 
 
 def test_a_pr_that_edits_a_custom_evaluator_rubric_still_fails(world, candidate, judge):

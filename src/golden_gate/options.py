@@ -406,6 +406,8 @@ def clean(option: Option, raw: Any, where: str) -> Any:
         shown = raw if text else json.dumps(raw)
         return InputError(f"{where} must be {expected}, got '{shown}'")
 
+    if text and "\x00" in raw:  # no file name or header holds one; the OS would refuse it
+        raise InputError(f"{where} must not hold a NUL character")
     if kind in ("str", "path", "choice"):
         if not text:
             raise bad("a string")
@@ -603,7 +605,7 @@ def verdict_identity(resolved: Resolved, *, root: Path | None = None) -> str:
             path = Path(value) if root is None else root / value
             try:
                 value = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
+            except (OSError, ValueError):  # unreadable: its path, and the run says why
                 value = str(value)
         material[option.name] = value
     return json.dumps(material, sort_keys=True, default=str)
