@@ -27,7 +27,6 @@ from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
     floor_percent,
     paired_sign_flip_test,
-    wilson_lower_bound,
 )
 from golden_gate.core.tally import Tally, changed_items, tally_of
 
@@ -406,7 +405,10 @@ def _evaluate_gate(
     warnings: list[str] = []
     notes: list[str] = []
     pass_rate = tally.score
-    lower = wilson_lower_bound(tally.score_sum, n, confidence=settings.confidence)
+    # The base branch's clusters rule, as in the paired test.
+    clusters = {**tally.clusters, **(base_tally.clusters if base_tally is not None else {})}
+    bound = tally.floor_bound(settings.confidence, clusters)
+    lower = bound.lower
     if lower < settings.floor:
         reasons.append(
             Reason(
@@ -417,9 +419,7 @@ def _evaluate_gate(
         )
     if tally.own and tally.base_n:
         # The pull request's own items may only make the floor stricter, never carry it.
-        base_lower = wilson_lower_bound(
-            tally.base_score_sum, tally.base_n, confidence=settings.confidence
-        )
+        base_lower = tally.floor_bound(settings.confidence, clusters, base_only=True).lower
         if base_lower < settings.floor <= lower:
             reasons.append(
                 Reason(
@@ -436,6 +436,12 @@ def _evaluate_gate(
         notes.append("alpha 0: the paired test is off for this gate; only the floor can fail it.")
     if not floor_reachable(n, settings):
         notes.append(unreachable_floor_message(n, settings) + ".")
+    if bound.clusters:
+        notes.append(
+            f"the floor's bound counts the {bound.clusters} clusters' correlation: "
+            f"{n} items weigh as {bound.effective_items:.0f} independent ones "
+            f"(design effect {bound.design_effect:.2f})."
+        )
     notes.append(
         f"{n} items can only show the assistant is unlikely to pass fewer than "
         f"{floor_percent(lower)} of such questions ({settings.confidence:.0%} confidence); "
