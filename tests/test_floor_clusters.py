@@ -4,7 +4,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from golden_gate.core.gate import GateSettings, evaluate_gate
@@ -14,6 +14,7 @@ from tests.helpers import golden_gate, ids
 from tests.test_soundness import bound, soundness
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), min_size=1, max_size=60),
     st.sampled_from([0.8, 0.9, 0.95]),
@@ -27,6 +28,7 @@ def test_without_clusters_it_is_exactly_the_wilson_bound(pairs, confidence):
     assert singles.lower == got.lower and singles.clusters is None
 
 
+@settings(deadline=None)
 @given(st.lists(st.booleans(), min_size=4, max_size=80), st.integers(2, 10))
 def test_clusters_never_tighten_the_bound(outcomes, size):
     scores = [float(o) for o in outcomes]

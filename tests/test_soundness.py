@@ -53,3 +53,17 @@ def test_the_old_rerun_scheme_passed_a_floor_the_new_rule_does_not():
     # A 70 %-correct assistant: 0.1's default counted re-runs and passed the 0.80 floor.
     assert old.rate(old.floor_passes) > 0.5
     assert new.floor_passes == 0
+
+
+def test_the_power_statement_holds_at_the_drop_it_states():
+    """What the gate says it catches 80 % of the time (n = 200, one run), through the gate."""
+    settings = GateSettings()
+    same = soundness.simulate(200, "identical", "1 run", 40, seed=15, settings=settings)
+    stated = sorted(same.detectable)[len(same.detectable) // 2]
+    assert 0.06 < stated < 0.10  # the old normal approximation said 6.3 points
+    reps = 200
+    for system, seed in (("spread", 16), ("concentrated", 17)):
+        cell = soundness.simulate(
+            200, system, "1 run", reps, seed=seed, settings=settings, drop=stated
+        )
+        assert abs(cell.rate(cell.regression_fails) - 0.80) <= 0.05 + bound(0.80, reps)

@@ -20,11 +20,18 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from golden_gate.core import slim
-from golden_gate.core.power import PowerNote, floor_reachable, power_note, unreachable_floor_message
+from golden_gate.core.power import (
+    Differences,
+    PowerNote,
+    floor_reachable,
+    power_note,
+    unreachable_floor_message,
+)
 from golden_gate.core.report import Report
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
+    design_effect,
     floor_percent,
     paired_sign_flip_test,
 )
@@ -259,8 +266,8 @@ def compare(
 
 def _compare(
     cand_tally: Tally, base_tally: Tally, settings: GateSettings
-) -> tuple[Comparison, float]:
-    """The comparison, and the variance of the differences (per item, clusters summed)."""
+) -> tuple[Comparison, Differences]:
+    """The comparison, and what the power statement needs of the differences."""
     cand_items, base_items = cand_tally.items, base_tally.items
     shared: Collection[str]
     if not cand_tally.own and cand_items.ids == base_items.ids:
@@ -315,10 +322,19 @@ def _compare(
     distinct = Counter(totals.values())
     total = sum((d * n for d, n in distinct.items()), Fraction(0))
     net_drop = float(-total / shared_count) if shared_count else 0.0
-    # The noise the test works against: the spread of the differences around their mean, so a
-    # real drop does not count as noise in the power statement.
-    squares = sum((d * d * n for d, n in distinct.items()), Fraction(0))
-    spread = max(0.0, float(squares / shared_count) - net_drop**2) if shared_count else 0.0
+    # What the power statement models the items from: the mean squared per-item difference
+    # (items, not clusters: a cluster's sum is not one item's), and the clusters' design effect.
+    squares = 0.0
+    deff = 1.0
+    if shared_count:
+        by_item = {(p, r, q, s): Fraction(p, r) - Fraction(q, s) for _, (p, r, q, s) in changed}
+        item_squares = Counter(by_item[key] ** 2 for _, key in changed)
+        squares = float(sum((d * k for d, k in item_squares.items()), Fraction(0)) / shared_count)
+        if clusters:
+            per_item = {item_id: float(by_item[key]) for item_id, key in changed}
+            deff = design_effect(
+                [per_item.get(i, 0.0) for i in shared], [clusters.get(i) for i in shared]
+            )
     shared_clusters = {clusters[i] for i in shared if i in clusters} if clusters else set()
     units = len(shared_clusters) + (
         sum(1 for i in shared if i not in clusters) if clusters else shared_count
@@ -339,7 +355,7 @@ def _compare(
         only_in_candidate=only_in_candidate,
         only_in_baseline=only_in_baseline,
     )
-    return comparison, spread
+    return comparison, Differences(mean_square=squares, design_effect=deff)
 
 
 def evaluate_gate(
@@ -453,7 +469,7 @@ def _evaluate_gate(
         )
 
     comparison = None
-    spread = None
+    spread: Differences | None = None
     if baseline is None or base_tally is None:
         notes.append("no baseline: only the floor applies.")
     else:

@@ -97,6 +97,35 @@ def _wilson(p: float, n: float, z: float) -> float:
     return max(0.0, (centre - spread) / (1 + z2n))
 
 
+def design_effect(values: Sequence[float], groups: Sequence[str | None]) -> float:
+    """The variance of the mean with clusters over the variance as if independent, never
+    below 1: both the same sandwich estimator (squared residuals summed per cluster, and per
+    item; an item in no cluster is its own), so it is 1 when every cluster is one item."""
+    n = len(values)
+    if n < 2:
+        return 1.0
+    mean = math.fsum(values) / n
+    sums: dict[str, list[float]] = {}
+    singles = 0
+    for value, group in zip(values, groups, strict=True):
+        if group is None:
+            singles += 1
+        else:
+            sums.setdefault(group, []).append(value)
+    units = singles + len(sums)
+    if units == n:
+        return 1.0
+    if units < 2:
+        return math.inf
+    independent = math.fsum((v - mean) ** 2 for v in values)
+    if independent <= 0:
+        return 1.0
+    in_clusters = math.fsum((v - mean) ** 2 for members in sums.values() for v in members)
+    per_cluster = math.fsum((math.fsum(m) - mean * len(m)) ** 2 for m in sums.values())
+    clustered = independent - in_clusters + per_cluster
+    return max(1.0, (clustered * units / (units - 1)) / (independent * n / (n - 1)))
+
+
 @dataclass(frozen=True)
 class FloorBound:
     """The floor's lower bound, and how clusters widened it."""
@@ -147,16 +176,7 @@ def floor_bound(
     units = singles + len(sums)  # G: clusters, and items in none
     if units < 2:  # one cluster holds every item: nothing to estimate its variance from
         return FloorBound(lower=0.0, design_effect=math.inf, effective_items=0.0, clusters=1)
-    # Sandwich estimators of the mean's variance: squared residuals summed per item, and per
-    # cluster (an item in no cluster is its own).
-    squares = [(s - p) ** 2 for s in scores]
-    independent = math.fsum(squares)
-    in_clusters = math.fsum((s - p) ** 2 for members in sums.values() for s in members)
-    per_cluster = math.fsum((math.fsum(m) - p * len(m)) ** 2 for m in sums.values())
-    clustered = independent - in_clusters + per_cluster
-    deff = 1.0
-    if independent > 0:
-        deff = max(1.0, (clustered * units / (units - 1)) / (independent * n / (n - 1)))
+    deff = design_effect(scores, groups)
     effective = n / deff
     if df_correction:
         t = float(special().stdtrit(units - 1, 1 - (1 - confidence) / 2))
@@ -290,69 +310,230 @@ def _monte_carlo_tail(counts: Counter[float], threshold: float) -> tuple[float, 
     return p, math.sqrt(p * (1 - p) / MONTE_CARLO_DRAWS)
 
 
+# The power of the paired test, under a model of the items (DESIGN §4, step 18).
+POWER_NODES = 64  # quantile nodes of the items' pass probabilities
+POWER_DRAWS = 2_000  # simulated gates a power figure, with several runs an item
+POWER_SEED = 20261201
+# What a drop is assumed to look like: the items it hits lose a quarter of their passes. Between
+# a drop spread thinly over every item and one concentrated on a tenth of them (half their
+# passes), so the statement holds within a few points for both (bench/soundness.py).
+HIT_LOSS = 0.25
+
+
+@dataclass(frozen=True)
+class ItemModel:
+    """What the power of the paired test is computed under.
+
+    Items are independent draws from a population whose per-run pass probabilities p follow a
+    Beta distribution with this mean and mean within-item variance E[p(1 − p)] (`within`); a
+    drop of δ hits a share of the items, each losing HIT_LOSS of its passes (q = p · (1 −
+    HIT_LOSS)), so it adds the variance a real drop adds. `design_effect`: the differences'
+    clustering, counted as n / deff independent items.
+    """
+
+    mean: float
+    within: float
+    base_runs: int = 1
+    runs: int = 1
+    design_effect: float = 1.0
+
+    def differences(self, drop: float):  # -> (values, probabilities), numpy arrays
+        """The distribution of one item's score difference d = s_cand − s_base."""
+        import numpy as np
+
+        mean = min(max(self.mean, 1e-9), 1.0)
+        within = min(max(self.within, 0.0), mean * (1 - mean))
+        between = mean * (1 - mean) - within
+        nodes, weights = _beta_nodes(mean, within, between)
+        # A share `hit` of the items loses the share `lost` of its passes (hit · lost · mean
+        # = drop): a quarter, or for a drop above a quarter of the mean every item loses alike.
+        lost = min(1.0, max(HIT_LOSS, drop / mean))
+        hit = drop / (lost * mean)
+        rb, rc = self.base_runs, self.runs
+        scale = math.lcm(rb, rc)
+        probs = np.zeros(2 * scale + 1)
+        x, y = np.arange(rb + 1), np.arange(rc + 1)
+        base = _binomial_rows(x, rb, nodes)  # nodes × (rb + 1)
+        same = _binomial_rows(y, rc, nodes)
+        less = _binomial_rows(y, rc, np.clip(nodes * (1 - lost), 0.0, 1.0))
+        cand = (1 - hit) * same + hit * less
+        joint = np.einsum("n,ni,nj->ij", weights, base, cand)
+        index = y[None, :] * (scale // rc) - x[:, None] * (scale // rb) + scale
+        np.add.at(probs, index, joint)
+        values = (np.arange(2 * scale + 1) - scale) / scale
+        return values, probs / probs.sum()
+
+
+@functools.lru_cache(maxsize=256)
+def _beta_nodes(mean: float, within: float, between: float):  # -> numpy arrays
+    """Pass probabilities and their weights: quantile nodes of the Beta distribution."""
+    import numpy as np
+
+    if within <= 1e-12:  # every item always passes or always fails
+        return np.array([0.0, 1.0]), np.array([1 - mean, mean])
+    if between <= 1e-12:  # every item as variable as the average
+        return np.array([mean]), np.array([1.0])
+    size = mean * (1 - mean) / between - 1
+    quantiles = (np.arange(POWER_NODES) + 0.5) / POWER_NODES
+    nodes = special().betaincinv(mean * size, (1 - mean) * size, quantiles)
+    return nodes, np.full(POWER_NODES, 1 / POWER_NODES)
+
+
+def _binomial_rows(k, runs: int, p):  # numpy arrays
+    comb = special().comb(runs, k)
+    return comb[None, :] * p[:, None] ** k[None, :] * (1 - p[:, None]) ** (runs - k[None, :])
+
+
+def paired_power(model: ItemModel, drop: float, n: int, *, alpha: float, min_drop: float) -> float:
+    """P(the gate's paired test fails it) with n items (n / deff independent ones) when the
+    mean per-item score falls by `drop`: the test the gate runs, significant (p < alpha) with
+    a net drop above min-drop.
+
+    One run a side: exactly, the sign test over the binomial number of changed items. Several:
+    by POWER_DRAWS seeded draws of the items' differences, each tested by the sign-flip test's
+    normal form with a continuity correction (the exact test's distribution is a sum of many
+    symmetric ± terms; `bench/soundness.py` checks the figures against the exact test).
+    """
+    import numpy as np
+
+    units = int(n / model.design_effect) if model.design_effect > 1 else n
+    if units <= 0 or alpha <= 0:
+        return 0.0
+    values, probs = model.differences(drop)
+    scale = len(values) // 2
+    if scale == 1:
+        return _sign_test_power(probs[0], probs[2], units, alpha=alpha, min_drop=min_drop)
+    rng = np.random.default_rng(POWER_SEED)
+    counts = rng.multinomial(units, probs, size=POWER_DRAWS)
+    total = counts @ values
+    squares = counts @ (values * values)
+    z = NormalDist().inv_cdf(1 - alpha)
+    # p = P(T* <= T) ≈ Φ((T + h) / sqrt(Σd²)), h half the finest step of T*'s lattice.
+    significant = (total + 1 / scale) < -z * np.sqrt(squares)
+    caught = significant & (squares > 0) & (-total / units > min_drop)
+    return float(caught.mean())
+
+
+def _sign_test_power(regress: float, improve: float, n: int, *, alpha: float, min_drop: float):
+    """Exact: M ~ Binomial(n, P(changed)), regressions B | M ~ Binomial(M, share); the gate
+    fails when P(Binomial(M, 1/2) >= B) < alpha and (2B − M) / n > min_drop."""
+    import numpy as np
+
+    sp = special()
+
+    def upper(k, trials, p):  # P(X > k), X ~ Binomial(trials, p), for any integer k
+        return np.where(
+            k < 0, 1.0, np.where(k >= trials, 0.0, sp.bdtrc(np.maximum(k, 0), trials, p))
+        )
+
+    changed = regress + improve
+    if changed <= 0:
+        return 0.0
+    share = min(1.0, regress / changed)
+    mean, sd = n * changed, math.sqrt(n * changed * (1 - changed))
+    low, high = max(0, int(mean - 12 * sd - 2)), min(n, int(mean + 12 * sd + 2))
+    m = np.arange(low, high + 1)
+    b = _critical_counts(high, alpha)[low : high + 1]
+    b = np.maximum(b, np.floor((m + n * min_drop) / 2) + 1)  # net drop above min-drop
+    weight = upper(m - 1, n, changed) - upper(m, n, changed)
+    return float(min(1.0, max(0.0, (weight * upper(b - 1, m, share)).sum())))
+
+
+_CRITICAL: dict[float, object] = {}  # alpha -> critical counts for M = 0, 1, ...
+
+
+def _critical_counts(high: int, alpha: float):  # -> numpy array
+    """For each number M = 0..(at least) high of changed items, the sign test's critical count:
+    the smallest b with P(X >= b) < alpha, X ~ Binomial(M, 1/2) (M + 1 when none is). Kept
+    per alpha, grown by doubling: a power search asks for it dozens of times."""
+    import numpy as np
+
+    known = _CRITICAL.get(alpha)
+    if known is not None and len(known) > high:  # type: ignore[arg-type]
+        return known
+    sp = special()
+
+    def upper(k, m):  # P(X > k)
+        return np.where(k < 0, 1.0, np.where(k >= m, 0.0, sp.bdtrc(np.maximum(k, 0), m, 0.5)))
+
+    m = np.arange(max(1024, 2 * high + 1))
+    z = NormalDist().inv_cdf(1 - alpha)
+    b = np.maximum(np.floor(m / 2 + z * np.sqrt(m) / 2) - 3, 0)
+    while (short := (b <= m) & (upper(b - 1, m) >= alpha)).any():
+        b = np.where(short, b + 1, b)
+    while (spare := (b >= 1) & (upper(b - 2, m) < alpha)).any():
+        b = np.where(spare, b - 1, b)
+    _CRITICAL[alpha] = b
+    return b
+
+
 @dataclass(frozen=True)
 class Power:
-    """What drop a gate of this size could have caught, by a normal approximation."""
+    """The drop the paired test catches with probability `power`, and the items it takes."""
 
-    detectable_drop: float | None  # the drop caught with `power` probability; None: none
+    detectable_drop: float | None  # None: no drop up to the whole mean is caught that often
     items_for_drop: int | None  # items needed to catch `target_drop`; None: no n suffices
     target_drop: float
     power: float
 
 
-def rejection_probability(
-    drop: float, *, n: int, variance: float, alpha: float, min_drop: float
-) -> float:
-    """P(the paired test fails the gate) when the mean per-item score falls by `drop`.
+def detectable_drop(
+    model: ItemModel, *, n: int, alpha: float, min_drop: float, power: float = 0.80
+) -> float | None:
+    """The drop caught with probability `power` at n items, to 0.1 point (the upper end)."""
+    top = model.mean  # a drop takes a share of the passes: at most all of them
+    if n <= 0 or paired_power(model, top, n, alpha=alpha, min_drop=min_drop) < power:
+        return None
+    low, high = 0.0, top
+    while high - low > 0.001:
+        mid = (low + high) / 2
+        caught = paired_power(model, mid, n, alpha=alpha, min_drop=min_drop) >= power
+        low, high = (low, mid) if caught else (mid, high)
+    return high
 
-    `variance` is the per-item variance of d_i = s_cand − s_base for an unchanged system. The
-    gate fails when the sign-flip test is significant (≈ mean d below −z_α·sqrt(E[d²]/n)) and the
-    mean drop exceeds `min_drop`; the mean of d is about normal with mean −drop.
-    """
-    if n <= 0:
-        return 0.0
-    sd = math.sqrt(max(variance, 1e-12) / n)
-    z_alpha = NormalDist().inv_cdf(1 - alpha)
-    threshold = max(z_alpha * math.sqrt((variance + drop * drop) / n), min_drop)
-    return NormalDist().cdf((drop - threshold) / sd)
+
+def items_for_drop(
+    model: ItemModel,
+    drop: float,
+    *,
+    alpha: float,
+    min_drop: float,
+    power: float = 0.80,
+    max_items: int = 200_000,
+) -> int | None:
+    """The fewest items that catch `drop` with probability `power`; None: not even max_items."""
+
+    def caught(items: int) -> bool:
+        return paired_power(model, drop, items, alpha=alpha, min_drop=min_drop) >= power
+
+    if drop > model.mean or not caught(max_items):
+        return None
+    low, high = 1, 1
+    while not caught(high):
+        low, high = high, high * 2
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if caught(mid) else (mid + 1, high)
+    return high
 
 
 def power_of(
+    model: ItemModel,
     *,
     n: int,
-    variance: float,
     alpha: float,
     min_drop: float,
     power: float = 0.80,
     target_drop: float = 0.05,
-    max_items: int = 10_000_000,
 ) -> Power:
-    """The drop caught with probability `power` at n items, and the n that catches `target_drop`."""
-
-    def caught(drop: float, items: int) -> bool:
-        return (
-            rejection_probability(drop, n=items, variance=variance, alpha=alpha, min_drop=min_drop)
-            >= power
-        )
-
-    detectable: float | None = None
-    if n > 0 and caught(1.0, n):
-        low, high = 0.0, 1.0
-        for _ in range(50):
-            mid = (low + high) / 2
-            low, high = (low, mid) if caught(mid, n) else (mid, high)
-        detectable = high
-    needed: int | None = None
-    if caught(target_drop, max_items):
-        low_n, high_n = 1, 1
-        while not caught(target_drop, high_n):
-            low_n, high_n = high_n, high_n * 2
-        while low_n < high_n:
-            mid_n = (low_n + high_n) // 2
-            low_n, high_n = (low_n, mid_n) if caught(target_drop, mid_n) else (mid_n + 1, high_n)
-        needed = high_n
+    """The drop caught with probability `power` at n items, and the items `target_drop` needs."""
     return Power(
-        detectable_drop=detectable, items_for_drop=needed, target_drop=target_drop, power=power
+        detectable_drop=detectable_drop(model, n=n, alpha=alpha, min_drop=min_drop, power=power),
+        items_for_drop=items_for_drop(
+            model, target_drop, alpha=alpha, min_drop=min_drop, power=power
+        ),
+        target_drop=target_drop,
+        power=power,
     )
 
 
