@@ -372,9 +372,29 @@ def evaluate_gate(
     cand = slim.of(candidate)
     base = slim.of(baseline) if baseline is not None else None
     base_tally = Tally(base.items) if base is not None else None
+    missing = _missing_items(cand, base_tally) if base_tally is not None else []
+    share = len(missing) / base_tally.n if missing and base_tally is not None else 0.0
+    items = cand.items
+    if share > MISSING_SHARE and base_tally is not None:
+        items = _with_missing_failed(items, missing, base_tally)
+        cand = SlimReport(cand.header, items)
     # Questions changed since the baseline: the same count for the pessimistic pass below.
     changed = changed_items(cand.items, base.items) if base is not None else None
     result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings)
+    if missing:
+        shown = ", ".join(missing[:MISSING_SHOWN])
+        more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
+        counted = (
+            "counted as failed runs (more than "
+            f"{MISSING_SHARE:.0%} of the baseline's items: a truncated report cannot pass)"
+            if share > MISSING_SHARE
+            else f"not counted (at most {MISSING_SHARE:.0%} of the baseline's items)"
+        )
+        result.warnings.insert(
+            0,
+            f"{len(missing)} baseline item(s) missing from this report ({share:.1%} of the "
+            f"baseline's {base_tally.n if base_tally else 0}): {shown}{more}; {counted}",
+        )
     result.warnings.extend(cand.header.warnings or [])  # what the evaluation itself saw
     if result.passed and any(cand.items.errors):
         worst = cand.items.with_errors_counted()
@@ -387,6 +407,47 @@ def evaluate_gate(
                 "judge them again"
             )
     return result
+
+
+# Baseline items a candidate report leaves out: above this share of the baseline's counted
+# items they count as failed runs (a report cut short cannot pass); at or below it, a warning.
+MISSING_SHARE = 0.02
+MISSING_SHOWN = 10
+
+
+def _missing_items(candidate: SlimReport, base_tally: Tally) -> list[str]:
+    """Baseline items (counted there) absent from the candidate report altogether, among the
+    items its selection covers: with tags, the baseline items carrying one of them; none when
+    the candidate is one shard of a split evaluation."""
+    dataset = candidate.header.dataset
+    if dataset is not None and dataset.shard:
+        return []
+    present = set(candidate.items.ids)
+    tags = set(dataset.tags) if dataset is not None and dataset.tags else None
+    base = base_tally.items
+    counted = set(base_tally.counted_ids)
+    return sorted(
+        i
+        for i, item_tags in zip(base.ids, base.tags, strict=True)
+        if i in counted and i not in present and (tags is None or tags.intersection(item_tags))
+    )
+
+
+def _with_missing_failed(items: ItemColumns, missing: list[str], base: Tally) -> ItemColumns:
+    """The candidate's items and each missing one as failed runs (as many as the baseline's)."""
+    runs = base.counted
+    tags = dict(zip(base.items.ids, base.items.tags, strict=True))
+    return ItemColumns(
+        ids=[*items.ids, *missing],
+        tags=[*items.tags, *(tags[i] for i in missing)],
+        passes=[*items.passes, *([0] * len(missing))],
+        runs=[*items.runs, *(runs[i][1] for i in missing)],
+        errors=[*items.errors, *([0] * len(missing))],
+        unanswered=[*items.unanswered, *([0] * len(missing))],
+        hashes=[*items.hashes, *([None] * len(missing))],
+        clusters=items.clusters,
+        own=items.own,
+    )
 
 
 def _evaluate_gate(
