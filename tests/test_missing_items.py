@@ -1,7 +1,7 @@
 """Baseline items a candidate report leaves out are never silent (issue 29, point 5)."""
 
 from golden_gate.core.gate import evaluate_gate
-from golden_gate.core.report import DatasetInfo, report_json
+from golden_gate.core.report import DatasetInfo, add_digests, report_json, selection_digest
 from tests.helpers import golden_gate, ids, report
 
 
@@ -46,3 +46,34 @@ def test_items_outside_the_candidates_tags_are_not_missing():
     candidate = report({i: True for i in names[:50]}, dataset=DatasetInfo(tags=["smoke"]))
     gate = evaluate_gate(candidate, baseline)
     assert not any("missing from this report" in w for w in gate.warnings)
+
+
+def _selected_report(names, kept, **kw):
+    dataset = DatasetInfo(items=len(names), selected=selection_digest(names))
+    return report(dict.fromkeys(kept, True), dataset=dataset, **kw)
+
+
+def test_a_report_cut_short_cannot_pass_as_complete(tmp_path):
+    names = ids(200)
+    whole = tmp_path / "whole.json"
+    whole.write_text(report_json(_selected_report(names, names)))
+    assert golden_gate("gate", whole).returncode == 0
+    cut = tmp_path / "cut.json"
+    cut.write_text(report_json(_selected_report(names, names[:190])))
+    done = golden_gate("gate", cut)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "holds 190 item(s), not the 200 items its evaluation selected" in done.stderr
+    # An interrupted evaluation says which items it never asked: that adds up.
+    interrupted = _selected_report(names, names[:190], not_asked=names[190:])
+    assert evaluate_gate(interrupted, None).inconclusive is None
+
+
+def test_the_shards_selections_add_up_to_the_whole():
+    names = ids(30)
+    parts = [
+        selection_digest(names[:7]),
+        selection_digest(names[7:19]),
+        selection_digest(names[19:]),
+    ]
+    assert add_digests(parts) == selection_digest(reversed(names))
+    assert selection_digest(names[:29]) != selection_digest(names)

@@ -17,7 +17,13 @@ from pydantic import BaseModel, ConfigDict
 from golden_gate.core import golden, slim
 from golden_gate.core.gate import GateResult, evaluate_gate
 from golden_gate.core.power import floor_reachable, unreachable_floor_message
-from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, save_report
+from golden_gate.core.report import (
+    AssistantInfo,
+    DatasetInfo,
+    Report,
+    save_report,
+    selection_digest,
+)
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
@@ -151,6 +157,7 @@ def evaluate_report(
         tags=settings.tags,
         shard=str(settings.shard) if settings.shard else None,
         repaired_items=[i.id for i in items if i.surrogates_replaced] or None,
+        selected=selection_digest(i.id for i in items),
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:

@@ -27,7 +27,7 @@ from golden_gate.core.power import (
     power_note,
     unreachable_floor_message,
 )
-from golden_gate.core.report import Report
+from golden_gate.core.report import Report, selection_digest
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
@@ -396,6 +396,10 @@ def evaluate_gate(
             f"baseline's {base_tally.n if base_tally else 0}): {shown}{more}; {counted}",
         )
     result.warnings.extend(cand.header.warnings or [])  # what the evaluation itself saw
+    cut_short = _cut_short(slim.of(candidate))
+    if cut_short:
+        result.inconclusive = cut_short
+        return result
     if result.passed and any(cand.items.errors):
         worst = cand.items.with_errors_counted()
         pessimistic = _evaluate_gate(cand, worst, base, base_tally, changed, settings)
@@ -413,6 +417,24 @@ def evaluate_gate(
 # items they count as failed runs (a report cut short cannot pass); at or below it, a warning.
 MISSING_SHARE = 0.02
 MISSING_SHOWN = 10
+
+
+def _cut_short(candidate: SlimReport) -> str | None:
+    """Why the report is not all its evaluation selected, when it records its selection."""
+    header = candidate.header
+    dataset = header.dataset
+    if dataset is None or not dataset.selected:
+        return None
+    present = [*candidate.items.ids, *(header.not_asked or [])]
+    if selection_digest(present) == dataset.selected:
+        return None
+    selected = f"the {dataset.items} items" if dataset.items is not None else "the items"
+    return (
+        f"the report holds {len(candidate.items)} item(s)"
+        + (f" and {len(header.not_asked)} not asked" if header.not_asked else "")
+        + f", not {selected} its evaluation selected: it was cut short or edited; "
+        "evaluate again"
+    )
 
 
 def _missing_items(candidate: SlimReport, base_tally: Tally) -> list[str]:
