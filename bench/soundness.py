@@ -380,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--sizes", default="30,200,1000")
+    parser.add_argument("--floor-reps", type=int, default=2000, help="clustered floor cells")
+    parser.add_argument("--power-reps", type=int, default=1000, help="power statement cells")
     parser.add_argument("--write", type=Path, help="replace the soundness section of this file")
     args = parser.parse_args(argv)
     settings = GateSettings()
@@ -449,9 +451,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {low.rate(low.floor_passes):.1%} ± {low.se(low.floor_passes):.1%} |"
             )
             print(lines[-1], flush=True)
+    lines += floor_section(args.floor_reps, settings)
+    lines += power_section(args.power_reps, settings)
     lines += [
         "",
-        f"Measured in one run of `bench/soundness.py --reps {args.reps}` "
+        f"Measured in one run of `bench/soundness.py --reps {args.reps} --floor-reps "
+        f"{args.floor_reps} --power-reps {args.power_reps}` "
         f"({time.monotonic() - started:.0f} s).",
     ]
     text = "\n".join(lines) + "\n"
