@@ -527,3 +527,33 @@ def test_progress_lines_in_a_log_never_repeat_and_the_last_says_done():
     assert all(a != b for a, b in itertools.pairwise(lines))
     progress.update(force=True)  # the heartbeat says the run is alive, whatever the counts
     assert len(stream.getvalue().splitlines()) == len(lines) + 1
+
+
+def test_runs_the_judge_failed_on_are_asked_again_at_the_end(judge_server, capsys):
+    golden = items(10)
+    for _ in range(3):  # the judge fails its first three calls, then answers
+        judge_server.enqueue(Behaviour.server_error(500, retry_after=0.01))
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(
+            golden, assistant.url, llm_judge(judge_server, max_retries=0), judge_concurrency=1
+        )
+    assert judge_server.calls == 13
+    assert not any(r.errored for r in rep.results) and rep.complete
+    assert all(r.passed for r in rep.results)
+    assert "asked the judge again about 3 run(s) it had failed on: 3 judged now" in (
+        capsys.readouterr().err
+    )
+
+
+def test_asking_the_judge_again_is_bounded(judge_server, capsys):
+    golden = items(12)
+    judge_server.default = Behaviour.server_error(500, retry_after=0.01)
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(golden, assistant.url, llm_judge(judge_server, max_retries=0))
+    # Twelve runs, each failed; ten asked again (REJUDGE_MIN), all failing again.
+    assert judge_server.calls == 22
+    assert all(r.errored for r in rep.results) and not rep.complete
+    err = capsys.readouterr().err
+    assert "about 10 run(s) it had failed on: 0 judged now; 2 more not asked again" in err
