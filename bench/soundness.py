@@ -376,6 +376,75 @@ def power_section(reps: int, settings: GateSettings) -> list[str]:
     return lines
 
 
+MAX_ERROR_RATE = 0.10  # EvalSettings' default: above it the report itself is incomplete
+
+
+def judge_error_outcomes(
+    rng: np.random.Generator, p: np.ndarray, runs: int, error_rate: float, asked_again: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(passes, counted runs, judge errors) per item when each judge call fails with
+    `error_rate`, independently; `asked_again`: each failed run is judged once more at the end
+    (evaluate.py's judge_again, within its bound of 10 % of the runs, at least 10)."""
+    n = len(p)
+    failed = rng.random((n, runs)) < error_rate
+    if asked_again:
+        limit = max(10, math.ceil(n * runs * 0.10))
+        again = np.flatnonzero(failed.ravel())[:limit]
+        still = rng.random(len(again)) < error_rate
+        flat = failed.ravel()
+        flat[again] = still
+        failed = flat.reshape(n, runs)
+    passed = (rng.random((n, runs)) < p[:, None]) & ~failed
+    return passed.sum(axis=1), runs - failed.sum(axis=1), failed.sum(axis=1)
+
+
+def judge_error_section(reps: int, settings: GateSettings) -> list[str]:
+    """Identical pull requests whose judge fails now and then: how many end with no result
+    (the pessimistic re-gate, or more than max-error-rate of the runs in error)."""
+    lines = [
+        "",
+        *textwrap.wrap(
+            "Identical pull requests (the flaky mix, baseline without errors) whose judge "
+            "fails each call independently at a given rate: the share that ends with no "
+            "result (exit 3: the unjudged runs could flip the gate, or more than "
+            f"max-error-rate {MAX_ERROR_RATE:.0%} of the runs are in error), before and after "
+            "asking the judge again at the end of the run. "
+            f"{reps} pull requests a cell, through `evaluate_gate`; ± is one Monte-Carlo "
+            "standard error.",
+            96,
+        ),
+        "",
+        "| n | runs | judge errors | no result, before | no result, asked again |",
+        "|---|---|---|---|---|",
+    ]
+    seed = 1300
+    for n, runs in ((200, 1), (200, 3), (1000, 1)):
+        for error_rate in (0.02, 0.05):
+            cells = []
+            for asked_again in (False, True):
+                seed += 1
+                rng = np.random.default_rng(seed)
+                none = 0
+                for _ in range(reps):
+                    p = draw_items(rng, n)
+                    base = rng.binomial(runs, p), np.full(n, runs)
+                    passes, counted, errors = judge_error_outcomes(
+                        rng, p, runs, error_rate, asked_again
+                    )
+                    report = build_report(passes, counted, runs)
+                    report.items.errors = errors.tolist()
+                    gate = evaluate_gate(report, build_report(*base, runs), settings)
+                    share = errors.sum() / (n * runs)
+                    none += gate.inconclusive is not None or share > MAX_ERROR_RATE
+                rate = none / reps
+                cells.append(
+                    f"{rate:.1%} ± {math.sqrt(max(rate * (1 - rate), 1 / reps) / reps):.1%}"
+                )
+            lines.append(f"| {n} | {runs} | {error_rate:.0%} | {cells[0]} | {cells[1]} |")
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)

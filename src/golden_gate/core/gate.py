@@ -402,7 +402,9 @@ def evaluate_gate(
         return result
     if result.passed and any(cand.items.errors):
         worst = cand.items.with_errors_counted()
-        pessimistic = _evaluate_gate(cand, worst, base, base_tally, changed, settings)
+        pessimistic = _evaluate_gate(
+            cand, worst, base, base_tally, changed, settings, with_power=False
+        )
         if not pessimistic.passed:
             not_judged = sum(cand.items.errors)
             result.inconclusive = (
@@ -479,8 +481,11 @@ def _evaluate_gate(
     base_tally: Tally | None,
     changed: int | None,
     settings: GateSettings,
+    *,
+    with_power: bool = True,
 ) -> GateResult:
-    """The gate on `items` (the candidate's, or them with unjudged runs counted as failures)."""
+    """The gate on `items` (the candidate's, or them with unjudged runs counted as failures;
+    only its verdict is read then, so `with_power` False skips the power statement)."""
     tally = Tally(items)
     n, k = tally.n, tally.k
     errored = sorted(tally.errored)
@@ -592,9 +597,11 @@ def _evaluate_gate(
                 f"p was estimated by {MONTE_CARLO_DRAWS:,} seeded random sign flips "
                 f"(standard error {comparison.p_value_error:.4f})."
             )
-    power = power_note(tally, base_tally, spread, settings, comparison)
-    paired = comparison is not None and comparison.shared > 0
-    notes.append(power.sentence(comparison.shared if paired else n))
+    power = None
+    if with_power:
+        power = power_note(tally, base_tally, spread, settings, comparison)
+        paired = comparison is not None and comparison.shared > 0
+        notes.append(power.sentence(comparison.shared if paired else n))
     return GateResult(
         verdict="failed" if reasons else "passed",
         reasons=reasons,

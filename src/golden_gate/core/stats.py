@@ -477,18 +477,57 @@ class Power:
     power: float
 
 
+def _normal_guess(model: ItemModel, drop: float, alpha: float, power: float) -> float:
+    """Items a drop needs by the normal approximation, under the alternative's own variance:
+    where the searches below start (the figure itself is the exact or simulated power's)."""
+    import numpy as np
+
+    values, probs = model.differences(drop)
+    mean = float(probs @ values)
+    variance = max(float(probs @ (values * values)) - mean * mean, 1e-12)
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha) + normal.inv_cdf(power)
+    return float(np.clip(z * z * variance / max(-mean, 1e-9) ** 2, 1.0, 1e9))
+
+
 def detectable_drop(
     model: ItemModel, *, n: int, alpha: float, min_drop: float, power: float = 0.80
 ) -> float | None:
     """The drop caught with probability `power` at n items, to 0.1 point (the upper end)."""
+
+    def caught(drop: float) -> bool:
+        return paired_power(model, drop, n, alpha=alpha, min_drop=min_drop) >= power
+
     top = model.mean  # a drop takes a share of the passes: at most all of them
-    if n <= 0 or paired_power(model, top, n, alpha=alpha, min_drop=min_drop) < power:
+    if n <= 0 or not caught(top):
         return None
+    # Bracket around the normal approximation's drop (a few guesses), then bisect.
     low, high = 0.0, top
+    guess = top / 2
+    for _ in range(30):  # the drop whose normal-approximation sample size is n
+        items = _normal_guess(model, guess, alpha, power)
+        step = guess * math.sqrt(items / n)
+        if abs(step - guess) < 1e-4:
+            break
+        guess = min(top, max(1e-4, step))
+    for factor in (1.0, 1.3, 1.8):
+        candidate = min(top, guess * factor)
+        if caught(candidate):
+            high = candidate
+            break
+        low = max(low, candidate)
+    for factor in (0.8, 0.6):
+        candidate = guess * factor
+        if candidate <= low or candidate >= high:
+            continue
+        if caught(candidate):
+            high = candidate
+        else:
+            low = candidate
+            break
     while high - low > 0.001:
         mid = (low + high) / 2
-        caught = paired_power(model, mid, n, alpha=alpha, min_drop=min_drop) >= power
-        low, high = (low, mid) if caught else (mid, high)
+        low, high = (low, mid) if caught(mid) else (mid, high)
     return high
 
 
@@ -506,14 +545,25 @@ def items_for_drop(
     def caught(items: int) -> bool:
         return paired_power(model, drop, items, alpha=alpha, min_drop=min_drop) >= power
 
-    if drop > model.mean or not caught(max_items):
+    if drop > model.mean or drop <= min_drop:
         return None
-    low, high = 1, 1
+    guess = min(max_items, max(1, round(_normal_guess(model, drop, alpha, power))))
+    # Bracket: up from the guess until caught, down until not, then bisect.
+    high = guess
     while not caught(high):
-        low, high = high, high * 2
-    while low < high:
+        if high >= max_items:
+            return None
+        high = min(max_items, math.ceil(high * 1.25) + 1)
+    low = high
+    while low > 1:
+        low = max(1, math.floor(low / 1.25))
+        if not caught(low):
+            break
+    else:
+        return 1
+    while high - low > 1:
         mid = (low + high) // 2
-        low, high = (low, mid) if caught(mid) else (mid + 1, high)
+        low, high = (low, mid) if caught(mid) else (mid, high)
     return high
 
 
