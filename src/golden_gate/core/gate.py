@@ -444,9 +444,10 @@ def _missing_items(candidate: SlimReport, base_tally: Tally) -> list[str]:
     items its selection covers: with tags, the baseline items carrying one of them; none when
     the candidate is one shard of a split evaluation."""
     dataset = candidate.header.dataset
-    if dataset is not None and dataset.shard:
-        return []
-    present = set(candidate.items.ids)
+    if (dataset is not None and dataset.shard) or not len(candidate.items):
+        return []  # a shard holds part of the items; an empty report is "no results"
+    # Items an interrupted evaluation never asked are said by the report (incomplete).
+    present = set(candidate.items.ids).union(candidate.header.not_asked or ())
     tags = set(dataset.tags) if dataset is not None and dataset.tags else None
     base = base_tally.items
     counted = set(base_tally.counted_ids)

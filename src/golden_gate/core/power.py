@@ -104,7 +104,7 @@ def power_note(
     elif paired and differences is not None and comparison is not None:
         # One run a side: an unchanged system changes an item's outcome with chance
         # 2·E[p(1 − p)]; a real drop adds to it, which only makes the statement cautious.
-        within = differences.mean_square / 2
+        within = min(differences.mean_square / 2, mean * (1 - mean))
         source = (
             f"a {mean:.1%} pass rate, within-item variance {max(within, 0):.3f} from the items "
             "that changed"
