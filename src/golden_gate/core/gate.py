@@ -415,6 +415,40 @@ def evaluate_gate(
     return result
 
 
+# Differences whose design effect by page reaches this (over at least PAGES_FOR_WARNING pages
+# holding two or more shared items) are said to look clustered: bench/soundness.py measures
+# how often it is said of independent and of clustered questions.
+CLUSTERED_DEFF = 2.0
+PAGES_FOR_WARNING = 8
+
+
+def undeclared_clusters(
+    candidate: Report | SlimReport, baseline: Report | SlimReport, pages: dict[str, str]
+) -> str | None:
+    """A warning when neither report declares clusters but the per-item differences with the
+    baseline look clustered by page (`pages`: item id → its first reference page)."""
+    cand, base = tally_of(candidate), tally_of(baseline)
+    if cand.clusters or base.clusters:
+        return None
+    counted_c, counted_b = cand.counted, base.counted
+    shared = sorted(counted_c.keys() & counted_b.keys() & pages.keys())
+    groups = Counter(pages[i] for i in shared)
+    if sum(1 for size in groups.values() if size > 1) < PAGES_FOR_WARNING:
+        return None
+    differences = [
+        counted_c[i][0] / counted_c[i][1] - counted_b[i][0] / counted_b[i][1] for i in shared
+    ]
+    deff = design_effect(differences, [pages[i] for i in shared])
+    if deff < CLUSTERED_DEFF:
+        return None
+    return (
+        f"the changes since the baseline look clustered by page (design effect {deff:.1f} over "
+        f"{len(groups)} pages): questions about one page are not independent evidence, so the "
+        "paired test may false-alarm; give golden items a `cluster` (their page) to count each "
+        "page once"
+    )
+
+
 # Baseline items a candidate report leaves out: above this share of the baseline's counted
 # items they count as failed runs (a report cut short cannot pass); at or below it, a warning.
 MISSING_SHARE = 0.02
