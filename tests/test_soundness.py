@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.gate import GateSettings
+from golden_gate.core.gate import GateSettings, evaluate_gate
 
 _path = Path(__file__).resolve().parents[1] / "bench" / "soundness.py"
 _spec = importlib.util.spec_from_file_location("soundness", _path)
@@ -67,3 +67,23 @@ def test_the_power_statement_holds_at_the_drop_it_states():
             200, system, "1 run", reps, seed=seed, settings=settings, drop=stated
         )
         assert abs(cell.rate(cell.regression_fails) - 0.80) <= 0.05 + bound(0.80, reps)
+
+
+def test_identical_prs_rarely_end_without_a_result_at_2_percent_judge_errors():
+    """The judge asked again at the end of the run (judge_again's bound), through the gate."""
+    import numpy as np
+
+    rng = np.random.default_rng(18)
+    settings = GateSettings()
+    none = {False: 0, True: 0}
+    reps = 150
+    for _ in range(reps):
+        p = soundness.draw_items(rng, 200)
+        base = soundness.build_report(rng.binomial(1, p), np.ones(200, dtype=int), 1)
+        for asked_again in (False, True):
+            passes, counted, errors = soundness.judge_error_outcomes(rng, p, 1, 0.02, asked_again)
+            report = soundness.build_report(passes, counted, 1)
+            report.items.errors = errors.tolist()
+            none[asked_again] += evaluate_gate(report, base, settings).inconclusive is not None
+    assert none[True] / reps <= 0.05 + bound(0.05, reps)
+    assert none[False] / reps > 0.10  # before: a fifth to a third of them
