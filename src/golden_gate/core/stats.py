@@ -337,6 +337,11 @@ class ItemModel:
     runs: int = 1
     design_effect: float = 1.0
 
+    @property
+    def steady(self) -> bool:
+        """Every item always passes or always fails, one run a side."""
+        return self.within <= 1e-12 and self.base_runs == 1 and self.runs == 1
+
     def differences(self, drop: float):  # -> (values, probabilities), numpy arrays
         """The distribution of one item's score difference d = s_cand − s_base."""
         import numpy as np
@@ -394,11 +399,17 @@ def paired_power(model: ItemModel, drop: float, n: int, *, alpha: float, min_dro
     normal form with a continuity correction (the exact test's distribution is a sum of many
     symmetric ± terms; `bench/soundness.py` checks the figures against the exact test).
     """
-    import numpy as np
-
     units = int(n / model.design_effect) if model.design_effect > 1 else n
     if units <= 0 or alpha <= 0:
         return 0.0
+    if model.steady:
+        # Items that always pass or always fail, one run a side: each item the drop hits is a
+        # regression and nothing improves, so the gate fails once there are enough of them.
+        # In plain Python: a gate with nothing to test imports no numpy or scipy.
+        fewest = max(min_discordant_for_significance(alpha), math.floor(units * min_drop) + 1)
+        return _binomial_at_least(fewest, units, min(max(drop, 0.0), 1.0))
+    import numpy as np
+
     values, probs = model.differences(drop)
     scale = len(values) // 2
     if scale == 1:
@@ -412,6 +423,28 @@ def paired_power(model: ItemModel, drop: float, n: int, *, alpha: float, min_dro
     significant = (total + 1 / scale) < -z * np.sqrt(squares)
     caught = significant & (squares > 0) & (-total / units > min_drop)
     return float(caught.mean())
+
+
+def _binomial_at_least(k: int, n: int, p: float) -> float:
+    """P(X >= k), X ~ Binomial(n, p), summing the k terms below it in logs."""
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0:
+        return 0.0
+    if p >= 1:
+        return 1.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    below = math.fsum(
+        math.exp(
+            math.lgamma(n + 1)
+            - math.lgamma(j + 1)
+            - math.lgamma(n - j + 1)
+            + j * log_p
+            + (n - j) * log_q
+        )
+        for j in range(k)
+    )
+    return min(1.0, max(0.0, 1.0 - below))
 
 
 def _sign_test_power(regress: float, improve: float, n: int, *, alpha: float, min_drop: float):
@@ -480,14 +513,15 @@ class Power:
 def _normal_guess(model: ItemModel, drop: float, alpha: float, power: float) -> float:
     """Items a drop needs by the normal approximation, under the alternative's own variance:
     where the searches below start (the figure itself is the exact or simulated power's)."""
-    import numpy as np
-
-    values, probs = model.differences(drop)
-    mean = float(probs @ values)
-    variance = max(float(probs @ (values * values)) - mean * mean, 1e-12)
+    if model.steady:  # d is −1 with probability `drop`, else 0
+        mean, variance = -drop, max(drop * (1 - drop), 1e-12)
+    else:
+        values, probs = model.differences(drop)
+        mean = float(probs @ values)
+        variance = max(float(probs @ (values * values)) - mean * mean, 1e-12)
     normal = NormalDist()
     z = normal.inv_cdf(1 - alpha) + normal.inv_cdf(power)
-    return float(np.clip(z * z * variance / max(-mean, 1e-9) ** 2, 1.0, 1e9))
+    return min(max(z * z * variance / max(-mean, 1e-9) ** 2, 1.0), 1e9)
 
 
 def detectable_drop(
