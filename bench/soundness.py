@@ -390,7 +390,7 @@ def undeclared_clusters_section(reps: int, settings: GateSettings) -> list[str]:
             "the same page grouping is declared though the questions are independent (what "
             "clustering by page by default would cost); and how often the gate warns that the "
             "changes look clustered by page (pages undeclared), identical pull requests in "
-            "either world. {reps} pull requests a cell; ± is "
+            f"either world. {reps} pull requests a cell; ± is "
             "one Monte-Carlo standard error.",
             96,
         ),
