@@ -458,6 +458,49 @@ def undeclared_clusters_section(reps: int, settings: GateSettings) -> list[str]:
     return lines
 
 
+def baseline_spread_section(baselines: int, prs: int, settings: GateSettings) -> list[str]:
+    """A committed baseline is one sample: the false-alarm rate of identical pull requests
+    given one baseline, over many baselines (n = 200), for three ways to make the baseline."""
+    lines = [
+        "",
+        *textwrap.wrap(
+            "A baseline is one noisy sample. For each of "
+            f"{baselines} baselines (n = 200, the flaky mix), {prs} identical pull requests "
+            "gated against it: the false-alarm rate given that baseline, its mean over the "
+            "baselines, the worst baseline's, and the share of baselines above 10 %. Ways to "
+            "make the baseline: as the pull request (1 run an item, or 3), and pooled from "
+            "three one-run evaluations (3 runs an item) against one-run pull requests.",
+            96,
+        ),
+        "",
+        "| baseline / pull request | mean false alarms | worst baseline | baselines above 10 % |",
+        "|---|---|---|---|",
+    ]
+    for label, base_runs, pr_runs in (
+        ("1 run / 1 run", 1, 1),
+        ("3 runs / 3 runs", 3, 3),
+        ("3 runs pooled / 1 run", 3, 1),
+    ):
+        rng = np.random.default_rng(1700 + base_runs * 10 + pr_runs)
+        rates = []
+        for _ in range(baselines):
+            p = draw_items(rng, 200)
+            base = build_report(rng.binomial(base_runs, p), np.full(200, base_runs), base_runs)
+            alarms = 0
+            for _ in range(prs):
+                cand = build_report(rng.binomial(pr_runs, p), np.full(200, pr_runs), pr_runs)
+                gate = evaluate_gate(cand, base, settings)
+                alarms += any(r.code == "significant-regression" for r in gate.reasons)
+            rates.append(alarms / prs)
+        worst = max(rates)
+        lines.append(
+            f"| {label} | {np.mean(rates):.1%} | {worst:.1%} | "
+            f"{sum(r > 0.10 for r in rates)} of {baselines} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 MAX_ERROR_RATE = 0.10  # EvalSettings' default: above it the report itself is incomplete
 
 
@@ -531,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--sizes", default="30,200,1000")
+    parser.add_argument("--only", choices=["baseline-spread"], help="measure one block alone")
     parser.add_argument("--floor-reps", type=int, default=2000, help="clustered floor cells")
     parser.add_argument("--power-reps", type=int, default=1000, help="power statement cells")
     parser.add_argument(
@@ -539,6 +583,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, help="replace the soundness section of this file")
     args = parser.parse_args(argv)
     settings = GateSettings()
+    if args.only == "baseline-spread":  # a block of its own, measured apart
+        started = time.monotonic()
+        lines = baseline_spread_section(30, 150, settings)[1:]
+        lines += [
+            "",
+            "Measured in one run of `bench/soundness.py --only baseline-spread` "
+            f"({time.monotonic() - started:.0f} s).",
+        ]
+        text = "\n".join(lines) + "\n"
+        print(text)
+        if args.write:
+            _write_block(args.write, "baseline-spread", text)
+        return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.monotonic()
     lines = [
@@ -618,17 +675,22 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        doc = args.write.read_text(encoding="utf-8")
-        start, end = "<!-- soundness:start -->", "<!-- soundness:end -->"
-        block = f"{start}\n{text}{end}"
-        if start in doc:
-            doc = re.sub(
-                re.escape(start) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S
-            )
-        else:
-            doc += f"\n## 6. Soundness of the gate\n\n{block}\n"
-        args.write.write_text(doc, encoding="utf-8")
+        _write_block(args.write, "soundness", text)
     return 0
+
+
+def _write_block(path: Path, name: str, text: str) -> None:
+    """Replace the text between this block's markers in `path` (appended when absent)."""
+    doc = path.read_text(encoding="utf-8")
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{text}{end}"
+    if start in doc:
+        doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S)
+    elif name == "soundness":
+        doc += f"\n## 6. Soundness of the gate\n\n{block}\n"
+    else:
+        doc += f"\n{block}\n"
+    path.write_text(doc, encoding="utf-8")
 
 
 if __name__ == "__main__":
