@@ -9,7 +9,9 @@ JSON, and the job summary) and returns what each printed, with the exit code.
 The hashes were recorded with the code before the slim report view (tests/test_slim.py), and
 recorded again the same way when the charts changed what the comment, the summary and the
 JSON verdict hold (with the charts' code still without the slim view; only those three hashes
-changed):
+changed), and the pairs' outputs once more in step 18, when the power statement became the
+power of the gate's own test and baseline items a report leaves out became a warning (the
+malformed reports' entries kept as the pre-slim code recorded them):
 
     .venv/bin/python -m tests.gate_pairs > tests/data/gate_outputs.json
 """

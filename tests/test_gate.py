@@ -87,14 +87,23 @@ def test_significant_but_below_min_drop_passes():
 
 
 def test_items_only_on_one_side_are_reported_not_paired():
-    baseline = report({"a": True, "b": True, "old": True})
-    candidate = report(
-        {"a": True, "b": True, "new": False},
-    )
+    names = ids(100)
+    baseline = report({**dict.fromkeys(names, True), "old": True})
+    candidate = report({**dict.fromkeys(names, True), "new": False})
     gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.1))
     assert gate.comparison.only_in_candidate == ["new"]
     assert gate.comparison.only_in_baseline == ["old"]
-    assert gate.comparison.shared == 2
+    assert gate.comparison.shared == 100
+    # One baseline item of 101 left out: said with its id, not counted (at most 2 %).
+    assert any("1 baseline item(s) missing" in w and "old" in w for w in gate.warnings)
+
+
+def test_baseline_items_a_report_leaves_out_count_as_failed_runs_above_two_percent():
+    baseline = report({"a": True, "b": True, "old": True})
+    candidate = report({"a": True, "b": True, "new": False})
+    gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.1))
+    assert gate.comparison.only_in_baseline == [] and gate.comparison.regressions == ["old"]
+    assert any("counted as failed runs" in w for w in gate.warnings)
 
 
 def test_comparability_warning_and_fatal_setting():
@@ -243,7 +252,11 @@ def test_clusters_flip_together_so_related_items_are_not_independent_evidence():
 
 
 def test_no_shared_items_does_not_claim_no_significant_regression():
-    gate = evaluate_gate(report({"a": True}), report({"b": True}), GateSettings(floor=0.01))
+    # The baseline's item is not among the tags this report selected: not missing from it.
+    baseline = report({"b": True}, dataset=DatasetInfo(tags=["nightly"]))
+    baseline.results[0].tags = ["nightly"]
+    candidate = report({"a": True}, dataset=DatasetInfo(tags=["smoke"]))
+    gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.01))
     assert gate.passed
     assert "no significant regression" not in gate.headline
     assert "no items shared with the baseline" in gate.headline

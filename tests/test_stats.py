@@ -227,21 +227,56 @@ def test_floor_percent_never_rounds_up():
     assert stats.floor_percent(0.0) == "0%"
 
 
-def test_power_grows_with_items_and_runs():
-    def drop(n, variance):
-        return stats.power_of(n=n, variance=variance, alpha=0.05, min_drop=0.02).detectable_drop
+MIX = stats.ItemModel(mean=0.891, within=0.8 * 0.97 * 0.03 + 0.15 * 0.7 * 0.3 + 0.05 * 0.2 * 0.8)
 
-    assert drop(200, 0.12) > drop(1000, 0.12) > drop(10_000, 0.12) >= 0.02
-    assert drop(200, 0.12) > drop(200, 0.04)  # three runs a side: a third of the variance
-    needed = stats.power_of(n=200, variance=0.12, alpha=0.05, min_drop=0.02).items_for_drop
+
+def test_power_grows_with_items_and_runs():
+    def drop(n, model=MIX):
+        return stats.power_of(model, n=n, alpha=0.05, min_drop=0.02).detectable_drop
+
+    three = stats.ItemModel(mean=MIX.mean, within=MIX.within, base_runs=3, runs=3)
+    assert drop(200) > drop(1000) > drop(10_000) >= 0.02
+    assert drop(200) > drop(200, three)  # three runs a side
+    needed = stats.power_of(MIX, n=200, alpha=0.05, min_drop=0.02).items_for_drop
     assert needed is not None
-    at = stats.rejection_probability(0.05, n=needed, variance=0.12, alpha=0.05, min_drop=0.02)
-    below = stats.rejection_probability(
-        0.05, n=needed - 1, variance=0.12, alpha=0.05, min_drop=0.02
-    )
-    assert at >= 0.8 > below
+
+    def power(items):
+        return stats.paired_power(MIX, 0.05, items, alpha=0.05, min_drop=0.02)
+
+    assert power(needed) >= 0.8 > power(needed - 1)
     # A min-drop above the target: no number of items catches it.
-    assert stats.power_of(n=200, variance=0.1, alpha=0.05, min_drop=0.06).items_for_drop is None
+    assert stats.power_of(MIX, n=200, alpha=0.05, min_drop=0.06).items_for_drop is None
+
+
+@pytest.mark.parametrize(("n", "drop"), [(30, 0.2), (200, 0.06), (1000, 0.03)])
+def test_one_run_power_is_the_exact_sign_test_by_brute_force(n, drop):
+    """The exact figure against the gate's own sign test on drawn (b, c) counts."""
+    import numpy as np
+
+    _, probs = MIX.differences(drop)
+    counts = np.random.default_rng(5).multinomial(n, probs, size=20_000)
+    caught = [stats.sign_test_p(int(b), int(c)) < 0.05 and (b - c) / n > 0.02 for b, _, c in counts]
+    rate = sum(caught) / len(caught)
+    exact = stats.paired_power(MIX, drop, n, alpha=0.05, min_drop=0.02)
+    assert abs(rate - exact) < 4 * math.sqrt(exact * (1 - exact) / 20_000) + 1e-3
+
+
+def test_several_runs_power_agrees_with_the_exact_sign_flip_test():
+    """The simulated figure (the test's normal form) against the exact sign-flip test."""
+    import numpy as np
+
+    model = stats.ItemModel(mean=MIX.mean, within=MIX.within, base_runs=3, runs=3)
+    values, probs = model.differences(0.12)
+    counts = np.random.default_rng(6).multinomial(30, probs, size=2_000)
+    caught = 0
+    for row in counts:
+        differences = [
+            Fraction(round(v * 3), 3) for v, k in zip(values, row, strict=True) for _ in range(k)
+        ]
+        drop = -float(sum(differences)) / 30
+        caught += stats.paired_sign_flip_test(differences).p_value < 0.05 and drop > 0.02
+    estimate = stats.paired_power(model, 0.12, 30, alpha=0.05, min_drop=0.02)
+    assert abs(caught / 2_000 - estimate) < 0.04  # three standard errors of both, and a bit
 
 
 def test_a_thousand_equal_differences_do_not_overflow():

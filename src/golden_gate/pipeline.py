@@ -15,9 +15,15 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateResult, evaluate_gate
+from golden_gate.core.gate import GateResult, evaluate_gate, undeclared_clusters
 from golden_gate.core.power import floor_reachable, unreachable_floor_message
-from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, save_report
+from golden_gate.core.report import (
+    AssistantInfo,
+    DatasetInfo,
+    Report,
+    save_report,
+    selection_digest,
+)
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
@@ -151,6 +157,7 @@ def evaluate_report(
         tags=settings.tags,
         shard=str(settings.shard) if settings.shard else None,
         repaired_items=[i.id for i in items if i.surrogates_replaced] or None,
+        selected=selection_digest(i.id for i in items),
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:
@@ -230,6 +237,10 @@ def gate_and_render(
     view = slim.of(report)
     base = slim.of(baseline) if baseline is not None else None
     gate = evaluate_gate(view, base, settings.gate)
+    if base is not None:
+        clustered = undeclared_clusters(view, base, _pages(settings))
+        if clustered:
+            gate.warnings.append(clustered)
     if notes is None:
         notes = []
     if settings.calibration is not None:
@@ -276,6 +287,19 @@ def gate_and_render(
         comment=comment,
         summary=summary,
     )
+
+
+def _pages(settings: Settings) -> dict[str, str]:
+    """Each golden item's first reference page (none when the golden set cannot be read here:
+    then nothing is said about clusters)."""
+    path = settings.golden
+    if path is None or not Path(path).is_file():
+        return {}
+    try:
+        items = golden.load_golden(path)
+    except InputError:
+        return {}
+    return {i.id: i.reference_urls[0] for i in items if i.reference_urls}
 
 
 def run(

@@ -22,15 +22,21 @@ from pydantic import BaseModel, Field, field_validator
 
 from golden_gate import __version__
 from golden_gate.core import slim
-from golden_gate.core.power import PowerNote, floor_reachable, power_note, unreachable_floor_message
-from golden_gate.core.report import Report
+from golden_gate.core.power import (
+    Differences,
+    PowerNote,
+    floor_reachable,
+    power_note,
+    unreachable_floor_message,
+)
+from golden_gate.core.report import Report, selection_digest
 from golden_gate.core.rules import PR_SUFFIX
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
+    design_effect,
     floor_percent,
     paired_sign_flip_test,
-    wilson_lower_bound,
 )
 from golden_gate.core.tally import Tally, changed_items, tally_of
 
@@ -296,8 +302,8 @@ def _compare(
     base_tally: Tally,
     settings: GateSettings,
     dropped: frozenset[str] = frozenset(),
-) -> tuple[Comparison, float]:
-    """The comparison, and the variance of the differences (per item, clusters summed).
+) -> tuple[Comparison, Differences]:
+    """The comparison, and what the power statement needs of the differences.
 
     `dropped`: baseline items the run did not evaluate, each paired as a failed item."""
     cand_items, base_items = cand_tally.items, base_tally.items
@@ -361,10 +367,19 @@ def _compare(
     distinct = Counter(totals.values())
     total = sum((d * n for d, n in distinct.items()), Fraction(0))
     net_drop = float(-total / shared_count) if shared_count else 0.0
-    # The noise the test works against: the spread of the differences around their mean, so a
-    # real drop does not count as noise in the power statement.
-    squares = sum((d * d * n for d, n in distinct.items()), Fraction(0))
-    spread = max(0.0, float(squares / shared_count) - net_drop**2) if shared_count else 0.0
+    # What the power statement models the items from: the mean squared per-item difference
+    # (items, not clusters: a cluster's sum is not one item's), and the clusters' design effect.
+    squares = 0.0
+    deff = 1.0
+    if shared_count:
+        by_item = {(p, r, q, s): Fraction(p, r) - Fraction(q, s) for _, (p, r, q, s) in changed}
+        item_squares = Counter(by_item[key] ** 2 for _, key in changed)
+        squares = float(sum((d * k for d, k in item_squares.items()), Fraction(0)) / shared_count)
+        if clusters:
+            per_item = {item_id: float(by_item[key]) for item_id, key in changed}
+            deff = design_effect(
+                [per_item.get(i, 0.0) for i in shared], [clusters.get(i) for i in shared]
+            )
     shared_clusters = {clusters[i] for i in shared if i in clusters} if clusters else set()
     units = len(shared_clusters) + (
         sum(1 for i in shared if i not in clusters) if clusters else shared_count
@@ -386,7 +401,7 @@ def _compare(
         only_in_baseline=only_in_baseline,
         dropped=counted_dropped,
     )
-    return comparison, spread
+    return comparison, Differences(mean_square=squares, design_effect=deff)
 
 
 def evaluate_gate(
@@ -403,13 +418,41 @@ def evaluate_gate(
     cand = slim.of(candidate)
     base = slim.of(baseline) if baseline is not None else None
     base_tally = Tally(base.items) if base is not None else None
+    missing = _missing_items(cand, base_tally) if base_tally is not None else []
+    # Items the pull request dropped are counted in the comparison already (_compare).
+    missing = [i for i in missing if i not in _dropped(cand)]
+    share = len(missing) / base_tally.n if missing and base_tally is not None else 0.0
+    items = cand.items
+    if share > MISSING_SHARE and base_tally is not None:
+        items = _with_missing_failed(items, missing, base_tally)
+        cand = SlimReport(cand.header, items)
     # Questions changed since the baseline: the same count for the pessimistic pass below.
     changed = changed_items(cand.items, base.items) if base is not None else None
     result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings)
+    if missing:
+        shown = ", ".join(missing[:MISSING_SHOWN])
+        more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
+        counted = (
+            "counted as failed runs (more than "
+            f"{MISSING_SHARE:.0%} of the baseline's items: a truncated report cannot pass)"
+            if share > MISSING_SHARE
+            else f"not counted (at most {MISSING_SHARE:.0%} of the baseline's items)"
+        )
+        result.warnings.insert(
+            0,
+            f"{len(missing)} baseline item(s) missing from this report ({share:.1%} of the "
+            f"baseline's {base_tally.n if base_tally else 0}): {shown}{more}; {counted}",
+        )
     result.warnings.extend(cand.header.warnings or [])  # what the evaluation itself saw
+    cut_short = _cut_short(slim.of(candidate))
+    if cut_short:
+        result.inconclusive = cut_short
+        return result
     if result.passed and any(cand.items.errors):
         worst = cand.items.with_errors_counted()
-        pessimistic = _evaluate_gate(cand, worst, base, base_tally, changed, settings)
+        pessimistic = _evaluate_gate(
+            cand, worst, base, base_tally, changed, settings, with_power=False
+        )
         if not pessimistic.passed:
             not_judged = sum(cand.items.errors)
             result.inconclusive = (
@@ -420,6 +463,100 @@ def evaluate_gate(
     return result
 
 
+# Differences whose design effect by page reaches this (over at least PAGES_FOR_WARNING pages
+# holding two or more shared items) are said to look clustered: bench/soundness.py measures
+# how often it is said of independent and of clustered questions.
+CLUSTERED_DEFF = 2.0
+PAGES_FOR_WARNING = 8
+
+
+def undeclared_clusters(
+    candidate: Report | SlimReport, baseline: Report | SlimReport, pages: dict[str, str]
+) -> str | None:
+    """A warning when neither report declares clusters but the per-item differences with the
+    baseline look clustered by page (`pages`: item id → its first reference page)."""
+    cand, base = tally_of(candidate), tally_of(baseline)
+    if cand.clusters or base.clusters:
+        return None
+    counted_c, counted_b = cand.counted, base.counted
+    shared = sorted(counted_c.keys() & counted_b.keys() & pages.keys())
+    groups = Counter(pages[i] for i in shared)
+    if sum(1 for size in groups.values() if size > 1) < PAGES_FOR_WARNING:
+        return None
+    differences = [
+        counted_c[i][0] / counted_c[i][1] - counted_b[i][0] / counted_b[i][1] for i in shared
+    ]
+    deff = design_effect(differences, [pages[i] for i in shared])
+    if deff < CLUSTERED_DEFF:
+        return None
+    return (
+        f"the changes since the baseline look clustered by page (design effect {deff:.1f} over "
+        f"{len(groups)} pages): questions about one page are not independent evidence, so the "
+        "paired test may false-alarm; give golden items a `cluster` (their page) to count each "
+        "page once"
+    )
+
+
+# Baseline items a candidate report leaves out: above this share of the baseline's counted
+# items they count as failed runs (a report cut short cannot pass); at or below it, a warning.
+MISSING_SHARE = 0.02
+MISSING_SHOWN = 10
+
+
+def _cut_short(candidate: SlimReport) -> str | None:
+    """Why the report is not all its evaluation selected, when it records its selection."""
+    header = candidate.header
+    dataset = header.dataset
+    if dataset is None or not dataset.selected:
+        return None
+    present = [*candidate.items.ids, *(header.not_asked or [])]
+    if selection_digest(present) == dataset.selected:
+        return None
+    selected = f"the {dataset.items} items" if dataset.items is not None else "the items"
+    return (
+        f"the report holds {len(candidate.items)} item(s)"
+        + (f" and {len(header.not_asked)} not asked" if header.not_asked else "")
+        + f", not {selected} its evaluation selected: it was cut short or edited; "
+        "evaluate again"
+    )
+
+
+def _missing_items(candidate: SlimReport, base_tally: Tally) -> list[str]:
+    """Baseline items (counted there) absent from the candidate report altogether, among the
+    items its selection covers: with tags, the baseline items carrying one of them; none when
+    the candidate is one shard of a split evaluation."""
+    dataset = candidate.header.dataset
+    if (dataset is not None and dataset.shard) or not len(candidate.items):
+        return []  # a shard holds part of the items; an empty report is "no results"
+    # Items an interrupted evaluation never asked are said by the report (incomplete).
+    present = set(candidate.items.ids).union(candidate.header.not_asked or ())
+    tags = set(dataset.tags) if dataset is not None and dataset.tags else None
+    base = base_tally.items
+    counted = set(base_tally.counted_ids)
+    return sorted(
+        i
+        for i, item_tags in zip(base.ids, base.tags, strict=True)
+        if i in counted and i not in present and (tags is None or tags.intersection(item_tags))
+    )
+
+
+def _with_missing_failed(items: ItemColumns, missing: list[str], base: Tally) -> ItemColumns:
+    """The candidate's items and each missing one as failed runs (as many as the baseline's)."""
+    runs = base.counted
+    tags = dict(zip(base.items.ids, base.items.tags, strict=True))
+    return ItemColumns(
+        ids=[*items.ids, *missing],
+        tags=[*items.tags, *(tags[i] for i in missing)],
+        passes=[*items.passes, *([0] * len(missing))],
+        runs=[*items.runs, *(runs[i][1] for i in missing)],
+        errors=[*items.errors, *([0] * len(missing))],
+        unanswered=[*items.unanswered, *([0] * len(missing))],
+        hashes=[*items.hashes, *([None] * len(missing))],
+        clusters=items.clusters,
+        own=items.own,
+    )
+
+
 def _evaluate_gate(
     candidate: SlimReport,
     items: ItemColumns,
@@ -427,8 +564,11 @@ def _evaluate_gate(
     base_tally: Tally | None,
     changed: int | None,
     settings: GateSettings,
+    *,
+    with_power: bool = True,
 ) -> GateResult:
-    """The gate on `items` (the candidate's, or them with unjudged runs counted as failures)."""
+    """The gate on `items` (the candidate's, or them with unjudged runs counted as failures;
+    only its verdict is read then, so `with_power` False skips the power statement)."""
     tally = Tally(items)
     n, k = tally.n, tally.k
     errored = sorted(tally.errored)
@@ -452,7 +592,10 @@ def _evaluate_gate(
     warnings: list[str] = []
     notes: list[str] = []
     pass_rate = tally.score
-    lower = wilson_lower_bound(tally.score_sum, n, confidence=settings.confidence)
+    # The base branch's clusters rule, as in the paired test.
+    clusters = {**tally.clusters, **(base_tally.clusters if base_tally is not None else {})}
+    bound = tally.floor_bound(settings.confidence, clusters)
+    lower = bound.lower
     if lower < settings.floor:
         reasons.append(
             Reason(
@@ -463,9 +606,7 @@ def _evaluate_gate(
         )
     if tally.own and tally.base_n:
         # The pull request's own items may only make the floor stricter, never carry it.
-        base_lower = wilson_lower_bound(
-            tally.base_score_sum, tally.base_n, confidence=settings.confidence
-        )
+        base_lower = tally.floor_bound(settings.confidence, clusters, base_only=True).lower
         if base_lower < settings.floor <= lower:
             reasons.append(
                 Reason(
@@ -482,6 +623,12 @@ def _evaluate_gate(
         notes.append("alpha 0: the paired test is off for this gate; only the floor can fail it.")
     if not floor_reachable(n, settings):
         notes.append(unreachable_floor_message(n, settings) + ".")
+    if bound.clusters:
+        notes.append(
+            f"the floor's bound counts the {bound.clusters} clusters' correlation: "
+            f"{n} items weigh as {bound.effective_items:.0f} independent ones "
+            f"(design effect {bound.design_effect:.2f})."
+        )
     notes.append(
         f"{n} items can only show the assistant is unlikely to pass fewer than "
         f"{floor_percent(lower)} of such questions ({settings.confidence:.0%} confidence); "
@@ -493,7 +640,7 @@ def _evaluate_gate(
         )
 
     comparison = None
-    spread = None
+    spread: Differences | None = None
     if baseline is None or base_tally is None:
         notes.append("no baseline: only the floor applies.")
     else:
@@ -548,9 +695,11 @@ def _evaluate_gate(
                 f"p was estimated by {MONTE_CARLO_DRAWS:,} seeded random sign flips "
                 f"(standard error {comparison.p_value_error:.4f})."
             )
-    power = power_note(tally, base_tally, spread, settings, comparison)
-    paired = comparison is not None and comparison.shared > 0
-    notes.append(power.sentence(comparison.shared if paired else n))
+    power = None
+    if with_power:
+        power = power_note(tally, base_tally, spread, settings, comparison)
+        paired = comparison is not None and comparison.shared > 0
+        notes.append(power.sentence(comparison.shared if paired else n))
     return GateResult(
         verdict="failed" if reasons else "passed",
         reasons=reasons,

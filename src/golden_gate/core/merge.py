@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from golden_gate.core.golden import Shard
-from golden_gate.core.report import DatasetInfo, Report, RunStats, new_report
+from golden_gate.core.report import DatasetInfo, Report, RunStats, add_digests, new_report
 from golden_gate.errors import InputError
 
 
@@ -79,12 +79,17 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
     first = reports[0][1]
     dataset = first.dataset or DatasetInfo()
     incomplete = [f"{s}: {r.incomplete_reason}" for s, r in reports if not r.complete]
+    # The shards' selections add up to the whole one's (when every shard recorded its own).
+    digests = [r.dataset.selected if r.dataset else None for _, r in reports]
+    selected = add_digests(d for d in digests if d) if all(digests) else None
     return new_report(
         judge=first.judge,
         judge_prompt_hash=first.judge_prompt_hash,
         tier=first.tier,
         results=results,
-        dataset=dataset.model_copy(update={"shard": None, "items": len(results)}),
+        dataset=dataset.model_copy(
+            update={"shard": None, "items": len(results), "selected": selected}
+        ),
         assistant=first.assistant,
         run_settings=first.run_settings,
         rule_changes=first.rule_changes,

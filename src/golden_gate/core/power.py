@@ -5,29 +5,47 @@ reach of n items at all.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel
 
 from golden_gate.core.report import Report
 from golden_gate.core.slim import SlimReport
-from golden_gate.core.stats import min_discordant_for_significance, power_of, wilson_lower_bound
+from golden_gate.core.stats import (
+    ItemModel,
+    detectable_drop,
+    items_for_drop,
+    min_discordant_for_significance,
+    wilson_lower_bound,
+)
 from golden_gate.core.tally import Tally, tally_of
 
 if TYPE_CHECKING:
     from golden_gate.core.gate import Comparison, GateSettings
 
 
+TARGET_DROP = 0.05  # the drop the statement says how many items need
+
+
+class Differences(NamedTuple):
+    """What the power statement reads of a comparison's per-item differences."""
+
+    mean_square: float  # mean of d², d = s_cand − s_base over the shared items
+    design_effect: float = 1.0  # their clusters' (stats.design_effect)
+
+
 class PowerNote(BaseModel):
-    """What this gate could have caught: a drop in mean per-item score, with 80 % probability."""
+    """What this gate could have caught: a drop in mean per-item score, with 80 % probability,
+    from the power of the paired test the gate runs (stats.paired_power)."""
 
     detectable_drop: float | None
     items_for_drop: int | None
-    target_drop: float = 0.05
+    target_drop: float = TARGET_DROP
     power: float = 0.80
     runs: int = 1
-    basis: str = ""
+    basis: str = ""  # the assumptions, in one line
     test_off: bool = False  # alpha 0: no drop is tested for
 
     def sentence(self, n: int) -> str:
@@ -63,86 +81,127 @@ def points(drop: float) -> str:
 def power_note(
     tally: Tally,
     base_tally: Tally | None,
-    spread: float | None,
+    differences: Differences | None,
     settings: GateSettings,
     comparison: Comparison | None = None,
 ) -> PowerNote:
-    """How big a drop this gate catches 80 % of the time, from the observed spread.
+    """How big a drop this gate catches 80 % of the time, for items like these.
 
-    With a comparison, about the items it paired (each cluster one unit), not all items."""
+    With a comparison, about the items it paired (clusters by their design effect). The items'
+    pass rates: the baseline's mean; their within-item variability from repeated runs, else
+    from how often one-run items changed outcome, else the most variable case."""
     paired = comparison is not None and comparison.shared > 0
     n = comparison.shared if paired else tally.n
-    units = comparison.independent_units if paired else None
     runs = tally.typical_runs
-    base_runs = base_tally.typical_runs if base_tally is not None else runs
-    if spread is not None:
-        variance = spread
-        basis = "from the spread of this run's differences with the baseline"
-    elif tally.variances:
-        # Within-item variability of this run, paired with a baseline of the same runs.
-        mean_v = sum(tally.variances) / len(tally.variances)
-        variance = mean_v * (1 / runs + 1 / base_runs)
-        basis = "from this run's per-item variability"
+    reference = base_tally if base_tally is not None and base_tally.n else tally
+    base_runs = reference.typical_runs if base_tally is not None else runs
+    mean = reference.score
+    variances = (base_tally.variances if base_tally is not None else []) or tally.variances
+    deff = 1.0
+    if variances:
+        within = sum(variances) / len(variances)
+        source = f"a {mean:.1%} pass rate, within-item variance {within:.3f} from repeated runs"
+    elif paired and differences is not None and comparison is not None:
+        # One run a side: an unchanged system changes an item's outcome with chance
+        # 2·E[p(1 − p)]; a real drop adds to it, which only makes the statement cautious.
+        within = min(differences.mean_square / 2, mean * (1 - mean))
+        source = (
+            f"a {mean:.1%} pass rate, within-item variance {max(within, 0):.3f} from the items "
+            "that changed"
+        )
     else:
-        p = tally.score
-        variance = p * (1 - p) * (1 / runs + 1 / base_runs)
-        basis = "assuming every item is as variable as the average"
-    note = plan_power(
-        n=n, runs=min(runs, base_runs), variance=variance, settings=settings, units=units
-    )
-    return note.model_copy(update={"runs": runs, "basis": basis})
+        within = mean * (1 - mean)
+        source = f"a {mean:.1%} pass rate, each as variable as the average (the cautious case)"
+    if paired and differences is not None:
+        deff = differences.design_effect
+    units = comparison.independent_units if paired and comparison is not None else None
+    model = ItemModel(mean=mean, within=within, base_runs=base_runs, runs=runs, design_effect=deff)
+    return statement(model, n=n, settings=settings, units=units, source=source)
 
 
-def plan_power(
-    *, n: int, runs: int, variance: float, settings: GateSettings, units: int | None = None
+def statement(
+    model: ItemModel,
+    *,
+    n: int,
+    settings: GateSettings,
+    source: str,
+    units: int | None = None,
 ) -> PowerNote:
-    """The normal approximation, floored by the fewest changed items the test can act on.
+    """The one power statement behind `plan`, the comment and the summary: the drop the
+    gate's paired test catches 80 % of the time at n items, and the items a 5-point drop
+    needs, computed for the test itself under `model` (stats.paired_power).
 
     `units`: independent units (clusters count once); fewer than the test needs to reach
     alpha at all means no drop can be caught."""
     if not settings.paired_test_on:
-        return PowerNote(detectable_drop=None, items_for_drop=None, runs=runs, test_off=True)
-    fewest_units = min_discordant_for_significance(settings.alpha)
-    power = power_of(n=n, variance=variance, alpha=settings.alpha, min_drop=settings.min_drop)
-    detectable = power.detectable_drop
-    smallest = fewest_units / (n * runs) if n else 1.0
-    if detectable is not None:
-        detectable = max(detectable, smallest)
-    if units is not None and units < fewest_units:
+        return PowerNote(detectable_drop=None, items_for_drop=None, runs=model.runs, test_off=True)
+    # Rounded (the mean to half a point, the variance to 0.002, the design effect up to 0.05):
+    # a statement costs dozens of power figures, and gates of alike items share one.
+    model = ItemModel(
+        mean=round(model.mean * 200) / 200,
+        within=round(model.within * 500) / 500,
+        base_runs=model.base_runs,
+        runs=model.runs,
+        design_effect=math.ceil(model.design_effect * 20 - 1e-9) / 20,
+    )
+    detectable = _detectable(model, n, settings.alpha, settings.min_drop)
+    needed = _needed(model, TARGET_DROP, settings.alpha, settings.min_drop)
+    if units is not None and units < min_discordant_for_significance(settings.alpha):
         detectable = None
-    needed = power.items_for_drop
-    if needed is not None:
-        fewest = math.ceil(min_discordant_for_significance(settings.alpha) / (0.05 * runs))
-        needed = max(needed, fewest)
-    return PowerNote(detectable_drop=detectable, items_for_drop=needed, runs=runs)
+    clusters = (
+        f", clusters as n / {model.design_effect:.2f} items" if model.design_effect > 1 else ""
+    )
+    basis = (
+        f"the gate's own test, for independent items{clusters} at {source}; a drop hits some "
+        "items, each losing a quarter of its passes"
+    )
+    if needed is not None and detectable is not None and n > 0:
+        # The two searches meet at 80 % ± the Monte-Carlo error: say one consistent thing.
+        within_reach = detectable <= TARGET_DROP
+        needed = min(needed, n) if within_reach else max(needed, n + 1)
+    return PowerNote(
+        detectable_drop=detectable,
+        items_for_drop=needed,
+        runs=model.runs,
+        basis=basis,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _detectable(model: ItemModel, n: int, alpha: float, min_drop: float) -> float | None:
+    return detectable_drop(model, n=n, alpha=alpha, min_drop=min_drop)
+
+
+@functools.lru_cache(maxsize=1024)
+def _needed(model: ItemModel, drop: float, alpha: float, min_drop: float) -> int | None:
+    return items_for_drop(model, drop, alpha=alpha, min_drop=min_drop)
 
 
 def planned_power(
     *, n: int, runs: int, baseline: Report | SlimReport | None, settings: GateSettings
 ) -> PowerNote:
-    """Before anything runs: the power of n items × runs, from the baseline's variability."""
+    """Before anything runs: the power of n items × runs, for items like the baseline's."""
     tally = tally_of(baseline) if baseline is not None else None
     base_runs = tally.typical_runs if tally is not None and tally.n else runs
     if tally is not None and tally.variances:
-        per_run = sum(tally.variances) / len(tally.variances)
-        basis = f"from the baseline's per-item variability over {len(tally.variances)} items"
+        mean = tally.score
+        within = sum(tally.variances) / len(tally.variances)
+        source = (
+            f"the baseline's {mean:.1%} pass rate and within-item variance {within:.3f} over "
+            f"its {len(tally.variances)} items' runs"
+        )
     elif tally is not None and tally.n:
-        p = tally.score
-        per_run = p * (1 - p)
-        basis = (
-            f"from the baseline's {p:.1%} pass rate, assuming every item is as variable as "
-            "the average (one run per item shows no more)"
+        mean = tally.score
+        within = mean * (1 - mean)
+        source = (
+            f"the baseline's {mean:.1%} pass rate, each as variable as the average (the "
+            "cautious case: one run per item shows no more)"
         )
     else:
-        per_run = 0.9 * 0.1
-        basis = "no baseline: assuming a 90% pass rate, every item as variable as the average"
-    note = plan_power(
-        n=n,
-        runs=min(runs, base_runs),
-        variance=per_run * (1 / runs + 1 / base_runs),
-        settings=settings,
-    )
-    return note.model_copy(update={"runs": runs, "basis": basis})
+        mean, within, base_runs = 0.9, 0.9 * 0.1, runs
+        source = "a 90% pass rate (no baseline), each as variable as the average"
+    model = ItemModel(mean=mean, within=within, base_runs=base_runs, runs=runs)
+    return statement(model, n=n, settings=settings, source=source)
 
 
 def fewest_passes_for_floor(n: int, settings: GateSettings) -> int | None:

@@ -11,7 +11,9 @@ JSON contract, and they change together.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -226,6 +228,28 @@ class DatasetInfo(BaseModel):
     shard: str | None = None
     # Items whose golden line held half an emoji (a lone surrogate), evaluated with U+FFFD.
     repaired_items: list[str] | None = None
+    # Which items the evaluation selected (selection_digest of their ids): a report whose
+    # results and not-asked items do not add up to it was cut short, and cannot pass.
+    selected: str | None = None
+
+
+_DIGEST_BITS = 128
+
+
+def selection_digest(ids: Iterable[str]) -> str:
+    """An order-free digest of a set of item ids: the sum of each id's 128-bit BLAKE2b modulo
+    2^128, so the shards' digests add up to the whole selection's."""
+    total = 0
+    for item_id in ids:
+        digest = hashlib.blake2b(item_id.encode("utf-8"), digest_size=16).digest()
+        total += int.from_bytes(digest, "big")
+    return f"sum128:{total % (1 << _DIGEST_BITS):032x}"
+
+
+def add_digests(digests: Iterable[str]) -> str:
+    """The digest of the union of disjoint selections."""
+    total = sum(int(d.removeprefix("sum128:"), 16) for d in digests)
+    return f"sum128:{total % (1 << _DIGEST_BITS):032x}"
 
 
 class AssistantInfo(BaseModel):

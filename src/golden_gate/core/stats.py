@@ -86,12 +86,107 @@ def wilson_lower_bound(k: float, n: int, *, confidence: float = 0.95) -> float:
         raise ValueError("the Wilson bound needs at least one item")
     if not 0 <= k <= n:
         raise ValueError(f"k={k} is outside 0..{n}")
-    z = z_value(confidence)
-    p = k / n
+    return _wilson(k / n, n, z_value(confidence))
+
+
+def _wilson(p: float, n: float, z: float) -> float:
+    """The Wilson lower end for a proportion p over n (possibly effective, fractional) trials."""
     z2n = z * z / n
     centre = p + z2n / 2
     spread = z * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
     return max(0.0, (centre - spread) / (1 + z2n))
+
+
+def design_effect(values: Sequence[float], groups: Sequence[str | None]) -> float:
+    """The variance of the mean with clusters over the variance as if independent, never
+    below 1: both the same sandwich estimator (squared residuals summed per cluster, and per
+    item; an item in no cluster is its own), so it is 1 when every cluster is one item."""
+    n = len(values)
+    if n < 2:
+        return 1.0
+    mean = math.fsum(values) / n
+    sums: dict[str, list[float]] = {}
+    singles = 0
+    for value, group in zip(values, groups, strict=True):
+        if group is None:
+            singles += 1
+        else:
+            sums.setdefault(group, []).append(value)
+    units = singles + len(sums)
+    if units == n:
+        return 1.0
+    if units < 2:
+        return math.inf
+    independent = math.fsum((v - mean) ** 2 for v in values)
+    if independent <= 0:
+        return 1.0
+    in_clusters = math.fsum((v - mean) ** 2 for members in sums.values() for v in members)
+    per_cluster = math.fsum((math.fsum(m) - mean * len(m)) ** 2 for m in sums.values())
+    clustered = independent - in_clusters + per_cluster
+    return max(1.0, (clustered * units / (units - 1)) / (independent * n / (n - 1)))
+
+
+@dataclass(frozen=True)
+class FloorBound:
+    """The floor's lower bound, and how clusters widened it."""
+
+    lower: float
+    design_effect: float = 1.0  # variance of the mean with clusters / as independent items
+    effective_items: float | None = None  # n / design effect, after the t correction
+    clusters: int | None = None  # clusters of two or more counted items
+
+
+def floor_bound(
+    scores: Sequence[float],
+    groups: Sequence[str | None],
+    *,
+    confidence: float = 0.95,
+    df_correction: bool = True,
+) -> FloorBound:
+    """The lower bound the floor is on: Wilson's, over an effective number of items when items
+    share a cluster.
+
+    Without clusters (no cluster holds two counted items) it is exactly `wilson_lower_bound`.
+    With them, the Wilson interval on the effective sample size (Kish): n / deff, deff = the
+    cluster-robust variance of the mean over the variance as if the items were independent
+    (both the same sandwich estimator, so deff = 1 when every cluster is one item), never below
+    1; then the Korn–Graubard degrees-of-freedom correction, n_eff · (z / t_{G−1})², for the G
+    clusters the variance was estimated from. Korn & Graubard, "Confidence intervals for
+    proportions with small expected number of positive counts estimated from survey data",
+    Survey Methodology 24 (1998); Dean & Pagano, "Evaluating confidence interval methods for
+    binomial proportions in clustered surveys", J. Survey Stat. Methodol. 3 (2015).
+    `bench/soundness.py` chose it by simulation over the plain deff correction.
+    """
+    n = len(scores)
+    if n <= 0:
+        raise ValueError("the floor's bound needs at least one item")
+    total = math.fsum(scores)
+    p = min(1.0, max(0.0, total / n))
+    z = z_value(confidence)
+    sums: dict[str, list[float]] = {}
+    singles = 0
+    for score, group in zip(scores, groups, strict=True):
+        if group is None:
+            singles += 1
+        else:
+            sums.setdefault(group, []).append(score)
+    shared = sum(1 for members in sums.values() if len(members) > 1)
+    if not shared:
+        return FloorBound(lower=_wilson(p, n, z))
+    units = singles + len(sums)  # G: clusters, and items in none
+    if units < 2:  # one cluster holds every item: nothing to estimate its variance from
+        return FloorBound(lower=0.0, design_effect=math.inf, effective_items=0.0, clusters=1)
+    deff = design_effect(scores, groups)
+    effective = n / deff
+    if df_correction:
+        t = float(special().stdtrit(units - 1, 1 - (1 - confidence) / 2))
+        effective *= (z / t) ** 2
+    return FloorBound(
+        lower=_wilson(p, effective, z),
+        design_effect=deff,
+        effective_items=effective,
+        clusters=shared,
+    )
 
 
 def sign_test_p(b: int, c: int) -> float:
@@ -215,69 +310,314 @@ def _monte_carlo_tail(counts: Counter[float], threshold: float) -> tuple[float, 
     return p, math.sqrt(p * (1 - p) / MONTE_CARLO_DRAWS)
 
 
+# The power of the paired test, under a model of the items (DESIGN §4, step 18).
+POWER_NODES = 64  # quantile nodes of the items' pass probabilities
+POWER_DRAWS = 2_000  # simulated gates a power figure, with several runs an item
+POWER_SEED = 20261201
+# What a drop is assumed to look like: the items it hits lose a quarter of their passes. Between
+# a drop spread thinly over every item and one concentrated on a tenth of them (half their
+# passes), so the statement holds within a few points for both (bench/soundness.py).
+HIT_LOSS = 0.25
+
+
+@dataclass(frozen=True)
+class ItemModel:
+    """What the power of the paired test is computed under.
+
+    Items are independent draws from a population whose per-run pass probabilities p follow a
+    Beta distribution with this mean and mean within-item variance E[p(1 − p)] (`within`); a
+    drop of δ hits a share of the items, each losing HIT_LOSS of its passes (q = p · (1 −
+    HIT_LOSS)), so it adds the variance a real drop adds. `design_effect`: the differences'
+    clustering, counted as n / deff independent items.
+    """
+
+    mean: float
+    within: float
+    base_runs: int = 1
+    runs: int = 1
+    design_effect: float = 1.0
+
+    @property
+    def steady(self) -> bool:
+        """Every item always passes or always fails, one run a side."""
+        return self.within <= 1e-12 and self.base_runs == 1 and self.runs == 1
+
+    def differences(self, drop: float):  # -> (values, probabilities), numpy arrays
+        """The distribution of one item's score difference d = s_cand − s_base."""
+        import numpy as np
+
+        mean = min(max(self.mean, 1e-9), 1.0)
+        within = min(max(self.within, 0.0), mean * (1 - mean))
+        between = mean * (1 - mean) - within
+        nodes, weights = _beta_nodes(mean, within, between)
+        # A share `hit` of the items loses the share `lost` of its passes (hit · lost · mean
+        # = drop): a quarter, or for a drop above a quarter of the mean every item loses alike.
+        lost = min(1.0, max(HIT_LOSS, drop / mean))
+        hit = drop / (lost * mean)
+        rb, rc = self.base_runs, self.runs
+        scale = math.lcm(rb, rc)
+        probs = np.zeros(2 * scale + 1)
+        x, y = np.arange(rb + 1), np.arange(rc + 1)
+        base = _binomial_rows(x, rb, nodes)  # nodes × (rb + 1)
+        same = _binomial_rows(y, rc, nodes)
+        less = _binomial_rows(y, rc, np.clip(nodes * (1 - lost), 0.0, 1.0))
+        cand = (1 - hit) * same + hit * less
+        joint = np.einsum("n,ni,nj->ij", weights, base, cand)
+        index = y[None, :] * (scale // rc) - x[:, None] * (scale // rb) + scale
+        np.add.at(probs, index, joint)
+        values = (np.arange(2 * scale + 1) - scale) / scale
+        return values, probs / probs.sum()
+
+
+@functools.lru_cache(maxsize=256)
+def _beta_nodes(mean: float, within: float, between: float):  # -> numpy arrays
+    """Pass probabilities and their weights: quantile nodes of the Beta distribution."""
+    import numpy as np
+
+    if within <= 1e-12:  # every item always passes or always fails
+        return np.array([0.0, 1.0]), np.array([1 - mean, mean])
+    if between <= 1e-12:  # every item as variable as the average
+        return np.array([mean]), np.array([1.0])
+    size = mean * (1 - mean) / between - 1
+    quantiles = (np.arange(POWER_NODES) + 0.5) / POWER_NODES
+    nodes = special().betaincinv(mean * size, (1 - mean) * size, quantiles)
+    return nodes, np.full(POWER_NODES, 1 / POWER_NODES)
+
+
+def _binomial_rows(k, runs: int, p):  # numpy arrays
+    comb = special().comb(runs, k)
+    return comb[None, :] * p[:, None] ** k[None, :] * (1 - p[:, None]) ** (runs - k[None, :])
+
+
+def paired_power(model: ItemModel, drop: float, n: int, *, alpha: float, min_drop: float) -> float:
+    """P(the gate's paired test fails it) with n items (n / deff independent ones) when the
+    mean per-item score falls by `drop`: the test the gate runs, significant (p < alpha) with
+    a net drop above min-drop.
+
+    One run a side: exactly, the sign test over the binomial number of changed items. Several:
+    by POWER_DRAWS seeded draws of the items' differences, each tested by the sign-flip test's
+    normal form with a continuity correction (the exact test's distribution is a sum of many
+    symmetric ± terms; `bench/soundness.py` checks the figures against the exact test).
+    """
+    units = int(n / model.design_effect) if model.design_effect > 1 else n
+    if units <= 0 or alpha <= 0:
+        return 0.0
+    if model.steady:
+        # Items that always pass or always fail, one run a side: each item the drop hits is a
+        # regression and nothing improves, so the gate fails once there are enough of them.
+        # In plain Python: a gate with nothing to test imports no numpy or scipy.
+        fewest = max(min_discordant_for_significance(alpha), math.floor(units * min_drop) + 1)
+        return _binomial_at_least(fewest, units, min(max(drop, 0.0), 1.0))
+    import numpy as np
+
+    values, probs = model.differences(drop)
+    scale = len(values) // 2
+    if scale == 1:
+        return _sign_test_power(probs[0], probs[2], units, alpha=alpha, min_drop=min_drop)
+    rng = np.random.default_rng(POWER_SEED)
+    counts = rng.multinomial(units, probs, size=POWER_DRAWS)
+    total = counts @ values
+    squares = counts @ (values * values)
+    z = NormalDist().inv_cdf(1 - alpha)
+    # p = P(T* <= T) ≈ Φ((T + h) / sqrt(Σd²)), h half the finest step of T*'s lattice.
+    significant = (total + 1 / scale) < -z * np.sqrt(squares)
+    caught = significant & (squares > 0) & (-total / units > min_drop)
+    return float(caught.mean())
+
+
+def _binomial_at_least(k: int, n: int, p: float) -> float:
+    """P(X >= k), X ~ Binomial(n, p), summing the k terms below it in logs."""
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0:
+        return 0.0
+    if p >= 1:
+        return 1.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    below = math.fsum(
+        math.exp(
+            math.lgamma(n + 1)
+            - math.lgamma(j + 1)
+            - math.lgamma(n - j + 1)
+            + j * log_p
+            + (n - j) * log_q
+        )
+        for j in range(k)
+    )
+    return min(1.0, max(0.0, 1.0 - below))
+
+
+def _sign_test_power(regress: float, improve: float, n: int, *, alpha: float, min_drop: float):
+    """Exact: M ~ Binomial(n, P(changed)), regressions B | M ~ Binomial(M, share); the gate
+    fails when P(Binomial(M, 1/2) >= B) < alpha and (2B − M) / n > min_drop."""
+    import numpy as np
+
+    sp = special()
+
+    def upper(k, trials, p):  # P(X > k), X ~ Binomial(trials, p), for any integer k
+        return np.where(
+            k < 0, 1.0, np.where(k >= trials, 0.0, sp.bdtrc(np.maximum(k, 0), trials, p))
+        )
+
+    changed = regress + improve
+    if changed <= 0:
+        return 0.0
+    share = min(1.0, regress / changed)
+    mean, sd = n * changed, math.sqrt(n * changed * (1 - changed))
+    low, high = max(0, int(mean - 12 * sd - 2)), min(n, int(mean + 12 * sd + 2))
+    m = np.arange(low, high + 1)
+    b = _critical_counts(high, alpha)[low : high + 1]
+    b = np.maximum(b, np.floor((m + n * min_drop) / 2) + 1)  # net drop above min-drop
+    weight = upper(m - 1, n, changed) - upper(m, n, changed)
+    return float(min(1.0, max(0.0, (weight * upper(b - 1, m, share)).sum())))
+
+
+_CRITICAL: dict[float, object] = {}  # alpha -> critical counts for M = 0, 1, ...
+
+
+def _critical_counts(high: int, alpha: float):  # -> numpy array
+    """For each number M = 0..(at least) high of changed items, the sign test's critical count:
+    the smallest b with P(X >= b) < alpha, X ~ Binomial(M, 1/2) (M + 1 when none is). Kept
+    per alpha, grown by doubling: a power search asks for it dozens of times."""
+    import numpy as np
+
+    known = _CRITICAL.get(alpha)
+    if known is not None and len(known) > high:  # type: ignore[arg-type]
+        return known
+    sp = special()
+
+    def upper(k, m):  # P(X > k)
+        return np.where(k < 0, 1.0, np.where(k >= m, 0.0, sp.bdtrc(np.maximum(k, 0), m, 0.5)))
+
+    m = np.arange(max(1024, 2 * high + 1))
+    z = NormalDist().inv_cdf(1 - alpha)
+    b = np.maximum(np.floor(m / 2 + z * np.sqrt(m) / 2) - 3, 0)
+    while (short := (b <= m) & (upper(b - 1, m) >= alpha)).any():
+        b = np.where(short, b + 1, b)
+    while (spare := (b >= 1) & (upper(b - 2, m) < alpha)).any():
+        b = np.where(spare, b - 1, b)
+    _CRITICAL[alpha] = b
+    return b
+
+
 @dataclass(frozen=True)
 class Power:
-    """What drop a gate of this size could have caught, by a normal approximation."""
+    """The drop the paired test catches with probability `power`, and the items it takes."""
 
-    detectable_drop: float | None  # the drop caught with `power` probability; None: none
+    detectable_drop: float | None  # None: no drop up to the whole mean is caught that often
     items_for_drop: int | None  # items needed to catch `target_drop`; None: no n suffices
     target_drop: float
     power: float
 
 
-def rejection_probability(
-    drop: float, *, n: int, variance: float, alpha: float, min_drop: float
-) -> float:
-    """P(the paired test fails the gate) when the mean per-item score falls by `drop`.
+def _normal_guess(model: ItemModel, drop: float, alpha: float, power: float) -> float:
+    """Items a drop needs by the normal approximation, under the alternative's own variance:
+    where the searches below start (the figure itself is the exact or simulated power's)."""
+    if model.steady:  # d is −1 with probability `drop`, else 0
+        mean, variance = -drop, max(drop * (1 - drop), 1e-12)
+    else:
+        values, probs = model.differences(drop)
+        mean = float(probs @ values)
+        variance = max(float(probs @ (values * values)) - mean * mean, 1e-12)
+    normal = NormalDist()
+    z = normal.inv_cdf(1 - alpha) + normal.inv_cdf(power)
+    return min(max(z * z * variance / max(-mean, 1e-9) ** 2, 1.0), 1e9)
 
-    `variance` is the per-item variance of d_i = s_cand − s_base for an unchanged system. The
-    gate fails when the sign-flip test is significant (≈ mean d below −z_α·sqrt(E[d²]/n)) and the
-    mean drop exceeds `min_drop`; the mean of d is about normal with mean −drop.
-    """
-    if n <= 0:
-        return 0.0
-    sd = math.sqrt(max(variance, 1e-12) / n)
-    z_alpha = NormalDist().inv_cdf(1 - alpha)
-    threshold = max(z_alpha * math.sqrt((variance + drop * drop) / n), min_drop)
-    return NormalDist().cdf((drop - threshold) / sd)
+
+def detectable_drop(
+    model: ItemModel, *, n: int, alpha: float, min_drop: float, power: float = 0.80
+) -> float | None:
+    """The drop caught with probability `power` at n items, to 0.1 point (the upper end)."""
+
+    def caught(drop: float) -> bool:
+        return paired_power(model, drop, n, alpha=alpha, min_drop=min_drop) >= power
+
+    top = model.mean  # a drop takes a share of the passes: at most all of them
+    if n <= 0 or not caught(top):
+        return None
+    # Bracket around the normal approximation's drop (a few guesses), then bisect.
+    low, high = 0.0, top
+    guess = top / 2
+    for _ in range(30):  # the drop whose normal-approximation sample size is n
+        items = _normal_guess(model, guess, alpha, power)
+        step = guess * math.sqrt(items / n)
+        if abs(step - guess) < 1e-4:
+            break
+        guess = min(top, max(1e-4, step))
+    for factor in (1.0, 1.3, 1.8):
+        candidate = min(top, guess * factor)
+        if caught(candidate):
+            high = candidate
+            break
+        low = max(low, candidate)
+    for factor in (0.8, 0.6):
+        candidate = guess * factor
+        if candidate <= low or candidate >= high:
+            continue
+        if caught(candidate):
+            high = candidate
+        else:
+            low = candidate
+            break
+    while high - low > 0.001:
+        mid = (low + high) / 2
+        low, high = (low, mid) if caught(mid) else (mid, high)
+    return high
+
+
+def items_for_drop(
+    model: ItemModel,
+    drop: float,
+    *,
+    alpha: float,
+    min_drop: float,
+    power: float = 0.80,
+    max_items: int = 200_000,
+) -> int | None:
+    """The fewest items that catch `drop` with probability `power`; None: not even max_items."""
+
+    def caught(items: int) -> bool:
+        return paired_power(model, drop, items, alpha=alpha, min_drop=min_drop) >= power
+
+    if drop > model.mean or drop <= min_drop:
+        return None
+    guess = min(max_items, max(1, round(_normal_guess(model, drop, alpha, power))))
+    # Bracket: up from the guess until caught, down until not, then bisect.
+    high = guess
+    while not caught(high):
+        if high >= max_items:
+            return None
+        high = min(max_items, math.ceil(high * 1.25) + 1)
+    low = high
+    while low > 1:
+        low = max(1, math.floor(low / 1.25))
+        if not caught(low):
+            break
+    else:
+        return 1
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if caught(mid) else (mid, high)
+    return high
 
 
 def power_of(
+    model: ItemModel,
     *,
     n: int,
-    variance: float,
     alpha: float,
     min_drop: float,
     power: float = 0.80,
     target_drop: float = 0.05,
-    max_items: int = 10_000_000,
 ) -> Power:
-    """The drop caught with probability `power` at n items, and the n that catches `target_drop`."""
-
-    def caught(drop: float, items: int) -> bool:
-        return (
-            rejection_probability(drop, n=items, variance=variance, alpha=alpha, min_drop=min_drop)
-            >= power
-        )
-
-    detectable: float | None = None
-    if n > 0 and caught(1.0, n):
-        low, high = 0.0, 1.0
-        for _ in range(50):
-            mid = (low + high) / 2
-            low, high = (low, mid) if caught(mid, n) else (mid, high)
-        detectable = high
-    needed: int | None = None
-    if caught(target_drop, max_items):
-        low_n, high_n = 1, 1
-        while not caught(target_drop, high_n):
-            low_n, high_n = high_n, high_n * 2
-        while low_n < high_n:
-            mid_n = (low_n + high_n) // 2
-            low_n, high_n = (low_n, mid_n) if caught(target_drop, mid_n) else (mid_n + 1, high_n)
-        needed = high_n
+    """The drop caught with probability `power` at n items, and the items `target_drop` needs."""
     return Power(
-        detectable_drop=detectable, items_for_drop=needed, target_drop=target_drop, power=power
+        detectable_drop=detectable_drop(model, n=n, alpha=alpha, min_drop=min_drop, power=power),
+        items_for_drop=items_for_drop(
+            model, target_drop, alpha=alpha, min_drop=min_drop, power=power
+        ),
+        target_drop=target_drop,
+        power=power,
     )
 
 

@@ -15,6 +15,7 @@ from operator import add, lt, mul, ne, not_, truediv
 from golden_gate.core import slim
 from golden_gate.core.report import Report
 from golden_gate.core.slim import ItemColumns, SlimReport
+from golden_gate.core.stats import FloorBound, floor_bound, wilson_lower_bound
 
 
 class Tally:
@@ -108,6 +109,25 @@ class Tally:
         """id -> (passes, runs) of the counted items."""
         pairs = zip(self.counted_passes, self.counted_runs, strict=True)
         return dict(zip(self.counted_ids, pairs, strict=True))
+
+    def floor_bound(
+        self,
+        confidence: float,
+        clusters: dict[str, str] | None = None,
+        *,
+        base_only: bool = False,
+    ) -> FloorBound:
+        """The floor's lower bound over the counted items (`base_only`: without the pull
+        request's own), clusters widening it (stats.floor_bound); `clusters` defaults to the
+        report's own."""
+        clusters = self.clusters if clusters is None else clusters
+        n, total = (self.base_n, self.base_score_sum) if base_only else (self.n, self.score_sum)
+        if not clusters:  # the usual case, and a 100,000-item report: no loop over items
+            return FloorBound(lower=wilson_lower_bound(total, n, confidence=confidence))
+        keep = [not (base_only and i in self.own) for i in self.counted_ids]
+        scores = list(compress(self._fractions, keep))
+        groups = list(map(clusters.get, compress(self.counted_ids, keep)))
+        return floor_bound(scores, groups, confidence=confidence)
 
     @property
     def typical_runs(self) -> int:

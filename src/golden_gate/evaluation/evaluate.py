@@ -14,6 +14,7 @@ import asyncio
 import gc
 import json
 import math
+import sys
 import time
 from collections.abc import Sequence
 
@@ -63,6 +64,10 @@ class EvalSettings(BaseModel):
 
 # Timeouts beside successes in one run: calls queued in a server with fewer slots than ours.
 SLOT_TIMEOUTS = 3
+# Runs the judge failed on are asked about once more at the end of the run: at most this share
+# of the runs (at least REJUDGE_MIN), so a judge that is down costs a bounded number of calls.
+REJUDGE_SHARE = 0.10
+REJUDGE_MIN = 10
 
 
 def parse_prices(text: str, *, name: str) -> tuple[float, float]:
@@ -104,6 +109,10 @@ class Evaluation:
         self._judge_slots = asyncio.Semaphore(settings.judge_concurrency)
         self._judge_calls_begun = 0  # made or waiting for a slot: what the budget counts
         self._in_flight: dict[str, asyncio.Future[Verdict]] = {}
+        # Runs the judge failed on, with what it needs to judge them again at the end of the
+        # run (the report keeps only an excerpt of the answer): keyed by the run's identity.
+        self._unjudged: dict[int, tuple[RunResult, str, str | None, dict[str, object]]] = {}
+        self.rejudged = (0, 0)  # (re-asked, judged now)
 
     async def _judge_call(
         self,
@@ -243,10 +252,74 @@ class Evaluation:
                 verdict = await self.verdict(item, answer.text)
             except JudgeError as exc:
                 error = f"judge: {exc}"
-                return RunResult(status="error", error_side="judge", error=error, **result)
+                run = RunResult(status="error", error_side="judge", error=error, **result)
+                return self._keep_unjudged(run, answer.text, answer.context, result)
             status = "pass" if verdict.passed else "fail"
             return RunResult(status=status, verdict=verdict, **result)
-        return await self._evaluated(item, answer.text, answer.context, result)
+        run = await self._evaluated(item, answer.text, answer.context, result)
+        if run.error_side == "judge":
+            return self._keep_unjudged(run, answer.text, answer.context, result)
+        return run
+
+    def _keep_unjudged(
+        self, run: RunResult, answer: str, context: str | None, result: dict[str, object]
+    ) -> RunResult:
+        self._unjudged[id(run)] = (run, answer, context, result)
+        return run
+
+    async def _judge_again(self, item: GoldenItem, answer: str, context: str | None, result):
+        """The run's answer judged once more, as it was the first time."""
+        assert self.panel is not None
+        if self.panel.plain:
+            try:
+                verdict = await self.verdict(item, answer)
+            except JudgeError as exc:
+                return RunResult(
+                    status="error", error_side="judge", error=f"judge: {exc}", **result
+                )
+            return RunResult(status="pass" if verdict.passed else "fail", verdict=verdict, **result)
+        return await self._evaluated(item, answer, context, result)
+
+    async def judge_again(self, items: Sequence[GoldenItem]) -> None:
+        """Ask the judge once more, at the end of the run, about the runs it failed on (a judge
+        failing now and then would otherwise leave a run without a result: issue 29). Bounded:
+        at most REJUDGE_SHARE of the runs (and REJUDGE_MIN), each once; said on stderr."""
+        by_id = {item.id: item for item in items}
+        pending: list[tuple[GoldenItem, int]] = []
+        for item_id, result in self.finished.items():
+            for index, run in enumerate(result.run_results):
+                kept = self._unjudged.get(id(run))
+                if kept is not None and kept[0] is run and item_id in by_id:
+                    pending.append((by_id[item_id], index))
+        if not pending:
+            return
+        total_runs = sum(len(r.run_results) for r in self.finished.values())
+        limit = max(REJUDGE_MIN, math.ceil(total_runs * REJUDGE_SHARE))
+        chosen = pending[:limit]
+
+        async def again(item: GoldenItem, index: int) -> tuple[GoldenItem, int, RunResult]:
+            _, answer, context, result = self._unjudged[
+                id(self.finished[item.id].run_results[index])
+            ]
+            return item, index, await self._judge_again(item, answer, context, result)
+
+        judged = 0
+        for item, index, new in await asyncio.gather(*(again(i, x) for i, x in chosen)):
+            if new.status == "error":
+                continue
+            judged += 1
+            runs = list(self.finished[item.id].run_results)
+            runs[index] = new
+            self.finished[item.id] = _aggregate(item, runs)
+        self.rejudged = (len(chosen), judged)
+        left = len(pending) - len(chosen)
+        print(
+            f"golden-gate: asked the judge again about {len(chosen)} run(s) it had failed on: "
+            f"{judged} judged now"
+            + (f"; {left} more not asked again (at most {limit})" if left else ""),
+            file=sys.stderr,
+            flush=True,
+        )
 
     async def _evaluated(
         self, item: GoldenItem, answer: str, context: str | None, result: dict[str, object]
@@ -465,6 +538,14 @@ async def evaluate(
         if heartbeat is not None:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
+    if not interrupted and evaluation.panel is not None:
+        try:
+            await evaluation.judge_again(items)
+        except asyncio.CancelledError:
+            interrupted = True  # what was judged again is kept; the rest stays an error
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
     results = [evaluation.finished[i.id] for i in items if i.id in evaluation.finished]
     if progress:
         progress.finish()

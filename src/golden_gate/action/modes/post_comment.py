@@ -30,9 +30,14 @@ JUDGE_NAME = re.compile(rf"{_ONE_JUDGE}(,{_ONE_JUDGE}){{0,8}}")  # one judge, or
 OFFLINE_JUDGES = ("keypoints", "deterministic")
 
 
-def as_claim(report: Report) -> Report:
+def as_claim(report: Report, tags: list[str] | None = None) -> Report:
     """The fork's report with every fork-written text outside the items dropped (the items'
-    own text is escaped when rendered): what the comment shows is numbers and item rows."""
+    own text is escaped when rendered): what the comment shows is numbers and item rows.
+
+    `tags`: this repository's selection, so the gate knows which baseline items the claim
+    should hold (those it leaves out count as failed runs, core/gate.py)."""
+    from golden_gate.core.report import DatasetInfo
+
     judge = report.judge if JUDGE_NAME.fullmatch(report.judge) else "(not a judge name)"
     return report.model_copy(
         update={
@@ -40,7 +45,7 @@ def as_claim(report: Report) -> Report:
             "tool_version": None,
             "created_at": None,
             "judge_prompt_hash": None,
-            "dataset": None,
+            "dataset": DatasetInfo(tags=tags) if tags else None,
             "assistant": None,
             "rule_changes": None,  # the fork's own account of its golden-set edits
             "warnings": None,
@@ -161,7 +166,7 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
         raise InputError(f"pull request #{pr_number} cannot be read ({exc})") from None
     _check_same_head(pull, run, meta, ctx.repository)
 
-    report = as_claim(load_report(report_path))
+    report = as_claim(load_report(report_path), settings.run.tags)
     found = find_baseline(  # raises BaselineUnavailable (exit 3) when it cannot be read
         settings.baseline,
         ref=settings.baseline_ref or pull.base_ref,
