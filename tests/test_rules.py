@@ -2,7 +2,7 @@
 
 from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.golden import GoldenItem, item_hash
-from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.report import DatasetInfo, ItemResult, Report, RuleChanges
 from golden_gate.core.rules import (
     PR_SUFFIX,
     dropped_items,
@@ -169,7 +169,11 @@ def test_dropped_items_count_as_failed_in_the_comparison_and_only_by_the_recorde
     changes = RuleChanges()
     dropped = dropped_items(items, changes, baseline, ["smoke"])
     assert dropped == names[30:]  # "other" is not selected by the run's tags: not dropped
-    candidate = Report(judge="j", results=[ItemResult(id=i.id, passes=1, runs=1) for i in items])
+    candidate = Report(
+        judge="j",
+        dataset=DatasetInfo(tags=["smoke"]),  # as a run records its selection
+        results=[ItemResult(id=i.id, passes=1, runs=1) for i in items],
+    )
     mark_origins(candidate, changes.model_copy(update={"dropped": dropped}))
     gate = evaluate_gate(candidate, baseline)
     assert gate.comparison.shared == 40 and gate.comparison.regressions == names[30:]
@@ -188,7 +192,11 @@ def test_a_baseline_that_pairs_with_nothing_it_names_is_never_a_silent_pass():
     head = [i.model_copy(update={"question": i.question + " (easy)"}) for i in base_items]
     items, changes = gate_items_by_record(head, ["smoke"], baseline)
     assert dropped_items(items, changes, baseline, ["smoke"]) == []
-    candidate = Report(judge="j", results=[ItemResult(id=i.id, passes=1, runs=1) for i in items])
+    candidate = Report(
+        judge="j",
+        dataset=DatasetInfo(tags=["smoke"]),
+        results=[ItemResult(id=i.id, passes=1, runs=1) for i in items],
+    )
     mark_origins(candidate, changes)
     gate = evaluate_gate(candidate, baseline, None)
     assert gate.comparison.shared == 0
