@@ -342,6 +342,11 @@ def test_a_prs_own_golden_gate_toml_is_proposed_not_used(world, candidate):
         "\\[gate\\] floor = 0.1 in this pull request&#39;s golden-gate.toml \\(in force: 0.7, "
         "golden-gate.toml at main:"
     ) in comment.body
+    # What they would have decided costs a second look at the same results: said, not used.
+    assert (
+        "With this pull request&#39;s own thresholds \\(floor 0.1, min-drop 0.9\\) the gate would "
+        "have passed; the base branch&#39;s decided."
+    ) in comment.body
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
     assert any("min-drop = 0.9" in s for s in report["rule_changes"]["settings_not_used"])
 

@@ -367,21 +367,24 @@ def validated(resolved: Resolved, make: Callable[[], M]) -> M:
         raise InputError(explain(exc, resolved)) from None
 
 
-def gate_settings(r: Resolved) -> Any:
+GATE_OPTIONS = {
+    "floor": "floor",
+    "alpha": "alpha",
+    "min-drop": "min_drop",
+    "confidence": "confidence",
+    "require-comparable": "require_comparable",
+}
+
+
+def gate_settings(r: Resolved, overrides: Mapping[str, Any] | None = None) -> Any:
     """The gate's thresholds (`core.gate.GateSettings`): all a command that only gates needs,
-    without the evaluation's settings behind `Settings`."""
+    without the evaluation's settings behind `Settings`. `overrides`: values by option name
+    laid over them (a pull request's proposed thresholds)."""
     from golden_gate.core.gate import GateSettings
 
-    return validated(
-        r,
-        lambda: GateSettings(
-            floor=r["floor"],
-            alpha=r["alpha"],
-            min_drop=r["min-drop"],
-            confidence=r["confidence"],
-            require_comparable=r["require-comparable"],
-        ),
-    )
+    values = {field: r[name] for name, field in GATE_OPTIONS.items()}
+    values.update({GATE_OPTIONS[k]: v for k, v in (overrides or {}).items() if k in GATE_OPTIONS})
+    return validated(r, lambda: GateSettings(**values))
 
 
 def engine_field(path: str) -> Any:
@@ -491,6 +494,7 @@ class Resolved:
     values: dict[str, Value] = dc_field(default_factory=dict)
     config_path: Path | None = None
     notes: list[str] = dc_field(default_factory=list)  # proposed rule changes, for the comment
+    proposed: dict[str, Any] = dc_field(default_factory=dict)  # those values, by option name
     # Inputs that would loosen a rule: refused once every value is known to be well-formed.
     refusals: list[tuple[Value, str]] = dc_field(default_factory=list)  # (the input, why)
 

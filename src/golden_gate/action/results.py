@@ -89,6 +89,7 @@ def report_outcome(
     from golden_gate.pipeline import gate_and_render
 
     run_settings = settings.run.model_copy(update={"summary_path": None})
+    notes = [*notes, *proposed_thresholds_decide(settings, report, baseline)]
     outcome = gate_and_render(
         report, baseline, run_settings, notes=notes, failures=failures, history=history
     )
@@ -101,6 +102,32 @@ def report_outcome(
     code = exit_for(outcome, settings)
     ctx.results_code = EXIT_INCOMPLETE if failures else code
     return outcome, code
+
+
+def proposed_thresholds_decide(
+    settings: ActionSettings, report: Report, baseline: Report | None
+) -> list[str]:
+    """What the pull request's own golden-gate.toml thresholds would have decided, where that
+    costs only a second look at the same results (not used: the base's rules decide)."""
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.errors import InputError
+    from golden_gate.options import GATE_OPTIONS, gate_settings
+
+    resolved = settings.resolved
+    if resolved is None:
+        return []
+    proposed = {k: v for k, v in resolved.proposed.items() if k in GATE_OPTIONS}
+    if not proposed:
+        return []
+    try:
+        would = evaluate_gate(report, baseline, gate_settings(resolved, proposed))
+    except InputError:
+        return []  # a proposed value out of range: the comment lists it, nothing to decide
+    shown = ", ".join(f"{name} {value}" for name, value in proposed.items())
+    return [
+        f"With this pull request's own thresholds ({shown}) the gate would have "
+        f"{would.verdict}; the base branch's decided."
+    ]
 
 
 def exit_for(outcome: Outcome, settings: ActionSettings) -> int:

@@ -210,6 +210,7 @@ def _propose(resolved: Resolved, own: ConfigFile | None, base_ref: str) -> None:
         effective = resolved.values.get(option.name)
         if effective is None or _same(own.values[option.name], effective.value):
             continue
+        resolved.proposed[option.name] = own.values[option.name]
         resolved.notes.append(
             f"{option.toml_name} = {_text(own.values[option.name])} in this pull request's "
             f"golden-gate.toml (in force: {_text(effective.value)}, "
