@@ -560,3 +560,16 @@ def test_asking_the_judge_again_is_bounded(judge_server, capsys):
     assert all(r.errored for r in rep.results) and not rep.complete
     err = capsys.readouterr().err
     assert "about 10 run(s) it had failed on: 0 judged now; 2 more not asked again" in err
+
+
+def test_a_reply_cut_off_by_the_generation_cap_is_not_asked_again(judge_server, capsys):
+    golden = items(4)
+    judge_server.default = Behaviour.cut_off()  # every reply stops at the cap
+    answers = {it.question: good(i) for i, it in enumerate(golden)}
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(golden, assistant.url, llm_judge(judge_server, max_retries=0))
+    # The same question would stop at the same cap: one call an item, no money spent twice.
+    assert judge_server.calls == 4
+    assert all(r.errored for r in rep.results)
+    assert all("(judge-max-tokens)" in r.run_results[0].error for r in rep.results)
+    assert "asked the judge again" not in capsys.readouterr().err

@@ -44,6 +44,7 @@ from golden_gate.evaluation.checks import CheckSettings, checks_hash, needs_judg
 from golden_gate.evaluation.evaluators import Evaluator, Panel, combine
 from golden_gate.evaluation.judge import Judge, JudgeError
 from golden_gate.evaluation.progress import Progress
+from golden_gate.evaluation.providers import CUT_OFF
 from golden_gate.evaluation.target import AssistantClient
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
 from golden_gate.text import cut
@@ -253,11 +254,13 @@ class Evaluation:
             except JudgeError as exc:
                 error = f"judge: {exc}"
                 run = RunResult(status="error", error_side="judge", error=error, **result)
+                if exc.final:  # the same question would hit the same cap: no money spent
+                    return run
                 return self._keep_unjudged(run, answer.text, answer.context, result)
             status = "pass" if verdict.passed else "fail"
             return RunResult(status=status, verdict=verdict, **result)
         run = await self._evaluated(item, answer.text, answer.context, result)
-        if run.error_side == "judge":
+        if run.error_side == "judge" and CUT_OFF not in (run.error or ""):
             return self._keep_unjudged(run, answer.text, answer.context, result)
         return run
 

@@ -85,11 +85,18 @@ class JudgeError(Exception):
     """A judge call failed after the SDK's own retries; the message is one line, no secrets."""
 
     def __init__(
-        self, message: str, *, tokens: TokenUsage | None = None, timed_out: bool = False
+        self,
+        message: str,
+        *,
+        tokens: TokenUsage | None = None,
+        timed_out: bool = False,
+        final: bool = False,
     ) -> None:
         super().__init__(message)
         self.tokens = tokens  # spent before the failure, for cost accounting
         self.timed_out = timed_out  # every try timed out: a sign of too few server slots
+        # Asking again cannot help (the reply hit the generation cap): never re-asked.
+        self.final = final
 
 
 class Judge(ABC):
@@ -499,6 +506,7 @@ class LLMJudge(Judge):
             self._describe(exc, record.stopped),
             tokens=record.tokens,
             timed_out=providers.is_timeout(exc),
+            final=bool(record.stopped),
         )
 
     def _passed(self, result: Any, tokens: TokenUsage) -> bool:

@@ -295,10 +295,13 @@ def describe_error(exc: BaseException, settings: JudgeSettings, stopped: str | N
     return None
 
 
+CUT_OFF = "(judge-max-tokens)"  # marks the error of a reply the generation cap cut off
+
+
 def cut_off(settings: JudgeSettings, stop_reason: str) -> str:
     cap = getattr(settings, "max_tokens", None) or DEFAULT_MAX_TOKENS
     return (
-        f"the reply hit the generation cap of {cap} tokens (judge-max-tokens) before a verdict "
+        f"the reply hit the generation cap of {cap} tokens {CUT_OFF} before a verdict "
         f"(stop reason: {stop_reason})"
     )
 
