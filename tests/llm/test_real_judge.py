@@ -66,6 +66,14 @@ def evaluate(
     return done, json.loads(report.read_text(encoding="utf-8"))
 
 
+def asked_again(done: Any) -> int:
+    """The runs a judge error sent back to the judge at the end of the run (evaluate.py)."""
+    import re
+
+    found = re.search(r"asked the judge again about (\d+) run", done.stderr)
+    return int(found.group(1)) if found else 0
+
+
 def judged_runs(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [run for item in report["results"] for run in item["run_results"]]
 
@@ -74,9 +82,11 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
     golden, assistant, proxies, tmp_path
 ):
     proxy = proxies[0]
-    _, first = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
+    done, first = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
     sent = proxy.completions
-    assert len(sent) == len(ITEMS)  # one call an item: nothing retried, nothing doubled
+    # One call an item (nothing retried, nothing doubled), and one more for each run the judge
+    # failed on, asked again once at the end of the run.
+    assert len(sent) == len(ITEMS) + asked_again(done)
     for body in sent:
         cap = body.get("max_completion_tokens", body.get("max_tokens"))
         assert cap == 384, body
@@ -89,9 +99,9 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
         assert "\n" not in (run.get("error") or "")
     assert len(errors) < len(runs), "the real judge gave no verdict at all"
 
-    _, second = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
+    again, second = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
     # Verdicts are cached, errors never: the second run asks again only what failed.
-    assert len(proxy.completions) - len(sent) == len(errors)
+    assert len(proxy.completions) - len(sent) == len(errors) + asked_again(again)
     assert sum(r["verdict"]["cached"] for r in judged_runs(second) if r.get("verdict")) == len(
         runs
     ) - len(errors)
@@ -111,10 +121,11 @@ def test_two_servers_behind_one_model_name_never_share_verdicts(
     golden, assistant, proxies, tmp_path
 ):
     first, second = proxies
-    evaluate(golden, assistant, first, tmp_path, "--judge-max-tokens", "384")
-    _, b = evaluate(golden, assistant, second, tmp_path, "--judge-max-tokens", "384")
-    assert len(first.completions) == len(ITEMS)
-    assert len(second.completions) == len(ITEMS)  # the same cache, but another server
+    done_a, _ = evaluate(golden, assistant, first, tmp_path, "--judge-max-tokens", "384")
+    done_b, b = evaluate(golden, assistant, second, tmp_path, "--judge-max-tokens", "384")
+    assert len(first.completions) == len(ITEMS) + asked_again(done_a)
+    # The same cache, but another server: every item asked again.
+    assert len(second.completions) == len(ITEMS) + asked_again(done_b)
     assert not any(r["verdict"]["cached"] for r in judged_runs(b) if r.get("verdict"))
 
 
