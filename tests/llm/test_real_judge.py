@@ -187,8 +187,10 @@ def test_two_evaluators_and_a_two_judge_panel_on_a_real_server(
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode in (0, 1, 3), done.stderr
-    # Every item asked of each judge for each evaluator, once.
-    assert len(proxy.completions) == len(ITEMS) * 2 * 2
+    # Every item asked of each judge for each evaluator, once; a run the judges failed on is
+    # asked again once at the end (its cached verdicts are not asked for again).
+    asked = len(ITEMS) * 2 * 2
+    assert asked <= len(proxy.completions) <= asked + asked_again(done) * 2 * 2
     assert {body["model"] for body in proxy.completions} == {MODEL_ALIAS, f"{MODEL_ALIAS}-second"}
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert report["judge"] == panel
