@@ -10,6 +10,9 @@ tighten it, in the stated direction); `verdict` marks one that can change a judg
 judge's and evaluator's own identity, so a panel's judges keep their verdicts apart). The
 CLI's flags, the Action's input reader, `action.yml`, the config file's JSON Schema and the
 cache identity are derived from `OPTIONS`.
+
+At about 700 lines, one module: most of it is the table itself (one entry a setting), and what
+is derived from it (cleaning a value, resolving layers, tightening, the schema) reads it here.
 """
 
 from __future__ import annotations
