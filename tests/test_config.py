@@ -381,3 +381,35 @@ def test_a_bad_golden_gate_toml_in_the_checkout_is_one_sentence(world):
         "(did you mean [gate] floor?)"
     ) in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_a_pr_that_renames_the_golden_set_in_its_own_golden_gate_toml_is_still_gated(
+    world, candidate
+):
+    # The pull request moves the golden set and points its own golden-gate.toml at the new
+    # place: the base's rule still names the old path, which the checkout no longer has.
+    old = world.workspace / "evals" / "golden.jsonl"
+    old.rename(world.workspace / "evals" / "questions.jsonl")
+    world.configure({"golden": "evals/questions.jsonl"}, base=False)
+    pull = world.pull(["evals/golden.jsonl", "evals/questions.jsonl", "golden-gate.toml"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["regressions"] == "6"  # the base's items, as the base defines them
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert "golden = evals/questions.jsonl in this pull request" in comment.body
+
+
+def test_a_golden_set_gone_from_the_checkout_and_the_base_is_one_sentence(world):
+    (world.workspace / "evals" / "golden.jsonl").unlink()
+    world.github.commit(REPO, "main", {"evals/golden.jsonl": None})
+    pull = world.pull(["evals/golden.jsonl"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url="http://127.0.0.1:9"
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "::error title=golden-gate::evals/golden.jsonl: golden set not found, neither in the "
+        "checkout nor at main"
+    ) in done.stdout

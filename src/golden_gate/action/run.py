@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from golden_gate import jsonl, runner
@@ -13,6 +14,7 @@ from golden_gate.action.common import github_client, rules_ref, workspace_relati
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.scope import Scope, repo_path
+from golden_gate.errors import InputError
 from golden_gate.files import WriteFailures
 
 if TYPE_CHECKING:
@@ -33,8 +35,17 @@ def items_to_gate(
     from golden_gate.core.rules import dropped_items, gate_items, gate_items_by_record
     from golden_gate.pipeline import load_items
 
-    items = load_items(settings.run)  # bad golden set: exit 2 before any download or container
     ref = rules_ref(settings, ctx)
+    head_path: Path | None = settings.run.golden
+    if ref and not settings.run.golden.exists():
+        # The base's rule names a golden set this checkout no longer has (the pull request
+        # renamed or deleted it): the base's items come from the base ref, the pull request's
+        # from the path its own golden-gate.toml proposes, if any.
+        head_path = _proposed_golden(settings)
+    if head_path is None:
+        items = []
+    else:  # bad golden set: exit 2 before any download or container
+        items = load_items(settings.run.model_copy(update={"golden": head_path}))
     if not ref:
         return items, None
     files = scope.own_inputs_changed if scope is not None else []
@@ -50,7 +61,9 @@ def items_to_gate(
         print(
             f"golden-gate: rules from {where}" if text is not None else f"golden-gate: {where}: new"
         )
-    head = golden.load_golden(settings.run.golden)
+    head = golden.load_golden(head_path) if head_path is not None else []
+    if text is None and head_path is None:
+        raise InputError(f"{path}: golden set not found, neither in the checkout nor at {ref}")
     if text is not None:
         base = golden.parse_golden(jsonl.lines(text), source=where)
         selected, changes = gate_items(base, head, settings.run.tags)
@@ -66,6 +79,16 @@ def items_to_gate(
         dropped = dropped_items(items, changes, baseline, settings.run.tags)
         changes = changes.model_copy(update={"dropped": dropped})
     return items, changes.model_copy(update={"files": files})
+
+
+def _proposed_golden(settings: ActionSettings) -> Path | None:
+    """The golden set the pull request's own golden-gate.toml names, when it is in the
+    checkout (its items are the pull request's own: evaluated beside the base's)."""
+    proposed = settings.resolved.proposed.get("golden") if settings.resolved else None
+    if not proposed:
+        return None
+    path = settings.workspace / proposed
+    return path if path.is_file() else None
 
 
 @contextmanager
