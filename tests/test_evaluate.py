@@ -280,12 +280,13 @@ def test_judge_calls_that_fail_are_counted_in_tokens_and_cost(judge_server):
             max_error_rate=1.0,
             judge_prices=(0.4, 1.6),
         )
-    assert judge_server.calls == 8  # not retried by the SDK; each asked once more at the end
+    # Not retried by the SDK, nor asked again at the end: the same question stops at the cap.
+    assert judge_server.calls == 4
     assert all(r.run_results[0].error_side == "judge" for r in rep.results)
     assert "generation cap of 1024 tokens" in rep.results[0].run_results[0].error
     stats = rep.stats
-    assert stats.judge_calls == 8
-    assert stats.output_tokens == 8 * len(Behaviour.length().text.split())
+    assert stats.judge_calls == 4
+    assert stats.output_tokens == 4 * len(Behaviour.length().text.split())
     assert stats.input_tokens > 0
     assert stats.cost_usd == round((stats.input_tokens * 0.4 + stats.output_tokens * 1.6) / 1e6, 6)
 
