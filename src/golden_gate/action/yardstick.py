@@ -29,6 +29,7 @@ from golden_gate.options import (
     OPTIONS,
     Resolved,
     Value,
+    apply,
     clean,
     defaults,
     direction,
@@ -90,7 +91,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
     )
     if not pull_request:
         _lay(resolved, own)
-        _lay_values(resolved, inputs, input_origins)
+        apply(resolved, inputs, input_origins)
         return resolved
     assert ctx is not None
     base_ref = ctx.base_ref or ""
@@ -102,7 +103,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
         # No file at the base: the paths the pull request names are used (their contents are
         # read at the base ref), the thresholds stay at their defaults.
         _lay(resolved, own, rules=True, others=False, only_same=True)
-    _propose(resolved, own, base_ref)
+    _propose(resolved, own)
     for option_name, value in inputs.items():
         option = BY_NAME[option_name]
         if option_name not in resolved.values:
@@ -193,13 +194,7 @@ def _lay(
             resolved.values[option_name] = Value(value, config.origins[option_name])
 
 
-def _lay_values(resolved: Resolved, values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
-    for option_name, value in values.items():
-        if option_name in resolved.values:
-            resolved.values[option_name] = Value(value, origins[option_name])
-
-
-def _propose(resolved: Resolved, own: ConfigFile | None, base_ref: str) -> None:
+def _propose(resolved: Resolved, own: ConfigFile | None) -> None:
     """The pull request's own rule values that differ from the rules in force, for the
     comment: proposed, not used."""
     if own is None:
@@ -214,7 +209,7 @@ def _propose(resolved: Resolved, own: ConfigFile | None, base_ref: str) -> None:
         resolved.notes.append(
             f"{option.toml_name} = {_text(own.values[option.name])} in this pull request's "
             f"golden-gate.toml (in force: {_text(effective.value)}, "
-            f"{_origin_text(effective.origin, base_ref)})"
+            f"{_origin_text(effective.origin)})"
         )
 
 
@@ -224,7 +219,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _origin_text(origin: str, base_ref: str) -> str:
+def _origin_text(origin: str) -> str:
     return "the default" if origin.startswith("default") else origin
 
 
