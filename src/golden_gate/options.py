@@ -61,7 +61,7 @@ class Option:
         text = self.help
         default = self.default_for(door)
         if default not in (None, "", [], {}) and not isinstance(default, bool):
-            text += f" Default: {_show(default)}."
+            text += f" Default: {show(default)}."
         elif isinstance(default, bool):
             text += f" Default: {'true' if default else 'false'}."
         if "file" in self.doors:
@@ -505,11 +505,7 @@ class Resolved:
         """The option's value; one no layer set is its default, found when first asked for (a
         command that only gates need not import the evaluation's settings for theirs)."""
         if name not in self.values:
-            option = BY_NAME[name]
-            origin = (
-                "default" if self.door not in option.door_defaults else f"default ({self.door})"
-            )
-            self.values[name] = Value(option.default_for(self.door), origin)
+            self.values[name] = default_value(BY_NAME[name], self.door)
         return self.values[name]
 
     def __getitem__(self, name: str) -> Any:
@@ -539,9 +535,13 @@ def defaults(
         if wanted is not None and option.name not in wanted:
             continue
         if door in option.doors or any(d in option.doors for d in also):
-            origin = "default" if door not in option.door_defaults else f"default ({door})"
-            resolved.values[option.name] = Value(option.default_for(door), origin)
+            resolved.values[option.name] = default_value(option, door)
     return resolved
+
+
+def default_value(option: Option, door: str) -> Value:
+    origin = "default" if door not in option.door_defaults else f"default ({door})"
+    return Value(option.default_for(door), origin)
 
 
 def apply(resolved: Resolved, values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
@@ -695,9 +695,10 @@ def names(options: Iterable[Option]) -> list[str]:
     return [o.name for o in options]
 
 
-def _show(value: Any) -> str:
+def show(value: Any, *, sep: str = ", ") -> str:
+    """A default as help text says it: a list joined by `sep`."""
     if isinstance(value, list):
-        return ", ".join(map(str, value))
+        return sep.join(map(str, value))
     return str(value)
 
 

@@ -75,12 +75,17 @@ def expand_headers(resolved: Resolved, env: Mapping[str, str]) -> dict[str, str]
     return headers
 
 
+def judge_concurrency(r: Resolved) -> int:
+    """judge-concurrency, else the assistant's concurrency: the judge keeps up with it."""
+    concurrency = r["judge-concurrency"]
+    if concurrency is None:
+        concurrency = r["concurrency"] if r.door_has("concurrency") else DEFAULT_CONCURRENCY
+    return concurrency
+
+
 def judge_settings(r: Resolved, *, root: Path) -> JudgeSettings:
     from golden_gate.options import verdict_identity
 
-    concurrency = r["judge-concurrency"]
-    if concurrency is None:  # the judge keeps up with the assistant
-        concurrency = r["concurrency"] if r.door_has("concurrency") else DEFAULT_CONCURRENCY
     return validated(
         r,
         lambda: JudgeSettings(
@@ -91,7 +96,7 @@ def judge_settings(r: Resolved, *, root: Path) -> JudgeSettings:
             timeout_s=r["judge-timeout"],
             max_retries=r["judge-retries"],
             max_tokens=r["judge-max-tokens"],
-            concurrency=concurrency,
+            concurrency=judge_concurrency(r),
             yardstick=verdict_identity(r, root=root),
         ),
     )
@@ -115,9 +120,6 @@ def build(
 
     r = resolved
     concurrency = r["concurrency"]
-    judge_concurrency = (
-        r["judge-concurrency"] if r["judge-concurrency"] is not None else concurrency
-    )
     compose_file = r["compose-file"]
     prices = r["judge-prices"]
     shard = r["shard"]
@@ -163,7 +165,7 @@ def build(
                 rerun_failures=r["rerun-failures"],
                 max_error_rate=r["max-error-rate"],
                 max_judge_calls=r["max-judge-calls"],
-                judge_concurrency=judge_concurrency,
+                judge_concurrency=judge_concurrency(r),
                 judge_prices=parse_prices(prices, name=r.where("judge-prices")) if prices else None,
             ),
             gate=gate_settings(r),

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from golden_gate import redaction
 from golden_gate.errors import InputError
-from golden_gate.options import BY_NAME, OPTIONS, Option, Resolved, Value, clean, defaults
+from golden_gate.options import (
+    BY_NAME,
+    OPTIONS,
+    Option,
+    Resolved,
+    Value,
+    clean,
+    defaults,
+    show,
+)
 
 if TYPE_CHECKING:
     from golden_gate.settings import Settings
@@ -30,7 +39,7 @@ class _HelpFormatter(argparse.HelpFormatter):
             default = option.default_for("cli")
             unsaid = default is None or default is False or default in ("", [], {})
             repeat = " (repeatable)" if option.kind in ("lines", "headers") else ""
-            shown = "" if unsaid else f" (default: {_show(default)})".replace("%", "%%")
+            shown = "" if unsaid else f" (default: {show(default, sep=',')})".replace("%", "%%")
             return text + shown + repeat
         default = action.default
         unsaid = default is None or default is False or default == "" or default == []
@@ -163,12 +172,6 @@ def _metavar(option: Option) -> str:
     return {"int": "N", "float": "X", "path": "PATH", "tags": "TAGS", "lines": "LINE"}.get(
         option.kind, "TEXT"
     )
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(map(str, value))
-    return str(value)
 
 
 def add_config_arg(parser: argparse.ArgumentParser) -> None:
