@@ -29,7 +29,7 @@ import re
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +79,7 @@ class Scheme:
     runs: int
     reruns: int = 0  # 0.1's counted re-runs of failures
     majority: bool = False  # reduce each item to its majority outcome (0.1's item rule)
+    base_runs: int | None = None  # the baseline's runs an item, when not the pull request's
 
 
 SCHEMES = {
@@ -86,6 +87,8 @@ SCHEMES = {
     "3 runs": Scheme("3 runs", 3),
     "majority of 3": Scheme("majority of 3", 3, majority=True),
     "1 + 2 re-runs": Scheme("1 + 2 re-runs", 1, reruns=2, majority=True),
+    # `mode: baseline`'s default since step 18: three runs an item in the baseline.
+    "1 run, baseline 3": Scheme("1 run, baseline 3", 1, base_runs=3),
 }
 
 
@@ -142,7 +145,8 @@ class Cell:
     regression_fails: int = 0
     naive_fails: int = 0
     floor_passes: int = 0
-    detectable: list[float] | None = None
+    detectable: list[float] | None = None  # the stated drop, spread over every item
+    concentrated: list[float] = field(default_factory=list)  # and concentrated
 
     def rate(self, count: int) -> float:
         return count / self.reps
@@ -172,10 +176,11 @@ def simulate(
             # Scaled in the population, not in the draw: the golden set is a sample of questions.
             p = np.clip(p * population_mean / MIX_MEAN, 0, 1)
         q = degrade(rng, p, system, drop)
-        base = outcomes(rng, p, scheme)
+        base_scheme = scheme if scheme.base_runs is None else Scheme("base", scheme.base_runs)
+        base = outcomes(rng, p, base_scheme)
         cand = outcomes(rng, q, scheme)
         gate = evaluate_gate(
-            build_report(*cand, scheme.runs), build_report(*base, scheme.runs), settings
+            build_report(*cand, scheme.runs), build_report(*base, base_scheme.runs), settings
         )
         cell.gate_fails += not gate.passed
         cell.regression_fails += any(r.code == "significant-regression" for r in gate.reasons)
@@ -185,6 +190,8 @@ def simulate(
         cell.naive_fails += cand_rate < base_rate - NAIVE_DROP
         if gate.power is not None and gate.power.detectable_drop is not None:
             cell.detectable.append(gate.power.detectable_drop)
+        if gate.power is not None and gate.power.detectable_concentrated is not None:
+            cell.concentrated.append(gate.power.detectable_concentrated)
     return cell
 
 
@@ -295,6 +302,9 @@ def floor_section(reps: int, settings: GateSettings) -> list[str]:
     return lines
 
 
+POWER_SCHEMES = ("1 run", "3 runs", "1 run, baseline 3")
+
+
 def power_section(reps: int, settings: GateSettings) -> list[str]:
     """Each power statement checked at the drop it states: the gate's own statement (the
     median over identical pull requests), then spread and concentrated drops of exactly that
@@ -303,75 +313,74 @@ def power_section(reps: int, settings: GateSettings) -> list[str]:
     lines = [
         "",
         *textwrap.wrap(
-            "Each power statement at the drop it states. The comment's statement: the median "
-            f"(and 10–90 % range) of what the gate says over {statements} identical pull "
-            "requests; then pull requests dropping exactly that much (spread over every item, "
-            "or concentrated: reliable items losing 50 points each), each cell "
+            'Each power statement at the drop it states. The comment says "catch a drop of '
+            'X–Y points 80 % of the time": X for a drop spread over every item, Y for one '
+            "concentrated on the most reliable items. Each figure's median (and 10–90 % range) "
+            f"of what the gate says over {statements} identical pull requests; then pull "
+            "requests dropping exactly that much in that shape (spread: every item loses X "
+            "points; concentrated: reliable items losing 50 points each), each cell "
             f"{reps} pull requests through `evaluate_gate`; the power should be 80 % "
             "(within 5 points). ± is one Monte-Carlo standard error.",
             96,
         ),
         "",
-        "| n | runs | stated: catches X points 80 % | X over PRs (10–90 %) | caught: spread −X "
-        "| caught: concentrated −X |",
-        "|---|---|---|---|---|---|",
+        "| n | runs | stated X (spread) | over PRs (10–90 %) | caught: spread −X "
+        "| stated Y (concentrated) | over PRs (10–90 %) | caught: concentrated −Y |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     seed = 900
     for n in (30, 200, 1000):
-        for scheme in ("1 run", "3 runs"):
+        for scheme in POWER_SCHEMES:
             seed += 1
             same = simulate(n, "identical", scheme, statements, seed=seed, settings=settings)
-            stated = float(np.median(same.detectable))
-            low, high = np.percentile(same.detectable, [10, 90])
-            cells = []
-            for system in ("spread", "concentrated"):
+            row = f"| {n} | {scheme} |"
+            for system, said in (("spread", same.detectable), ("concentrated", same.concentrated)):
+                stated = float(np.median(said))
+                low, high = np.percentile(said, [10, 90])
                 seed += 1
-                cells.append(
-                    simulate(n, system, scheme, reps, seed=seed, settings=settings, drop=stated)
+                cell = simulate(n, system, scheme, reps, seed=seed, settings=settings, drop=stated)
+                caught = cell.rate(cell.regression_fails)
+                row += (
+                    f" {stated * 100:.1f} | {low * 100:.1f}–{high * 100:.1f} | "
+                    f"{caught:.1%} ± {cell.se(cell.regression_fails):.1%} |"
                 )
-
-            def fmt(cell: Cell) -> str:
-                return (
-                    f"{cell.rate(cell.regression_fails):.1%} ± {cell.se(cell.regression_fails):.1%}"
-                )
-
-            lines.append(
-                f"| {n} | {SCHEMES[scheme].runs} | {stated * 100:.1f} | "
-                f"{low * 100:.1f}–{high * 100:.1f} | {fmt(cells[0])} | {fmt(cells[1])} |"
-            )
+            lines.append(row)
             print(lines[-1], flush=True)
     lines += [
         "",
         *textwrap.wrap(
-            '`plan`\'s statement, "a 5-point drop needs about N items", from a baseline of '
-            "200 items of the same mix with as many runs as planned (one run a side: the "
-            "baseline cannot show the items' own variability, so `plan` takes the cautious "
-            "case), checked with a 5-point drop at N items:",
+            '`plan`\'s statement, "a 5-point drop needs about N–M items" (N spread over every '
+            "item, M concentrated), from a baseline of 200 items of the same mix with as many "
+            "runs as planned (one run a side: the baseline cannot show the items' own "
+            "variability, so `plan` takes the cautious case), checked with a 5-point drop of "
+            "each shape at its own number:",
             96,
         ),
         "",
-        "| runs | N stated | caught: spread −5 | caught: concentrated −5 |",
-        "|---|---|---|---|",
+        "| runs | N stated (spread) | caught: spread −5 | M stated (concentrated) "
+        "| caught: concentrated −5 |",
+        "|---|---|---|---|---|",
     ]
-    for scheme in ("1 run", "3 runs"):
+    for scheme in POWER_SCHEMES:
         runs = SCHEMES[scheme].runs
+        base_runs = SCHEMES[scheme].base_runs or runs
         rng = np.random.default_rng(seed)
         p = draw_items(rng, 200)
-        baseline = build_report(*outcomes(rng, p, SCHEMES[scheme]), runs)
+        baseline = build_report(*outcomes(rng, p, Scheme("base", base_runs)), base_runs)
         note = planned_power(n=200, runs=runs, baseline=baseline, settings=settings)
-        needed = note.items_for_drop
-        assert needed is not None
-        cells = []
-        for system in ("spread", "concentrated"):
+        row = f"| {scheme} |"
+        for system, needed in (
+            ("spread", note.items_for_drop),
+            ("concentrated", note.items_for_concentrated),
+        ):
+            assert needed is not None
             seed += 1
-            cells.append(simulate(needed, system, scheme, reps, seed=seed, settings=settings))
-        lines.append(
-            f"| {runs} | {needed} | "
-            + " | ".join(
-                f"{c.rate(c.regression_fails):.1%} ± {c.se(c.regression_fails):.1%}" for c in cells
+            cell = simulate(needed, system, scheme, reps, seed=seed, settings=settings)
+            row += (
+                f" {needed} | {cell.rate(cell.regression_fails):.1%} ± "
+                f"{cell.se(cell.regression_fails):.1%} |"
             )
-            + " |"
-        )
+        lines.append(row)
         print(lines[-1], flush=True)
     return lines
 
@@ -574,7 +583,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--sizes", default="30,200,1000")
-    parser.add_argument("--only", choices=["baseline-spread"], help="measure one block alone")
+    parser.add_argument(
+        "--only", choices=["baseline-spread", "power"], help="measure one block alone"
+    )
     parser.add_argument("--floor-reps", type=int, default=2000, help="clustered floor cells")
     parser.add_argument("--power-reps", type=int, default=1000, help="power statement cells")
     parser.add_argument(
@@ -595,6 +606,9 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         if args.write:
             _write_block(args.write, "baseline-spread", text)
+        return 0
+    if args.only == "power":  # printed, not written: the full run writes it
+        power_section(args.power_reps, settings)
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.monotonic()
@@ -619,12 +633,13 @@ def main(argv: list[str] | None = None) -> int:
             def fmt(cell: Cell, count: int) -> str:
                 return f"{cell.rate(count):.1%} ± {cell.se(count):.1%}"
 
-            predicted = np.median(same.detectable) if same.detectable else float("nan")
+            spread_said = np.median(same.detectable) if same.detectable else float("nan")
+            conc_said = np.median(same.concentrated) if same.concentrated else float("nan")
             lines.append(
                 f"| {n} | {scheme} | {fmt(same, same.regression_fails)} | "
                 f"{fmt(conc, conc.regression_fails)} | {fmt(spread, spread.regression_fails)} | "
                 f"{same.rate(same.naive_fails):.1%} / {spread.rate(spread.naive_fails):.1%} | "
-                f"{predicted * 100:.1f} points |"
+                f"{spread_said * 100:.1f}–{conc_said * 100:.1f} points |"
             )
             print(lines[-1], flush=True)
     lines += [

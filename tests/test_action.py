@@ -412,7 +412,11 @@ def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candid
     for item_id in ("backups-restore", "upgrade-rollback", "trouble-sealed-503"):
         assert f"<code>{item_id}</code>" in pull.body
     files = world.github.branch_files(REPO, "golden-gate/baseline")
-    assert json.loads(files["evals/baseline.json"])["results"][0]["id"] == "install-ports"
+    written = json.loads(files["evals/baseline.json"])
+    assert written["results"][0]["id"] == "install-ports"
+    # Three runs an item by default (baseline-runs): a baseline is not one lucky sample.
+    assert written["run_settings"]["runs"] == 3
+    assert {result["runs"] for result in written["results"]} == {3}
     assert done.outputs["pr-url"].endswith(f"/pull/{pull.number}")
 
     again = world.run(
@@ -428,6 +432,18 @@ def test_baseline_promotion_opens_one_pr_listing_the_flipped_items(world, candid
         p for p in world.github.repo(REPO).pulls.values() if p.head_ref == "golden-gate/baseline"
     ]
     assert len(pulls) == 1
+
+
+def test_baseline_runs_sets_the_baselines_runs_and_is_checked(world, candidate):
+    event = world.event("workflow_dispatch")
+    common = {"mode": "baseline", "assistant_url": candidate, "subset_tags": "*"}
+    one = world.run("workflow_dispatch", event, baseline_runs="1", **common)
+    assert one.returncode == 0, one.stdout + one.stderr
+    written = json.loads((world.workspace / "evals/baseline.json").read_text())
+    assert written["run_settings"]["runs"] == 1
+    bad = world.run("workflow_dispatch", event, baseline_runs="0", **common)
+    assert bad.returncode == 2
+    assert "input 'baseline-runs' must be a whole number from 1 to 100" in bad.stdout + bad.stderr
 
 
 def test_a_baseline_that_cannot_be_read_is_incomplete_not_missing(world):

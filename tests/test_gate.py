@@ -141,8 +141,8 @@ def test_minimal_baseline_without_our_fields_loads_and_compares():
     gate = evaluate_gate(candidate, minimal, GateSettings(floor=0.01))
     assert gate.comparison.regressions == ["a"]
     assert gate.comparison.improvements == ["b"]
-    # Three runs an item against one: the minimal shape says so through `runs`.
-    assert gate.warnings == ["the yardstick moved: the baseline has 3 run(s) per item, this run 1"]
+    # Three runs an item in the baseline against one: a steadier baseline, not another yardstick.
+    assert gate.warnings == []
     one_run = parse_report(
         '{"judge": "openai:gpt-4.1-mini", "results": ['
         '{"id": "a", "tags": ["smoke"], "passes": 1, "runs": 1},'
@@ -307,6 +307,11 @@ def test_run_settings_that_differ_move_the_yardstick():
     assert any("judge temperature differ" in w for w in evaluate_gate(hot, cold).warnings)
     strict = evaluate_gate(three, one, GateSettings(require_comparable=True))
     assert "not-comparable" in [r.code for r in strict.reasons]
+    # The other way round is `mode: baseline`'s default (baseline-runs 3, pull requests 1): the
+    # same per-item score from a steadier sample, comparable even when comparability is required.
+    steady = evaluate_gate(one, three, GateSettings(require_comparable=True, floor=0))
+    assert not any("runs" in w for w in steady.warnings)
+    assert "not-comparable" not in [r.code for r in steady.reasons]
     # Inferred from the results when a report does not record its settings.
     bare = scored(dict.fromkeys(names, (1, 1)))
     assert any(

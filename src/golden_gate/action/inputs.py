@@ -20,6 +20,7 @@ from golden_gate.core.golden import Shard
 from golden_gate.core.merge import shard_report_path
 from golden_gate.errors import InputError
 from golden_gate.evaluation.cache_location import default_cache_dir
+from golden_gate.limits import MAX_RUNS
 from golden_gate.options import BY_NAME, Resolved
 from golden_gate.settings import Settings, build
 
@@ -105,6 +106,15 @@ def action_settings(
             else None,
         }
     )
+    if mode == "baseline":
+        if not 1 <= r["baseline-runs"] <= MAX_RUNS:
+            raise InputError(
+                f"{r.where('baseline-runs')} must be a whole number from 1 to {MAX_RUNS}"
+            )
+        runs = max(run.evaluation.runs, r["baseline-runs"])
+        run = run.model_copy(
+            update={"evaluation": run.evaluation.model_copy(update={"runs": runs})}
+        )
     for refused, why in r.refusals:
         # The refused value is checked as if it were taken: a typo is said as a typo.
         name = refused.origin.split("'")[1]

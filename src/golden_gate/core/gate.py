@@ -249,11 +249,14 @@ def _run_settings_warnings(
             if getattr(base, name) is not None
             and getattr(cand, name) is not None
             and getattr(base, name) != getattr(cand, name)
+            and not (name == "runs" and getattr(base, name) > getattr(cand, name))
         ]
     warnings = []
     if base is None and baseline.format is not None and baseline.tool_version is not None:
         warnings.append(_no_run_settings(baseline.tool_version))
-    if cand_tally.runs and base_tally.runs and cand_tally.typical_runs != base_tally.typical_runs:
+    # A per-item score means the same at any number of runs; a baseline with more of them (as
+    # `mode: baseline` makes it) is only a steadier sample of it.
+    if cand_tally.runs and base_tally.runs and cand_tally.typical_runs > base_tally.typical_runs:
         warnings.append(
             f"the yardstick moved: the baseline has {base_tally.typical_runs} run(s) per item, "
             f"this run {cand_tally.typical_runs}"

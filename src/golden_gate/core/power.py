@@ -5,6 +5,7 @@ reach of n items at all.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import TYPE_CHECKING, NamedTuple
@@ -14,6 +15,8 @@ from pydantic import BaseModel
 from golden_gate.core.report import Report
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.stats import (
+    CONCENTRATED,
+    SPREAD,
     ItemModel,
     detectable_drop,
     items_for_drop,
@@ -38,10 +41,13 @@ class Differences(NamedTuple):
 
 class PowerNote(BaseModel):
     """What this gate could have caught: a drop in mean per-item score, with 80 % probability,
-    from the power of the paired test the gate runs (stats.paired_power)."""
+    from the power of the paired test the gate runs (stats.paired_power), for a drop spread over
+    every item and one concentrated on a few (each figure is checked at its own drop)."""
 
-    detectable_drop: float | None
-    items_for_drop: int | None
+    detectable_drop: float | None  # spread over every item
+    detectable_concentrated: float | None = None
+    items_for_drop: int | None  # a spread TARGET_DROP
+    items_for_concentrated: int | None = None
     target_drop: float = TARGET_DROP
     power: float = 0.80
     runs: int = 1
@@ -52,30 +58,50 @@ class PowerNote(BaseModel):
         """`n`: the items the statement is about (the shared ones when a baseline paired)."""
         if self.test_off:
             return "power: the paired test is off (alpha 0): no drop can fail this gate."
+        return f"power: {self._caught(n)}; {self._needed(n)} ({self.basis})."
+
+    def _caught(self, n: int) -> str:
         runs = f" × {self.runs} runs" if self.runs > 1 else ""
-        if self.detectable_drop is None or self.detectable_drop >= 1:
-            caught = f"{n} items{runs} cannot reliably catch any drop"
-        else:
-            caught = (
-                f"{n} items{runs} catch a drop of {points(self.detectable_drop)} points "
-                f"{self.power:.0%} of the time"
+        drops = [_usable(self.detectable_drop), _usable(self.detectable_concentrated)]
+        known = sorted(d for d in drops if d is not None)
+        if not known:
+            return f"{n} items{runs} cannot reliably catch any drop"
+        if len(known) < len(drops):
+            return (
+                f"{n} items{runs} catch a drop of {points(known[0])} points "
+                f"{'spread over every item' if drops[0] is not None else 'concentrated'} "
+                f"{self.power:.0%} of the time, no drop "
+                f"{'concentrated' if drops[0] is not None else 'spread over every item'}"
             )
-        if self.items_for_drop is None:
-            needed = f"no number of items catches a {points(self.target_drop)}-point drop"
-        elif self.items_for_drop <= n:
-            needed = f"a {points(self.target_drop)}-point drop is within reach"
-        else:
-            needed = (
-                f"catching a {points(self.target_drop)}-point drop needs about "
-                f"{self.items_for_drop} items"
-            )
-        return f"power: {caught}; {needed} ({self.basis})."
+        shown = _span(points(drops[0] or 0), points(drops[1] or 0))
+        return f"{n} items{runs} catch a drop of {shown} points {self.power:.0%} of the time"
+
+    def _needed(self, n: int) -> str:
+        drop = points(self.target_drop)
+        counts = [self.items_for_drop, self.items_for_concentrated]
+        known = sorted(c for c in counts if c is not None)
+        if not known:
+            return f"no number of items catches a {drop}-point drop"
+        if len(known) == len(counts) and known[-1] <= n:
+            return f"a {drop}-point drop is within reach"
+        if len(known) < len(counts):
+            shape = "spread over every item" if counts[0] is not None else "concentrated"
+            return f"catching a {drop}-point drop {shape} needs about {known[0]} items"
+        return f"catching a {drop}-point drop needs about {_span(*counts)} items"
+
+
+def _span(low: object, high: object) -> str:
+    return f"{low}" if low == high else f"{low}–{high}"
 
 
 def points(drop: float) -> str:
     """A drop in percentage points, rounded up: a detectable drop is never understated."""
     value = math.ceil(drop * 1000 - 1e-9) / 10
     return f"{value:g}"
+
+
+def _usable(drop: float | None) -> float | None:
+    return None if drop is None or drop >= 1 else drop
 
 
 def power_note(
@@ -144,24 +170,28 @@ def statement(
         runs=model.runs,
         design_effect=math.ceil(model.design_effect * 20 - 1e-9) / 20,
     )
-    detectable = _detectable(model, n, settings.alpha, settings.min_drop)
-    needed = _needed(model, TARGET_DROP, settings.alpha, settings.min_drop)
-    if units is not None and units < min_discordant_for_significance(settings.alpha):
-        detectable = None
+    too_few = units is not None and units < min_discordant_for_significance(settings.alpha)
+    figures: dict[float, tuple[float | None, int | None]] = {}
+    for loss in (SPREAD, CONCENTRATED):
+        shaped = dataclasses.replace(model, hit_loss=loss)
+        detectable = None if too_few else _detectable(shaped, n, settings.alpha, settings.min_drop)
+        needed = _needed(shaped, TARGET_DROP, settings.alpha, settings.min_drop)
+        if needed is not None and detectable is not None and n > 0:
+            # The two searches meet at 80 % ± the Monte-Carlo error: say one consistent thing.
+            needed = min(needed, n) if detectable <= TARGET_DROP else max(needed, n + 1)
+        figures[loss] = (detectable, needed)
     clusters = (
         f", clusters as n / {model.design_effect:.2f} items" if model.design_effect > 1 else ""
     )
     basis = (
-        f"the gate's own test, for independent items{clusters} at {source}; a drop hits some "
-        "items, each losing a quarter of its passes"
+        f"the gate's own test, for independent items{clusters} at {source}; the first figure for "
+        "a drop spread over every item, the second for one on the most reliable items"
     )
-    if needed is not None and detectable is not None and n > 0:
-        # The two searches meet at 80 % ± the Monte-Carlo error: say one consistent thing.
-        within_reach = detectable <= TARGET_DROP
-        needed = min(needed, n) if within_reach else max(needed, n + 1)
     return PowerNote(
-        detectable_drop=detectable,
-        items_for_drop=needed,
+        detectable_drop=figures[SPREAD][0],
+        detectable_concentrated=figures[CONCENTRATED][0],
+        items_for_drop=figures[SPREAD][1],
+        items_for_concentrated=figures[CONCENTRATED][1],
         runs=model.runs,
         basis=basis,
     )

@@ -314,10 +314,12 @@ def _monte_carlo_tail(counts: Counter[float], threshold: float) -> tuple[float, 
 POWER_NODES = 64  # quantile nodes of the items' pass probabilities
 POWER_DRAWS = 2_000  # simulated gates a power figure, with several runs an item
 POWER_SEED = 20261201
-# What a drop is assumed to look like: the items it hits lose a quarter of their passes. Between
-# a drop spread thinly over every item and one concentrated on a tenth of them (half their
-# passes), so the statement holds within a few points for both (bench/soundness.py).
-HIT_LOSS = 0.25
+# What a drop is assumed to look like: the share of its passes each item it hits loses. Spread:
+# every item loses alike; concentrated: a few items lose half their passes. At a few dozen
+# items the two differ by many points of power, so the gate states both (bench/soundness.py).
+SPREAD = 0.0
+CONCENTRATED = 0.5
+SHAPES = {"spread": SPREAD, "concentrated": CONCENTRATED}
 
 
 @dataclass(frozen=True)
@@ -326,9 +328,9 @@ class ItemModel:
 
     Items are independent draws from a population whose per-run pass probabilities p follow a
     Beta distribution with this mean and mean within-item variance E[p(1 − p)] (`within`); a
-    drop of δ hits a share of the items, each losing HIT_LOSS of its passes (q = p · (1 −
-    HIT_LOSS)), so it adds the variance a real drop adds. `design_effect`: the differences'
-    clustering, counted as n / deff independent items.
+    drop of δ hits the most reliable items, each losing the share `hit_loss` of its passes (q =
+    p · (1 − hit_loss); SPREAD: every item loses δ points), so it adds the variance a real drop
+    adds. `design_effect`: the differences' clustering, counted as n / deff independent items.
     """
 
     mean: float
@@ -336,6 +338,7 @@ class ItemModel:
     base_runs: int = 1
     runs: int = 1
     design_effect: float = 1.0
+    hit_loss: float = SPREAD
 
     @property
     def steady(self) -> bool:
@@ -344,29 +347,54 @@ class ItemModel:
 
     def differences(self, drop: float):  # -> (values, probabilities), numpy arrays
         """The distribution of one item's score difference d = s_cand − s_base."""
+        values, untouched, hit, share = self.difference_parts(drop)
+        return values, (1 - share) * untouched + share * hit
+
+    def difference_parts(self, drop: float):  # -> (values, untouched, hit, share)
+        """d's distribution for the items the drop leaves alone and for those it hits, and the
+        share it hits (a golden set's drop of δ hits that share of its items, no more)."""
         import numpy as np
 
         mean = min(max(self.mean, 1e-9), 1.0)
         within = min(max(self.within, 0.0), mean * (1 - mean))
         between = mean * (1 - mean) - within
         nodes, weights = _beta_nodes(mean, within, between)
-        # A share `hit` of the items loses the share `lost` of its passes (hit · lost · mean
-        # = drop): a quarter, or for a drop above a quarter of the mean every item loses alike.
-        lost = min(1.0, max(HIT_LOSS, drop / mean))
-        hit = drop / (lost * mean)
+        # The items hit lose the share `lost` of their passes (Σ hit · lost · p = drop); a drop
+        # above hit_loss of the mean, or a spread one, takes from every item alike.
+        lost = min(1.0, max(self.hit_loss, drop / mean))
+        hit = np.full(len(nodes), drop / (lost * mean))
+        lowered = np.clip(nodes * (1 - lost), 0.0, 1.0)
+        if self.hit_loss == SPREAD:
+            # Every item loses the same points (none below zero), as many as make the drop.
+            low, high = drop, 1.0
+            for _ in range(40):
+                mid = (low + high) / 2
+                low, high = (mid, high) if weights @ np.minimum(nodes, mid) < drop else (low, mid)
+            lowered, hit = np.clip(nodes - high, 0.0, 1.0), np.ones(len(nodes))
+        elif lost > drop / mean:
+            # Concentrated on the most reliable items: the most changed outcomes for the drop,
+            # so the hardest drop of this size for a test that counts them.
+            order = np.argsort(-nodes, kind="stable")
+            mass = weights[order] * nodes[order] * lost
+            before = np.cumsum(mass) - mass
+            hit[order] = np.clip((drop - before) / np.maximum(mass, 1e-300), 0.0, 1.0)
         rb, rc = self.base_runs, self.runs
         scale = math.lcm(rb, rc)
-        probs = np.zeros(2 * scale + 1)
         x, y = np.arange(rb + 1), np.arange(rc + 1)
         base = _binomial_rows(x, rb, nodes)  # nodes × (rb + 1)
         same = _binomial_rows(y, rc, nodes)
-        less = _binomial_rows(y, rc, np.clip(nodes * (1 - lost), 0.0, 1.0))
-        cand = (1 - hit) * same + hit * less
-        joint = np.einsum("n,ni,nj->ij", weights, base, cand)
+        less = _binomial_rows(y, rc, lowered)
         index = y[None, :] * (scale // rc) - x[:, None] * (scale // rb) + scale
-        np.add.at(probs, index, joint)
+
+        def spread(node_weights, cand):  # d's distribution over these items
+            probs = np.zeros(2 * scale + 1)
+            np.add.at(probs, index, np.einsum("n,ni,nj->ij", node_weights, base, cand))
+            total = probs.sum()
+            return probs / total if total > 0 else probs
+
+        share = float(min(1.0, weights @ hit))
         values = (np.arange(2 * scale + 1) - scale) / scale
-        return values, probs / probs.sum()
+        return values, spread(weights * (1 - hit), same), spread(weights * hit, less), share
 
 
 @functools.lru_cache(maxsize=256)
@@ -415,14 +443,60 @@ def paired_power(model: ItemModel, drop: float, n: int, *, alpha: float, min_dro
     if scale == 1:
         return _sign_test_power(probs[0], probs[2], units, alpha=alpha, min_drop=min_drop)
     rng = np.random.default_rng(POWER_SEED)
-    counts = rng.multinomial(units, probs, size=POWER_DRAWS)
+    values, untouched, hit, share = model.difference_parts(drop)
+    # As many items hit as make the golden set's mean drop by `drop` (rounded at random).
+    hits = np.floor(units * share + rng.random(POWER_DRAWS)).astype(np.int64)
+    counts = _multinomial_rows(rng, units - hits, untouched) + _multinomial_rows(rng, hits, hit)
     total = counts @ values
     squares = counts @ (values * values)
-    z = NormalDist().inv_cdf(1 - alpha)
-    # p = P(T* <= T) ≈ Φ((T + h) / sqrt(Σd²)), h half the finest step of T*'s lattice.
-    significant = (total + 1 / scale) < -z * np.sqrt(squares)
+    if units <= EXACT_POWER_UNITS:
+        significant = _exact_significant(counts, scale, alpha)
+    else:
+        z = NormalDist().inv_cdf(1 - alpha)
+        # p = P(T* <= T) ≈ Φ((T + h) / sqrt(Σd²)), h half the finest step of T*'s lattice.
+        significant = (total + 1 / scale) < -z * np.sqrt(squares)
     caught = significant & (squares > 0) & (-total / units > min_drop)
     return float(caught.mean())
+
+
+def _multinomial_rows(rng, trials, probs):  # -> counts, one row per draw
+    import numpy as np
+
+    if probs.sum() <= 0:
+        return np.zeros((len(trials), len(probs)), dtype=np.int64)
+    return rng.multinomial(trials, probs)
+
+
+# Up to this many items the simulated gates run the exact sign-flip test, as the gate does: the
+# normal form misjudges a few dozen large differences.
+EXACT_POWER_UNITS = 120
+_CRITICAL_WEIGHTS: dict[tuple[float, tuple[int, ...]], int] = {}
+
+
+def _exact_significant(counts, scale: int, alpha: float):  # numpy arrays -> bool array
+    """Per simulated gate (its counts of each difference −scale..scale, in steps of 1/scale),
+    whether the exact sign-flip test is significant: P(S >= negative weight) < alpha, S the
+    weight given a plus sign (paired_sign_flip_test). Kept per magnitude counts: simulated
+    gates of a few dozen items repeat them."""
+    import numpy as np
+
+    steps = np.arange(1, scale + 1)
+    magnitudes = counts[:, scale + 1 :] + counts[:, scale - 1 :: -1][:, :scale]
+    negatives = counts[:, scale - 1 :: -1][:, :scale] @ steps
+    critical = np.empty(len(counts), dtype=np.int64)
+    for row, key in enumerate(map(tuple, magnitudes.tolist())):
+        found = _CRITICAL_WEIGHTS.get((alpha, key))
+        if found is None:
+            total = int(np.dot(key, steps))
+            pmf = _weighted_binomial_pmf(
+                Counter(dict(zip(steps.tolist(), key, strict=True))), total
+            )
+            tail = np.cumsum(pmf[::-1])[::-1]  # tail[k] = P(S >= k)
+            below = np.flatnonzero(tail < alpha)
+            found = int(below[0]) if len(below) else total + 1
+            _CRITICAL_WEIGHTS[(alpha, key)] = found
+        critical[row] = found
+    return negatives >= critical
 
 
 def _binomial_at_least(k: int, n: int, p: float) -> float:
