@@ -31,6 +31,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -477,8 +478,9 @@ def baseline_spread_section(baselines: int, prs: int, settings: GateSettings) ->
             f"{baselines} baselines (n = 200, the flaky mix), {prs} identical pull requests "
             "gated against it: the false-alarm rate given that baseline, its mean over the "
             "baselines, the worst baseline's, and the share of baselines above 10 %. Ways to "
-            "make the baseline: as the pull request (1 run an item, or 3), and pooled from "
-            "three one-run evaluations (3 runs an item) against one-run pull requests.",
+            "make the baseline: as the pull request (1 run an item, or 3), and with three runs "
+            "an item against one-run pull requests (`mode: baseline`'s default since step 18, "
+            "`baseline-runs` 3).",
             96,
         ),
         "",
@@ -488,7 +490,7 @@ def baseline_spread_section(baselines: int, prs: int, settings: GateSettings) ->
     for label, base_runs, pr_runs in (
         ("1 run / 1 run", 1, 1),
         ("3 runs / 3 runs", 3, 3),
-        ("3 runs pooled / 1 run", 3, 1),
+        ("3 runs (the default) / 1 run", 3, 1),
     ):
         rng = np.random.default_rng(1700 + base_runs * 10 + pr_runs)
         rates = []
@@ -507,6 +509,62 @@ def baseline_spread_section(baselines: int, prs: int, settings: GateSettings) ->
             f"{sum(r > 0.10 for r in rates)} of {baselines} |"
         )
         print(lines[-1], flush=True)
+    return lines
+
+
+def within_variance_section(reps: int, settings: GateSettings) -> list[str]:
+    """Issue 29, point 8: would a test that uses the within-item variance of repeated runs
+    close the gap to a z-test that knows the null variance? On the same draws: the gate's
+    exact sign-flip test, that oracle z-test (true p per item), and a studentized test on the
+    per-item variance pooled from both sides' runs (what the gate could estimate)."""
+    z = NormalDist().inv_cdf(1 - settings.alpha)
+    lines = [
+        "",
+        *textwrap.wrap(
+            "Within-item variance (issue 29, point 8). Three runs a side, the flaky mix; on the "
+            "same draws: the gate's exact sign-flip test; a z-test that knows each item's true "
+            "null variance p(1 − p)(1/3 + 1/3) (an oracle: no gate can know it); and a "
+            "studentized z-test on each item's variance pooled from its six runs (what the "
+            "gate could estimate). Each also needs a net drop above min-drop. "
+            f"{reps} pull requests a cell; ± is one Monte-Carlo standard error.",
+            96,
+        ),
+        "",
+        "| n | system | the gate (sign-flip) | oracle z-test | studentized, pooled runs |",
+        "|---|---|---|---|---|",
+    ]
+    seed = 2900
+    runs = 3
+    for n in (30, 200, 1000):
+        for system in ("identical", "spread", "concentrated"):
+            seed += 1
+            rng = np.random.default_rng(seed)
+            fails = np.zeros(3, dtype=int)
+            for _ in range(reps):
+                p = draw_items(rng, n)
+                q = degrade(rng, p, system)
+                base, cand = rng.binomial(runs, p), rng.binomial(runs, q)
+                d = (cand - base) / runs
+                net = -d.mean() > settings.min_drop
+                gate = evaluate_gate(
+                    build_report(cand, np.full(n, runs), runs),
+                    build_report(base, np.full(n, runs), runs),
+                    settings,
+                )
+                fails[0] += any(r.code == "significant-regression" for r in gate.reasons)
+                oracle = np.sum(p * (1 - p) * 2 / runs)
+                fails[1] += net and d.sum() < -z * math.sqrt(oracle)
+                pooled = (base + cand) / (2 * runs)
+                within = pooled * (1 - pooled) * (2 * runs) / (2 * runs - 1)
+                estimate = np.sum(within * 2 / runs)
+                fails[2] += net and estimate > 0 and d.sum() < -z * math.sqrt(estimate)
+
+            def fmt(count: int) -> str:
+                rate = count / reps
+                return f"{rate:.1%} ± {math.sqrt(max(rate * (1 - rate), 1 / reps) / reps):.1%}"
+
+            lines.append(f"| {n} | {system} | " + " | ".join(fmt(int(c)) for c in fails) + " |")
+            print(lines[-1], flush=True)
     return lines
 
 
@@ -584,8 +642,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--sizes", default="30,200,1000")
     parser.add_argument(
-        "--only", choices=["baseline-spread", "power"], help="measure one block alone"
+        "--only",
+        choices=["baseline-spread", "power", "within-variance"],
+        help="measure one block alone",
     )
+    parser.add_argument("--baselines", type=int, default=30, help="baseline-spread's baselines")
     parser.add_argument("--floor-reps", type=int, default=2000, help="clustered floor cells")
     parser.add_argument("--power-reps", type=int, default=1000, help="power statement cells")
     parser.add_argument(
@@ -596,16 +657,30 @@ def main(argv: list[str] | None = None) -> int:
     settings = GateSettings()
     if args.only == "baseline-spread":  # a block of its own, measured apart
         started = time.monotonic()
-        lines = baseline_spread_section(30, 150, settings)[1:]
+        lines = baseline_spread_section(args.baselines, 150, settings)[1:]
         lines += [
             "",
-            "Measured in one run of `bench/soundness.py --only baseline-spread` "
+            "Measured in one run of `bench/soundness.py --only baseline-spread --baselines "
+            f"{args.baselines}` "
             f"({time.monotonic() - started:.0f} s).",
         ]
         text = "\n".join(lines) + "\n"
         print(text)
         if args.write:
             _write_block(args.write, "baseline-spread", text)
+        return 0
+    if args.only == "within-variance":  # an exploration, its own block
+        started = time.monotonic()
+        lines = within_variance_section(args.other_reps, settings)[1:]
+        lines += [
+            "",
+            "Measured in one run of `bench/soundness.py --only within-variance --other-reps "
+            f"{args.other_reps}` ({time.monotonic() - started:.0f} s).",
+        ]
+        text = "\n".join(lines) + "\n"
+        print(text)
+        if args.write:
+            _write_block(args.write, "within-variance", text)
         return 0
     if args.only == "power":  # printed, not written: the full run writes it
         power_section(args.power_reps, settings)
