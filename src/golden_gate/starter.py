@@ -196,7 +196,8 @@ def pin_comment(pin: Pin) -> str:
         return ""
     repo, _, ref = pin.uses.partition("@")
     lines = (
-        f"Not pinned: golden-gate init {pin.unpinned}.",
+        f"Not pinned: golden-gate init could not resolve {ref} to a commit (offline, or no such",
+        "tag).",
         "Pin it to the commit the tag names (a tag can be moved; a commit SHA cannot):",
         f"`git ls-remote https://github.com/{repo} refs/tags/{ref}` prints it; then write",
         f"`uses: {repo}@<that SHA> # {ref}`.",
