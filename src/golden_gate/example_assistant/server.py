@@ -23,6 +23,7 @@ runs with the standard library alone.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -269,12 +270,11 @@ class _Server(ThreadingHTTPServer):
     def variant(self) -> str:
         """Read again on every request when a settings file names it: editing the file is the
         example's pull request, with no restart."""
-        if self.settings is None:
-            return self._variant
-        try:
-            return read_variant(self.settings)
-        except ValueError:
-            return self._variant  # a half-written file: the last good answer style
+        if self.settings is not None:
+            # A half-written file: the last good answer style.
+            with contextlib.suppress(ValueError):
+                self._variant = read_variant(self.settings)
+        return self._variant
 
 
 class _Handler(BaseHTTPRequestHandler):
