@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -174,6 +175,8 @@ def resolve_action(action: str) -> Pin:
             ["git", "ls-remote", f"https://github.com/{repo}", f"refs/tags/{ref}^{{}}",
              f"refs/tags/{ref}"],
             capture_output=True, text=True, timeout=30, check=False,
+            # No prompt for a user name: a repository that does not exist is an answer.
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         done = None
@@ -244,8 +247,8 @@ def compose_comment(compose_file: str, found: bool) -> str:
         f"        # The assistant: {compose_file} ({how}; golden-gate.toml's [compose] file).\n"
         "        # golden-gate starts it from this pull request's checkout with `docker compose\n"
         "        # up -d --wait`, so the pull request's own code is what is evaluated, and\n"
-        "        # always tears it down. The service listens on 0.0.0.0; the gate reaches it by\n"
-        "        # its name.\n"
+        "        # always tears it down. The service must listen on 0.0.0.0: the gate reaches it\n"
+        "        # by its name.\n"
     )
 
 
