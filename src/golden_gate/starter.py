@@ -301,15 +301,19 @@ def workflows(
     return texts
 
 
-# Floors `init` may write, highest first: the first one the selected items can reach.
+# Floors `init` may write, highest first.
 FLOORS = (0.8, 0.75, 0.7, 0.6, 0.5)
 
 
 def fitting_floor(n: int) -> float:
-    """The highest floor of FLOORS that `n` items can clear when every one passes (the Wilson
-    lower bound of n of n is n / (n + z²): 16 items reach 0.80), else 0 (off)."""
-    best = wilson_lower_bound(n, n) if n else 0.0
-    return next((floor for floor in FLOORS if best >= floor), 0.0)
+    """The highest floor of FLOORS that `n` items clear with one of them failing, so one unlucky
+    item does not fail the gate; for a set too small for that, with every one passing (the
+    Wilson lower bound of n of n is n / (n + z²): 16 items reach 0.80); else 0, the floor off."""
+    for passing in (n - 1, n):
+        best = wilson_lower_bound(passing, n) if n and passing > 0 else 0.0
+        if floor := next((f for f in FLOORS if best >= f), 0.0):
+            return floor
+    return 0.0
 
 
 def items_needed(floor: float) -> int:
@@ -323,15 +327,24 @@ def items_needed(floor: float) -> int:
 def floor_lines(n: int) -> str:
     """`floor = …` and the comment that says how it was chosen and how to choose it."""
     floor = fitting_floor(n)
-    reach = f"{wilson_lower_bound(n, n):.2f}" if n else "nothing"
-    why = (
-        f"# The floor fits the {n} item(s) the pull-request subset selects now: even {n} of {n} "
-        f"passing gives\n# a lower bound of {reach}. "
-    )
-    if floor < 0.8:
-        why += f"0.80 needs at least {items_needed(0.8)} items; raise the floor as the set grows.\n"
+    if not n:
+        why = (
+            "# No item carries the tag smoke yet, so no floor can be chosen for the pull-request\n"
+            "# subset: tag the items every pull request runs, then choose one.\n"
+        )
     else:
-        why += "Each failing item lowers the bound: see `golden-gate plan`.\n"
+        why = (
+            f"# The floor fits the {n} item(s) the pull-request subset selects now: {n} of {n} "
+            f"passing give\n# a lower bound of {wilson_lower_bound(n, n):.2f}"
+            + (f", {n - 1} of {n} {wilson_lower_bound(n - 1, n):.2f}. " if n > 1 else ". ")
+        )
+        if floor < 0.8:
+            why += (
+                f"0.80 needs at least\n# {items_needed(0.8)} items all passing; raise the floor "
+                "as the set grows.\n"
+            )
+        else:
+            why += "Each failing item lowers the bound: see `golden-gate plan`.\n"
     if floor == 0:
         why += (
             "# floor = 0 switches it off: until the set grows, only the test against the "
