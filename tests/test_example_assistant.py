@@ -291,3 +291,36 @@ def test_module_command_serves_until_sigterm() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_a_settings_file_is_read_again_on_every_request(tmp_path: Path) -> None:
+    # `init --example`'s assistant.toml: editing `variant` is the example's pull request, with
+    # no restart; a half-written file keeps the last good style.
+    settings = tmp_path / "assistant.toml"
+    settings.write_text('variant = "baseline"\n')
+    process = subprocess.Popen(
+        [sys.executable, "-m", "golden_gate.example_assistant", "--port", "0",
+         "--settings", str(settings)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        match = re.search(r"\(baseline\) listening on (http://\S+)", line)
+        assert match, line
+        url, question = match.group(1), b'{"text": "Why does the server return 503?"}'
+        assert request(url, "/ask", question)[1]["sources"] == ["docs/troubleshooting.md"]
+        settings.write_text('variant = "candidate"\n')
+        assert request(url, "/ask", question)[1]["sources"] == []
+        settings.write_text('variant = "cand')  # not TOML: the candidate stays
+        assert request(url, "/ask", question)[1]["sources"] == []
+    finally:
+        process.kill()
+        process.wait()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('variant = "nightly"\n')
+    refused = subprocess.run(
+        [sys.executable, "-m", "golden_gate.example_assistant", "--settings", str(bad)],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "variant must be one of" in refused.stderr

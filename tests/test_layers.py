@@ -1,4 +1,5 @@
-"""The folders are the layers (pyproject's [tool.importlinter], README "How it is built"):
+"""The folders are the layers (pyproject's [tool.importlinter]; docs/architecture.md, "How it is
+built"):
 `make lint` runs the contracts on the tree; here they are shown to hold, and to fail, naming
 the import, when a copy of the tree gains an import that points up a layer or closes a circle."""
 

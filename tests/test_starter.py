@@ -92,17 +92,113 @@ def test_the_starter_set_runs_against_the_example_assistant(repo):
     assert len(report["results"]) == 3
 
 
-def test_init_refuses_to_overwrite_without_force(repo):
-    assert _init(repo).returncode == 0
+USER_SET = "".join(
+    json.dumps({"id": f"mine-{i}", "question": f"Question {i}?", "reference_key_points": ["x"],
+                "tags": ["smoke"]}) + "\n"
+    for i in range(24)
+)  # fmt: skip
+
+
+def test_init_keeps_a_golden_set_that_exists_and_force_never_replaces_it(repo):
     golden = repo / "evals" / "golden.jsonl"
-    golden.write_text('{"id": "mine", "question": "kept?"}\n')
+    golden.parent.mkdir()
+    golden.write_text(USER_SET)
+    done = _init(repo)
+    assert done.returncode == 0, done.stderr
+    assert golden.read_text() == USER_SET
+    assert "kept" in done.stdout and "evals/golden.jsonl" in done.stdout
+    assert (repo / "golden-gate.toml").is_file()
+    assert sorted(p.name for p in (repo / ".github" / "workflows").iterdir()) == sorted(WORKFLOWS)
+    # The floor fits the user's 24 smoke items, with room for one to fail (23 of 24: 0.798).
+    assert tomllib.loads((repo / "golden-gate.toml").read_text())["gate"]["floor"] == 0.75
+    # Again: what init generated exists, so without --force nothing is written.
+    (repo / "golden-gate.toml").write_text("# mine\n")
     again = _init(repo)
     assert again.returncode == 2
     assert "already exist" in again.stderr and "--force" in again.stderr
-    assert golden.read_text() == '{"id": "mine", "question": "kept?"}\n'
+    assert (repo / "golden-gate.toml").read_text() == "# mine\n"
+    # --force overwrites what init generates, and still never the user's items.
     forced = _init(repo, "--force")
     assert forced.returncode == 0, forced.stderr
-    assert "example-what" in golden.read_text()
+    assert golden.read_text() == USER_SET
+    assert "[gate]" in (repo / "golden-gate.toml").read_text()
+
+
+def test_converting_over_a_golden_set_that_exists_writes_nothing(repo, tmp_path):
+    golden = repo / "evals" / "golden.jsonl"
+    golden.parent.mkdir()
+    golden.write_text(USER_SET)
+    source = tmp_path / "qa.csv"
+    source.write_text("question,expected\nWhat?,That\n")
+    for extra in ((), ("--force",)):
+        done = _init(repo, "--convert", source, *extra)
+        assert done.returncode == 2
+        assert "never replaced" in done.stderr and "--golden" in done.stderr
+        assert golden.read_text() == USER_SET
+        assert not (repo / "golden-gate.toml").exists()
+
+
+def test_init_adds_what_runs_leave_behind_to_gitignore_once(repo):
+    (repo / ".gitignore").write_text("node_modules/\n.judge-cache/")  # no final newline
+    assert _init(repo).returncode == 0
+    text = (repo / ".gitignore").read_text()
+    assert text.startswith("node_modules/\n.judge-cache/\n")
+    lines = text.splitlines()
+    for line in (".judge-cache/", "/report.json", "/comment.md", "/golden-gate/"):
+        assert lines.count(line) == 1, (line, text)
+    assert _init(repo, "--force").returncode == 0
+    assert (repo / ".gitignore").read_text() == text  # idempotent
+    ignored = subprocess.run(
+        ["git", "check-ignore", "report.json", ".judge-cache/x.json", "golden-gate/report.json"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert ignored.stdout.split() == [
+        "report.json",
+        ".judge-cache/x.json",
+        "golden-gate/report.json",
+    ]
+
+
+def _gate_all_passing(repo: Path, n: int, *, failing: int = 0) -> subprocess.CompletedProcess[str]:
+    """`golden-gate gate` in the repository (its golden-gate.toml) on a report where each of
+    the n selected items but `failing` passes; in the baseline every one passed."""
+
+    def report(failed: int) -> str:
+        results = [
+            {"id": f"i{k}", "tags": ["smoke"], "passes": int(k >= failed), "runs": 1}
+            for k in range(n)
+        ]
+        return json.dumps({"judge": "keypoints", "results": results})
+
+    (repo / "r.json").write_text(report(failing))
+    (repo / "evals" / "baseline.json").write_text(report(0))
+    return golden_gate("gate", "r.json", cwd=repo)
+
+
+@pytest.mark.parametrize("source_items", [None, 9, 24])
+def test_the_starter_floor_is_one_its_items_can_pass(repo, tmp_path, source_items):
+    # Three starter items can never clear 0.80 (3 of 3: 0.439): the floor init writes must be
+    # one the selected items reach when they all pass, and the file says how to choose it.
+    extra: list[object] = []
+    if source_items is not None:
+        source = tmp_path / "qa.csv"
+        source.write_text(
+            "question,expected\n" + "".join(f"Q{k}?,A{k}\n" for k in range(source_items))
+        )
+        extra = ["--convert", source]
+    assert _init(repo, *extra).returncode == 0
+    text = (repo / "golden-gate.toml").read_text()
+    floor = tomllib.loads(text)["gate"]["floor"]
+    n = source_items or 3
+    assert floor == {3: 0.0, 9: 0.5, 24: 0.75}[n]
+    assert "docs/statistics.md" in text
+    assert "16 items" in text or n >= 16
+    done = _gate_all_passing(repo, n)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed" in done.stdout
+    if n > 3:  # and one unlucky item does not fail it
+        done = _gate_all_passing(repo, n, failing=1)
+        assert "below the floor" not in done.stdout, done.stdout
 
 
 def test_init_outside_a_repository_says_so(tmp_path):
@@ -143,7 +239,7 @@ def test_convert_jsonl_and_bad_rows(repo, tmp_path):
     assert [(i.id, i.reference_key_points) for i in items] == [("fr", ["Paris"]), ("2-2", ["4"])]
     bad = tmp_path / "bad.csv"
     bad.write_text("title,answer\nno question here,yes\n")
-    done = _init(repo, "--convert", bad, "--force")
+    done = _init(repo, "--convert", bad, "--golden", "evals/other.jsonl", "--force")
     assert done.returncode == 2
     assert f"{bad}:2: no question" in done.stderr
 
@@ -154,19 +250,94 @@ def test_anthropic_judge_gets_its_key_variable(repo):
     assert "ANTHROPIC_API_KEY: ${{ secrets.JUDGE_API_KEY }}" in gate
 
 
-def test_a_tag_that_cannot_be_resolved_asks_for_a_sha(repo):
+def _offline_init(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # git ls-remote goes through a proxy on loopback that refuses: no traffic leaves the machine.
     env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
-    done = subprocess.run(
-        [sys.executable, "-m", "golden_gate", "init", "--dir", str(repo), "--action",
-         "someorg/golden-gate-action@v1"],
+    return subprocess.run(
+        [sys.executable, "-m", "golden_gate", "init", "--dir", str(repo), *args],
         capture_output=True, text=True, env=env, timeout=60, check=False,
     )  # fmt: skip
-    assert done.returncode == 2
-    assert "give the full commit SHA" in done.stderr
-    assert not (repo / "evals").exists()
+
+
+def test_offline_init_writes_the_workflows_unpinned_and_says_how_to_pin(repo):
+    # With no arguments at all, as a new user runs it, and with a tag that cannot be resolved.
+    for args in ((), ("--action", "someorg/golden-gate-action@v1", "--force")):
+        done = _offline_init(repo, *args)
+        assert done.returncode == 0, done.stderr
+        assert "warning" in done.stderr and "unpinned" in done.stderr
+        ref = args[1] if args else None
+        for name in WORKFLOWS:
+            text = (repo / ".github" / "workflows" / name).read_text()
+            uses = [
+                step["uses"]
+                for job in yaml.safe_load(text)["jobs"].values()
+                for step in job["steps"]
+                if "golden-gate-action" in step.get("uses", "")
+            ]
+            assert len(uses) == 1 and "@" in uses[0] and not re.search(r"@[0-9a-f]{40}$", uses[0])
+            if ref:
+                assert uses[0] == ref
+            assert "# Not pinned: golden-gate init could not resolve" in text
+            assert "git ls-remote https://github.com/" in text
+    assert ACTIONLINT.is_file(), "run `make test`: it installs actionlint into .tools/"
+    actionlint = subprocess.run(
+        [str(ACTIONLINT), ".github/workflows/*.yml"],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert actionlint.returncode == 0, actionlint.stdout + actionlint.stderr
     bad = golden_gate("init", "--dir", repo, "--action", "not-a-repo")
     assert bad.returncode == 2 and "OWNER/REPO@SHA" in bad.stderr
+
+
+def test_a_compose_file_in_the_repository_starts_the_pull_requests_own_assistant(repo):
+    (repo / "docker-compose.yml").write_text("services:\n  assistant:\n    build: .\n")
+    done = _init(repo)
+    assert done.returncode == 0, done.stderr
+    assert "docker-compose.yml (found in the repository)" in done.stdout
+    assert tomllib.loads((repo / "golden-gate.toml").read_text())["compose"]["file"] == (
+        "docker-compose.yml"
+    )
+    gate = (repo / ".github" / "workflows" / "golden-gate.yml").read_text()
+    assert "ASSISTANT_URL" not in gate
+    assert "docker-compose.yml (found by golden-gate init" in gate
+    assert "pull request's own code is what is evaluated" in gate
+    step = yaml.safe_load(gate)["jobs"]["gate"]["steps"][1]
+    assert "with" not in step  # golden-gate.toml's [compose] file starts it
+
+
+def test_without_a_compose_file_the_gate_says_what_it_evaluates_and_what_cannot_work(repo):
+    assert _init(repo).returncode == 0
+    gate = (repo / ".github" / "workflows" / "golden-gate.yml").read_text()
+    step = yaml.safe_load(gate)["jobs"]["gate"]["steps"][1]
+    assert step["with"]["assistant-url"] == "${{ vars.ASSISTANT_URL }}"
+    flat = " ".join(line.strip(" #") for line in gate.splitlines() if line.strip().startswith("#"))
+    assert "not this pull request's code" in flat
+    assert "services:" in flat and "compose file" in flat
+    assert "A server started by an earlier `run:` step on 127.0.0.1 cannot be reached" in flat
+
+
+def test_init_example_writes_a_runnable_offline_example_in_an_empty_folder(tmp_path):
+    folder = tmp_path / "acme"
+    done = golden_gate("init", "--example", "--dir", folder)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".gitignore", "assistant.toml", "evals", "golden-gate.toml",
+    ]  # fmt: skip
+    config = tomllib.loads((folder / "golden-gate.toml").read_text())
+    assert config["judge"]["model"] == "keypoints"
+    assert len(load_golden(folder / "evals" / "golden.jsonl")) == 24
+    started = golden_gate("example-assistant", "start", cwd=folder)
+    try:
+        assert started.returncode == 0, started.stderr
+        assert config["assistant"]["url"] in started.stdout
+        first = golden_gate("eval", "-o", "evals/baseline.json", cwd=folder)
+        assert first.returncode == 0, first.stderr
+        assert "24/24 items passed" in first.stdout
+        again = golden_gate("init", "--example", "--dir", folder)
+        assert again.returncode == 2 and "already exist" in again.stderr
+    finally:
+        stopped = golden_gate("example-assistant", "stop", cwd=folder)
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
 
 
 def test_line_separators_inside_values_survive_conversion(repo, tmp_path):

@@ -1,4 +1,5 @@
-"""The statistics against DESIGN §4's reference values and an independent oracle (statsmodels)."""
+"""The statistics against the reference values of docs/architecture.md#the-gate-exactly and an
+independent oracle (statsmodels)."""
 
 import math
 

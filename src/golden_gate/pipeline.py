@@ -42,7 +42,7 @@ Verdict = Literal["passed", "failed", "incomplete"]
 
 
 class Outcome(BaseModel):
-    """What a run produced; `exit_code` follows DESIGN §9."""
+    """What a run produced; `exit_code` follows docs/architecture.md#conventions."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

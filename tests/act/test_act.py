@@ -503,7 +503,7 @@ def test_a_killed_gate_step_leaves_the_assistant_to_the_post_step(repository: Re
 def test_host_mode_with_the_documented_container_options(repository: Repository):
     """act's host mode (`-P ubuntu-latest=-self-hosted`) hands the action paths under its work
     dir (`--action-cache-path`, by default ~/.cache/act) that it does not mount, and starts it
-    on the default bridge: README's `--container-options` make both right."""
+    on the default bridge: the `--container-options` of docs/action.md make both right."""
     repository.push("change-1", {"prompts/answer.txt": "Answer more concisely.\n"}, "Shorter")
     repository.github.add_pull(REPO, files=["prompts/answer.txt"], head="change-1")
     work = repository.tmp / "act-actions"

@@ -1,5 +1,6 @@
 """The container tier: OUR built image run exactly as the GitHub runner runs a Docker container
-action, on a real Docker engine (DESIGN §5, §8).
+action, on a real Docker engine (docs/architecture.md#the-runner-contract and
+docs/architecture.md#tools-that-work-offline).
 
 What runs, as on a runner for a job with `services:`:
 

@@ -1,4 +1,5 @@
-"""The release flow end to end, against a real registry (DESIGN §10, "A real registry").
+"""The release flow end to end, against a real registry ("A real registry" in
+docs/architecture.md#facts-established-since-the-first-release).
 
 The same commands as .github/workflows/release.yml (scripts/release-image.sh), with the two
 differences the script's header explains: one platform and no attestations, and the base image

@@ -14,6 +14,7 @@ from golden_gate.cli.commands import (
     cmd_config,
     cmd_demo,
     cmd_eval,
+    cmd_example_assistant,
     cmd_gate,
     cmd_init,
     cmd_merge,
@@ -141,15 +142,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "init",
-        help="start gating a repository: a starter golden set and the three workflows",
+        help="start gating a repository: golden-gate.toml, a starter golden set, three workflows",
         description=(
-            "In a git repository, write a starter golden set (commented examples, or converted "
-            "from --convert FILE) and the pull-request gate, fork-comment and baseline "
-            "workflows, with the Action pinned to a full commit SHA; then say what to do next. "
-            "Existing files are left alone unless --force."
+            "In a git repository, write golden-gate.toml, a starter golden set (commented "
+            "examples, or converted from --convert FILE; a golden set that exists is kept) and "
+            "the pull-request gate, fork-comment and baseline workflows, with the Action pinned "
+            "to a full commit SHA when its ref resolves; add what runs leave behind to "
+            ".gitignore; then say what to do next. With --example: a runnable offline example "
+            "in an empty folder instead."
         ),
     )
     p.add_argument("--dir", type=Path, default=Path("."), help="the repository's root")
+    p.add_argument(
+        "--example",
+        action="store_true",
+        help="write a runnable example (an example assistant's settings, its golden set, "
+        "golden-gate.toml with the offline judge) instead",
+    )
     p.add_argument(
         "--convert",
         type=Path,
@@ -174,10 +183,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--compose-file",
         default=None,
-        help="start the assistant with this compose file in the workflows (else ASSISTANT_URL)",
+        help="start the assistant with this compose file in the workflows (default: one found "
+        "at the repository's root, else the assistant at ASSISTANT_URL)",
     )
-    p.add_argument("--force", action="store_true", help="overwrite files that exist")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite golden-gate.toml and the workflows if they exist (never the golden set)",
+    )
     p.set_defaults(handler=cmd_init)
+
+    p = sub.add_parser(
+        "example-assistant",
+        help="start or stop the example assistant of `init --example`",
+        description=(
+            "In the folder `golden-gate init --example` wrote: start the example assistant in "
+            "the background (it answers once this returns), stop it, or serve it in the "
+            "foreground. Its address and answer style are in assistant.toml."
+        ),
+    )
+    p.add_argument("action", choices=["start", "stop", "serve"], help="what to do")
+    p.add_argument("--dir", type=Path, default=Path("."), help="the example's folder")
+    p.set_defaults(handler=cmd_example_assistant)
 
     p = sub.add_parser(
         "demo",

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.cli.options import cache_dir, fail, settings_from_args
+from golden_gate.cli.options import cache_dir, fail, settings_from_args, warn
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.options import BY_NAME, OPTIONS, gate_settings
 
@@ -292,24 +292,60 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from golden_gate.starter import init, next_steps
+    from golden_gate import starter
 
-    written = init(
-        args.dir,
-        source=args.convert,
-        action=args.action,
-        golden=args.golden,
-        baseline=args.baseline,
-        judge_model=args.judge_model,
-        compose_file=args.compose_file,
-        force=args.force,
-    )
-    for path in written:
+    if args.example:
+        if args.convert is not None:
+            raise InputError("init: --example writes its own golden set; leave out --convert")
+        done = starter.example(args.dir, force=args.force)
+        steps = starter.example_steps()
+    else:
+        done = starter.init(
+            args.dir,
+            source=args.convert,
+            action=args.action,
+            golden=args.golden,
+            baseline=args.baseline,
+            judge_model=args.judge_model,
+            compose_file=args.compose_file,
+            force=args.force,
+        )
+        steps = starter.next_steps(
+            golden=args.golden, baseline=args.baseline, compose_file=done.compose_file
+        )
+    for path in done.written:
         print(f"golden-gate: wrote {path}")
+    for name in done.kept:
+        print(f"golden-gate: kept {args.dir / name} as it is (a golden set is never replaced)")
+    if done.compose_file and args.compose_file is None and not args.example:
+        print(
+            f"golden-gate: the gate starts the assistant with {done.compose_file} (found in the "
+            "repository); pass --compose-file to choose another"
+        )
+    for warning in done.warnings:
+        warn(warning)
     print("Next:")
-    steps = next_steps(golden=args.golden, baseline=args.baseline, compose_file=args.compose_file)
     for number, step in enumerate(steps, start=1):
         print(f"  {number}. {step}")
+    return EXIT_PASSED
+
+
+def cmd_example_assistant(args: argparse.Namespace) -> int:
+    from golden_gate.example_assistant import control
+
+    try:
+        if args.action == "serve":
+            return control.serve(args.dir)
+        if args.action == "start":
+            url = control.start(args.dir)
+            print(f"golden-gate: the example assistant answers at {url}")
+            print("  stop it with: golden-gate example-assistant stop")
+        elif control.stop(args.dir):
+            print("golden-gate: stopped the example assistant")
+        else:
+            print("golden-gate: no example assistant was running from here")
+    except control.ControlError as exc:
+        raise InputError(str(exc)) from None
     return EXIT_PASSED
 
 

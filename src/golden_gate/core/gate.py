@@ -2,7 +2,8 @@
 
 Per item, score = passed runs / counted runs. The floor is on the mean score; the regression
 test is an exact paired sign-flip test on score differences (with one run per item, exactly the
-sign test). Pure: takes reports, returns a GateResult; no I/O (DESIGN §4).
+sign test). Pure: takes reports, returns a GateResult; no I/O
+(docs/architecture.md#the-gate-exactly).
 
 About 500 lines: the gate's records (settings, comparison, result) and its one decision; the
 tally of a report's items (tally.py) and the power (power.py) are modules of their own.

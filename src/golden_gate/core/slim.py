@@ -1,4 +1,5 @@
-"""A slim view of a report: what the gate reads of each item, as columns (DESIGN §3).
+"""A slim view of a report: what the gate reads of each item, as columns
+(docs/architecture.md#data-contracts).
 
 The gate needs of an item its id, tags, counts, cluster, origin and hash; the comment needs
 the full record of the few items it shows. A 100,000-item report is 170 MB of JSON, nearly all

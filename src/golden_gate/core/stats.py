@@ -1,4 +1,4 @@
-"""The statistics of the gate: pure functions, no I/O (DESIGN §4).
+"""The statistics of the gate: pure functions, no I/O (docs/architecture.md#the-gate-exactly).
 
 Only `scipy.special` and numpy are used, imported when needed: `scipy.stats` costs about a
 second to import and a skipped run or a small gate should not pay it.
@@ -310,7 +310,8 @@ def _monte_carlo_tail(counts: Counter[float], threshold: float) -> tuple[float, 
     return p, math.sqrt(p * (1 - p) / MONTE_CARLO_DRAWS)
 
 
-# The power of the paired test, under a model of the items (DESIGN §4, step 18).
+# The power of the paired test, under a model of the items (step 18;
+# docs/architecture.md#the-gate-exactly).
 POWER_NODES = 64  # quantile nodes of the items' pass probabilities
 POWER_DRAWS = 2_000  # simulated gates a power figure, with several runs an item
 POWER_SEED = 20261201

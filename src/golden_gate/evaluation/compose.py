@@ -2,7 +2,8 @@
 
 Inside the Action's container, compose services are siblings on the host's daemon: the action
 joins the project's network and addresses the service by name, and bind-mount sources under the
-workspace are rewritten to the workspace's path on the host (DESIGN §5). Outside a container
+workspace are rewritten to the workspace's path on the host
+(docs/architecture.md#the-runner-contract). Outside a container
 (local use) the same code talks to the service's published port on 127.0.0.1, as it does in a
 container that shares another's network namespace and so cannot join one (act's job container).
 """

@@ -53,7 +53,8 @@ from golden_gate.text import cut
 class EvalSettings(BaseModel):
     runs: int = Field(default=1, ge=1, le=MAX_RUNS)
     # Diagnostic re-runs of a failed item: shown (consistent or flaky), never counted, because
-    # re-running only failures biases the pass rate up and hides spread drops (DESIGN §4).
+    # re-running only failures biases the pass rate up and hides spread drops
+    # (docs/architecture.md#the-gate-exactly).
     rerun_failures: int = Field(default=0, ge=0, le=MAX_RERUN_FAILURES)
     max_error_rate: float = Field(default=0.10, ge=0, le=1)
     max_judge_calls: int | None = Field(default=None, ge=0)

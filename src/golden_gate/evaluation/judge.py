@@ -6,7 +6,7 @@ Two judges share one interface (`Judge`):
   default, and what runs when there is no model or no key;
 - `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the OpenAI and
   Azure OpenAI providers (judge_client.py), over a LangChain chat model for the others
-  (DESIGN §7).
+  (docs/architecture.md#the-judge-openevals).
 
 A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an error, never a
 "no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,

@@ -1,6 +1,7 @@
 """LangSmith tracing, which openevals and LangChain wrap around every judge call: kept off.
 
-Inherited tracing would upload prompts and answers and add seconds at exit (DESIGN §7), so it
+Inherited tracing would upload prompts and answers and add seconds at exit
+(docs/architecture.md#the-judge-openevals), so it
 is forced off. Off, LangSmith's `traceable` still hands its set-up and tear-down of each
 wrapped call to a worker thread (four thread round trips a judge call, openevals wrapping two
 functions), only to find there is nothing to record. `set_runtime_overrides` is LangSmith's

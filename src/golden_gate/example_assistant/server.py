@@ -16,13 +16,14 @@ HTTP: `POST /ask` with `{"text": question}` -> `{"answer": str, "sources": [str]
 `GET /health` -> `{"status": "ok"}` (plus `index_snapshot` when one is set). Standard library
 only, so it runs anywhere the package does, including a bare container.
 
-One file of about 440 lines on purpose: it is the example a user reads and copies, and it
+One file of about 480 lines on purpose: it is the example a user reads and copies, and it
 runs with the standard library alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -236,14 +237,44 @@ class _BadRequest(Exception):
         self.status = status
 
 
+def read_variant(path: Path) -> str:
+    """The `variant` a settings file names (`golden-gate init --example`'s assistant.toml)."""
+    import tomllib  # only here: the server alone needs no TOML
+
+    try:
+        value = tomllib.loads(path.read_text(encoding="utf-8")).get("variant", "baseline")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the example assistant's settings ({exc})") from None
+    if value not in VARIANTS:
+        raise ValueError(f"{path}: variant must be one of {', '.join(VARIANTS)}, not {value!r}")
+    return str(value)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a hung client must not keep the process (or a test) alive
 
-    def __init__(self, address: tuple[str, int], variant: str, index_snapshot: str | None):
-        self.variant = variant
+    def __init__(
+        self,
+        address: tuple[str, int],
+        variant: str,
+        index_snapshot: str | None,
+        settings: Path | None = None,
+    ):
+        self._variant = variant
+        self.settings = settings
         self.index_snapshot = index_snapshot
         self.index = default_index()  # built before serving: the first request is not slow
         super().__init__(address, _Handler)
+
+    @property
+    def variant(self) -> str:
+        """Read again on every request when a settings file names it: editing the file is the
+        example's pull request, with no restart."""
+        if self.settings is not None:
+            # A half-written file: the last good answer style.
+            with contextlib.suppress(ValueError):
+                self._variant = read_variant(self.settings)
+        return self._variant
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -321,11 +352,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def _make_server(host: str, port: int, variant: str, index_snapshot: str | None) -> _Server:
+def _make_server(
+    host: str, port: int, variant: str, index_snapshot: str | None, settings: Path | None = None
+) -> _Server:
     _check_variant(variant)
     if index_snapshot is None:
         index_snapshot = os.environ.get("INDEX_SNAPSHOT") or None
-    return _Server((host, port), variant, index_snapshot)
+    return _Server((host, port), variant, index_snapshot, settings)
 
 
 class RunningAssistant:
@@ -420,11 +453,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="baseline, or candidate (a simulated regression); default: $ASSISTANT_VARIANT "
         "or baseline",
     )
+    parser.add_argument(
+        "--settings",
+        type=Path,
+        default=None,
+        help="a TOML file whose `variant` is read again on every request (it overrides --variant)",
+    )
     args = parser.parse_args(argv)
     if args.variant not in VARIANTS:  # argparse does not check a default from the environment
         parser.error(f"ASSISTANT_VARIANT must be one of {', '.join(VARIANTS)}")
+    if args.settings is not None:
+        try:
+            args.variant = read_variant(args.settings)
+        except ValueError as exc:
+            parser.error(str(exc))
     try:
-        server = _make_server(args.host, args.port, args.variant, None)
+        server = _make_server(args.host, args.port, args.variant, None, args.settings)
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1

@@ -1,7 +1,8 @@
 """Everything golden-gate says to the GitHub REST API, through PyGithub.
 
 - `changed_files`: the pull request's changed files (with the old names of renames), and
-  whether GitHub's cap of 3000 files was reached (then the scope must be "run", DESIGN §5);
+  whether GitHub's cap of 3000 files was reached (then the scope must be "run",
+  docs/architecture.md#the-runner-contract);
 - `read_file`: a file at a ref (the baseline report, on the base branch), None when missing;
 - `upsert_comment`: the one sticky comment, found by its marker line and its author (this
   token's own login, from GET /user or, for installation tokens, GraphQL's `viewer`), edited
