@@ -655,32 +655,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", type=Path, help="replace the soundness section of this file")
     args = parser.parse_args(argv)
     settings = GateSettings()
-    if args.only == "baseline-spread":  # a block of its own, measured apart
+    blocks = {  # blocks of their own, measured apart: (lines, the command's own flags)
+        "baseline-spread": (
+            lambda: baseline_spread_section(args.baselines, 150, settings),
+            f"--baselines {args.baselines}",
+        ),
+        "within-variance": (
+            lambda: within_variance_section(args.other_reps, settings),
+            f"--other-reps {args.other_reps}",
+        ),
+    }
+    if args.only in blocks:
+        measure, flags = blocks[args.only]
         started = time.monotonic()
-        lines = baseline_spread_section(args.baselines, 150, settings)[1:]
+        lines = measure()[1:]
         lines += [
             "",
-            "Measured in one run of `bench/soundness.py --only baseline-spread --baselines "
-            f"{args.baselines}` "
+            f"Measured in one run of `bench/soundness.py --only {args.only} {flags}` "
             f"({time.monotonic() - started:.0f} s).",
         ]
         text = "\n".join(lines) + "\n"
         print(text)
         if args.write:
-            _write_block(args.write, "baseline-spread", text)
-        return 0
-    if args.only == "within-variance":  # an exploration, its own block
-        started = time.monotonic()
-        lines = within_variance_section(args.other_reps, settings)[1:]
-        lines += [
-            "",
-            "Measured in one run of `bench/soundness.py --only within-variance --other-reps "
-            f"{args.other_reps}` ({time.monotonic() - started:.0f} s).",
-        ]
-        text = "\n".join(lines) + "\n"
-        print(text)
-        if args.write:
-            _write_block(args.write, "within-variance", text)
+            _write_block(args.write, args.only, text)
         return 0
     if args.only == "power":  # printed, not written: the full run writes it
         power_section(args.power_reps, settings)
