@@ -478,9 +478,9 @@ def baseline_spread_section(baselines: int, prs: int, settings: GateSettings) ->
             f"{baselines} baselines (n = 200, the flaky mix), {prs} identical pull requests "
             "gated against it: the false-alarm rate given that baseline, its mean over the "
             "baselines, the worst baseline's, and the share of baselines above 10 %. Ways to "
-            "make the baseline: as the pull request (1 run an item, or 3), and with three runs "
-            "an item against one-run pull requests (`mode: baseline`'s default since step 18, "
-            "`baseline-runs` 3).",
+            "make the baseline: as the pull request (1 run an item, or 3), and with 3, 5 or 10 "
+            "runs an item against one-run pull requests (`baseline-runs`; `mode: baseline`'s "
+            "default is 3 since step 18).",
             96,
         ),
         "",
@@ -491,6 +491,8 @@ def baseline_spread_section(baselines: int, prs: int, settings: GateSettings) ->
         ("1 run / 1 run", 1, 1),
         ("3 runs / 3 runs", 3, 3),
         ("3 runs (the default) / 1 run", 3, 1),
+        ("5 runs / 1 run", 5, 1),
+        ("10 runs / 1 run", 10, 1),
     ):
         rng = np.random.default_rng(1700 + base_runs * 10 + pr_runs)
         rates = []
