@@ -58,7 +58,14 @@ class PowerNote(BaseModel):
         """`n`: the items the statement is about (the shared ones when a baseline paired)."""
         if self.test_off:
             return "power: the paired test is off (alpha 0): no drop can fail this gate."
-        return f"power: {self._caught(n)}; {self._needed(n)} ({self.basis})."
+        caught, needed = self._caught(n), self._needed(n)
+        shapes = (
+            "; the first figure for a drop spread over every item, the second for one on the "
+            "most reliable items"
+            if "–" in caught + needed
+            else ""
+        )
+        return f"power: {caught}; {needed} ({self.basis}{shapes})."
 
     def _caught(self, n: int) -> str:
         runs = f" × {self.runs} runs" if self.runs > 1 else ""
@@ -186,10 +193,7 @@ def statement(
     clusters = (
         f", clusters as n / {model.design_effect:.2f} items" if model.design_effect > 1 else ""
     )
-    basis = (
-        f"the gate's own test, for independent items{clusters} at {source}; the first figure for "
-        "a drop spread over every item, the second for one on the most reliable items"
-    )
+    basis = f"the gate's own test, for independent items{clusters} at {source}"
     return PowerNote(
         detectable_drop=figures[SPREAD][0],
         detectable_concentrated=figures[CONCENTRATED][0],

@@ -1,0 +1,76 @@
+"""The power statement's sentence, and what it reads of a comparison (core/power.py)."""
+
+from __future__ import annotations
+
+import json
+
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.power import PowerNote, statement
+from golden_gate.core.report import Report, parse_report
+from golden_gate.core.stats import ItemModel
+
+
+def one_run(passes: list[int]) -> Report:
+    results = [{"id": f"q{i}", "tags": [], "passes": p, "runs": 1} for i, p in enumerate(passes)]
+    return parse_report(json.dumps({"judge": "j", "results": results}), source="r.json")
+
+
+def test_two_shapes_are_said_as_a_range_and_named():
+    note = PowerNote(
+        detectable_drop=0.121,
+        detectable_concentrated=0.157,
+        items_for_drop=117,
+        items_for_concentrated=152,
+        runs=3,
+        basis="b",
+    )
+    text = note.sentence(30)
+    assert "30 items × 3 runs catch a drop of 12.1–15.7 points 80% of the time" in text
+    assert "needs about 117–152 items" in text
+    assert "the first figure for a drop spread over every item" in text
+
+
+def test_figures_that_agree_are_one_figure_without_the_shapes_clause():
+    note = PowerNote(
+        detectable_drop=0.0251,
+        detectable_concentrated=0.0259,
+        items_for_drop=400,
+        items_for_concentrated=420,
+        basis="b",
+    )
+    text = note.sentence(1000)
+    assert "catch a drop of 2.6 points" in text  # rounded up, never understated
+    assert "a 5-point drop is within reach" in text
+    assert "first figure" not in text
+
+
+def test_a_shape_no_drop_catches_is_said():
+    note = PowerNote(
+        detectable_drop=0.2,
+        detectable_concentrated=None,
+        items_for_drop=None,
+        items_for_concentrated=None,
+        basis="b",
+    )
+    text = note.sentence(12)
+    assert "catch a drop of 20 points spread over every item" in text
+    assert "no drop concentrated" in text
+    assert "no number of items catches a 5-point drop" in text
+
+
+def test_the_statement_computes_both_shapes_for_the_test_the_gate_runs():
+    model = ItemModel(mean=0.895, within=0.04, base_runs=3, runs=3)
+    note = statement(model, n=30, settings=GateSettings(), source="s")
+    assert note.detectable_drop is not None and note.detectable_concentrated is not None
+    # A drop on the most reliable items changes the most outcomes: the harder one to catch.
+    assert note.detectable_concentrated > note.detectable_drop + 0.01
+    assert note.items_for_concentrated > note.items_for_drop
+
+
+def test_items_that_happened_not_to_change_do_not_prove_every_item_steady():
+    # 24 one-run items, none changed: before, the statement took every item as steady and said
+    # a 5-point drop needs about 100 items; one change more than seen says what 24 can show.
+    base = one_run([1] * 22 + [0] * 2)
+    gate = evaluate_gate(base, base, GateSettings(floor=0))
+    assert gate.power is not None and gate.power.items_for_drop is not None
+    assert gate.power.items_for_drop > 150
