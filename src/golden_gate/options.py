@@ -164,6 +164,10 @@ OPTIONS: tuple[Option, ...] = (
        "from the environment variable VAR (values are masked in logs). In the config file a "
        "table of names to `$VAR`.", kind="headers", group="assistant", field="target.headers",
        metavar="NAME: VALUE"),
+    _o("assistant-model", "The model(s) the assistant answers with, comma-separated (e.g. "
+       "openai:gpt-4.1-mini): a judge that is one of them is warned of, since a model grading "
+       "its own answers is lenient with them.", kind="tags", group="assistant",
+       field="evaluation.assistant_models"),
     _o("concurrency", "Assistant requests in flight at once.", kind="int", group="assistant",
        field="target.concurrency"),
     _o("timeout", "Per-request timeout to the assistant, in seconds.", kind="float",
@@ -214,6 +218,12 @@ OPTIONS: tuple[Option, ...] = (
        "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
     _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",
        field="evaluation.max_judge_calls"),
+    _o("judge-canaries", "Golden items each model judge's canaries are derived from, per "
+       "evaluator: answers with a known verdict (the key points, an empty answer, another "
+       "item's key points, one key point left out, ...) asked every run, cached like any "
+       "verdict; a judge that gets more than a fifth of them wrong makes the run incomplete. "
+       "0 turns them off.", kind="int", group="judge", field="evaluation.canaries",
+       rule="higher"),
     _o("on-missing-judge-key", "What a run does when the judge's key is not set: error (exit 2, "
        "naming the variable) or checks-only (the deterministic checks alone, said in the "
        "comment). Fork pull requests, which get no secrets, always run checks-only.",

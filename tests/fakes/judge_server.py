@@ -28,7 +28,8 @@ words of four or more letters ("long words"):
 - conciseness: true when the answer has at most 40 words (score 1, else 40 / words).
 
 A model whose name contains `lenient` passes at half the bar (covered fraction >= 0.5), so
-two judges can disagree.
+two judges can disagree. A model whose name contains `blind` ignores the context (as a
+template that lost it would): groundedness and hallucination check the answer against itself.
 
 Faults are scripted with `enqueue(...)` (consumed one per request, in order) or made
 permanent with `default`. Each chat completion request is recorded (`requests`: the parsed
@@ -208,10 +209,13 @@ def evaluator_of(prompt: str) -> str:
     return "correctness"
 
 
-def _other_verdict(kind: str, prompt: str, numeric: bool, bar: float) -> tuple[float | bool, str]:
+def _other_verdict(
+    kind: str, prompt: str, numeric: bool, bar: float, *, blind: bool = False
+) -> tuple[float | bool, str]:
     if kind in ("groundedness", "hallucination"):
         answer = _section(_OUTPUTS if kind == "groundedness" else _OUTPUT, prompt)
-        fraction = _fraction(_long_words(answer), words(_section(_CONTEXT, prompt)))
+        context = answer if blind else _section(_CONTEXT, prompt)
+        fraction = _fraction(_long_words(answer), words(context))
     elif kind == "relevancy":
         question = _long_words(_section(_INPUT, prompt))
         fraction = _fraction(question, words(_section(_OUTPUT, prompt)))
@@ -247,7 +251,7 @@ def verdict_for(prompt: str, properties: dict[str, Any], *, model: str = "") -> 
     kind = evaluator_of(prompt)
     score: bool | float
     if kind != "correctness":
-        score, reasoning = _other_verdict(kind, prompt, numeric, bar)
+        score, reasoning = _other_verdict(kind, prompt, numeric, bar, blind="blind" in model)
     else:
         if numeric:
             score = covered / len(points) if points else 0.0

@@ -75,9 +75,9 @@ JUDGE = (
 EVAL = (
     "subset-tags", "shard", "index-snapshot",
     "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
-    "context-path", "assistant-headers", "concurrency", "timeout", "retries",
+    "context-path", "assistant-headers", "assistant-model", "concurrency", "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
-    *JUDGE, "judge-panel", "judge-prices", "max-judge-calls",
+    *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
     "deterministic-only", "report-path", "junit-xml",
 )  # fmt: skip

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from golden_gate import __version__
-from golden_gate.core import slim
+from golden_gate.core import judges, slim
 from golden_gate.core.power import (
     Differences,
     PowerNote,
@@ -222,6 +222,7 @@ def _comparability_warnings(
             f"the baseline the {baseline.tier} tier"
         )
     warnings.extend(_run_settings_warnings(candidate, baseline, cand_tally, base_tally))
+    warnings.extend(judges.moved(candidate.judges, baseline.judges))
     return warnings
 
 

@@ -50,6 +50,14 @@ class DeferredJudge(Judge):
     def prompt_hash(self) -> str | None:
         return self.built().prompt_hash
 
+    @property  # type: ignore[override]
+    def endpoint(self) -> str | None:
+        return self.built().endpoint
+
+    @property  # type: ignore[override]
+    def seed(self) -> int | None:
+        return self.built().seed
+
     def identity(self) -> str:
         return self.built().identity()
 

@@ -20,13 +20,17 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from golden_gate.core.canaries import Canaries
+from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.golden import GoldenItem, item_hash
+from golden_gate.core.judges import floating_alias, same_as_assistant
 from golden_gate.core.report import (
     DETERMINISTIC,
     AssistantInfo,
     DatasetInfo,
     EvaluatorOutcome,
     ItemResult,
+    JudgeIdentity,
     JudgeVote,
     Report,
     RunResult,
@@ -39,14 +43,15 @@ from golden_gate.core.report import (
     tally_runs,
 )
 from golden_gate.errors import InputError
+from golden_gate.evaluation import canaries
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.checks import CheckSettings, checks_hash, needs_judge, run_checks
 from golden_gate.evaluation.evaluators import Evaluator, Panel, combine
-from golden_gate.evaluation.judge import Judge, JudgeError
+from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeError
 from golden_gate.evaluation.progress import Progress
 from golden_gate.evaluation.providers import CUT_OFF
 from golden_gate.evaluation.target import AssistantClient
-from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
+from golden_gate.limits import MAX_CANARIES, MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
 from golden_gate.text import cut
 
 
@@ -61,6 +66,10 @@ class EvalSettings(BaseModel):
     # USD per million input and output tokens; only the user's prices, never a built-in table.
     judge_prices: tuple[float, float] | None = None
     answer_excerpt_chars: int = Field(default=2000, ge=0)
+    # The models the assistant answers with (assistant-model): a judge among them is warned of.
+    assistant_models: list[str] = Field(default_factory=list)
+    # Golden items each model judge's canaries are derived from, per evaluator (0: none).
+    canaries: int = Field(default=2, ge=0, le=MAX_CANARIES)
 
 
 # Timeouts beside successes in one run: calls queued in a server with fewer slots than ours.
@@ -208,6 +217,17 @@ class Evaluation:
             return verdict
         finally:
             del self._in_flight[key]
+
+    async def probe(
+        self,
+        item: GoldenItem,
+        answer: str,
+        judge: Judge,
+        evaluator: Evaluator,
+        context: str | None,
+    ) -> Verdict:
+        """A canary's verdict, by the same path (and cache) as an answer's."""
+        return await self.verdict(item, answer, judge=judge, evaluator=evaluator, context=context)
 
     async def run_once(self, item: GoldenItem, *, rerun: bool = False) -> RunResult:
         """One run; whatever goes wrong in it is this run's error, never the whole evaluation's."""
@@ -461,7 +481,20 @@ def _judge_warnings(
             "may have fewer parallel slots than judge-concurrency "
             f"({settings.judge_concurrency}); lower judge-concurrency or raise judge-timeout"
         )
-    # Per judge name (a panel has several): which models its server said answered.
+    for models in _served(results).values():
+        if len(models) > 1:
+            names = sorted(models)
+            warnings.append(
+                f"the verdicts in this report came from {len(names)} models behind one judge "
+                f"name ({', '.join(names)}): the server's model changed, and verdicts of both "
+                "(some from the cache) are mixed"
+            )
+    return warnings
+
+
+def _served(results: Sequence[ItemResult], plain_judge: str = "") -> dict[str, set[str]]:
+    """Per judge name (a panel has several): which models its server said answered; a plain
+    run's verdicts name no judge, and are `plain_judge`'s."""
     served: dict[str, set[str]] = {}
     for item in results:
         for run in item.run_results:
@@ -471,15 +504,38 @@ def _judge_warnings(
                         if vote.served_model:
                             served.setdefault(vote.judge, set()).add(vote.served_model)
             elif run.verdict is not None and run.verdict.served_model:
-                served.setdefault("", set()).add(run.verdict.served_model)
-    for models in served.values():
-        if len(models) > 1:
-            names = sorted(models)
-            warnings.append(
-                f"the verdicts in this report came from {len(names)} models behind one judge "
-                f"name ({', '.join(names)}): the server's model changed, and verdicts of both "
-                "(some from the cache) are mixed"
+                served.setdefault(plain_judge, set()).add(run.verdict.served_model)
+    return served
+
+
+def _identities(
+    panel: Panel, results: Sequence[ItemResult], probes: Canaries | None
+) -> list[JudgeIdentity]:
+    """Each model judge's identity, over the answers' verdicts and the canaries'."""
+    served = _served(results, panel.judge_names[0])
+    for probe in probes.probes if probes else []:
+        if probe.served_model:
+            served.setdefault(probe.judge, set()).add(probe.served_model)
+    found: dict[str, JudgeIdentity] = {}
+    for evaluator in panel.evaluators:
+        for judge in evaluator.judges:
+            if judge.name in found or judge.name.strip().lower() == KEYPOINTS:
+                continue
+            found[judge.name] = JudgeIdentity(
+                judge=judge.name,
+                endpoint=judge.endpoint,
+                seed=judge.seed,
+                served_models=sorted(served.get(judge.name, ())),
             )
+    return list(found.values())
+
+
+def _identity_warnings(judges: Sequence[JudgeIdentity], settings: EvalSettings) -> list[str]:
+    """Floating aliases, and a judge that is the assistant's own model."""
+    warnings = [w for w in map(floating_alias, judges) if w]
+    own = same_as_assistant(judges, settings.assistant_models)
+    if own:
+        warnings.append(own)
     return warnings
 
 
@@ -519,6 +575,13 @@ async def evaluate(
         )
     started = time.monotonic()
     tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
+    probing = None
+    if evaluation.panel is not None and settings.canaries:
+        # Beside the items, in the same judge slots: a few calls, none on a warm re-run.
+        probing = asyncio.ensure_future(
+            canaries.ask_all(evaluation.panel, items, settings.canaries, evaluation.probe)
+        )
+        tasks.append(probing)
     heartbeat = asyncio.ensure_future(progress.heartbeat()) if progress else None
     interrupted = False
     # What exists now (the judge's SDKs alone are ~200,000 objects) outlives the evaluation:
@@ -577,6 +640,14 @@ async def evaluate(
         stats=stats,
         warnings=_judge_warnings(results, stats, settings) or None,
     )
+    if probing is not None and probing.done() and not probing.cancelled():
+        report.canaries = probing.result()
+    if panel is not None:
+        report.judges = _identities(panel, results, report.canaries) or None
+        if report.judges:
+            said = _identity_warnings(report.judges, settings)
+            report.warnings = (report.warnings or []) + said or None
+    canaries_failed = canary_reason(report.canaries) if report.canaries else None
     total_runs = sum(r.runs + r.errors for r in results)
     error_runs = sum(r.errors + r.unanswered for r in results)
     if interrupted:
@@ -593,6 +664,10 @@ async def evaluate(
             f"{settings.max_error_rate:.0%})"
             + ("; the judge budget ran out" if stats.budget_exhausted else "")
         )
+    elif canaries_failed:
+        # A judge that cannot tell a known-bad answer from a good one measures nothing.
+        report.complete = False
+        report.incomplete_reason = canaries_failed
     elif stats.budget_exhausted:
         report.incomplete_reason = "the judge budget ran out before every answer was judged"
     return report
