@@ -19,6 +19,7 @@ from golden_gate.cli.commands import (
     cmd_merge,
     cmd_plan,
     cmd_report,
+    cmd_review,
     cmd_run,
     cmd_subset,
 )
@@ -72,6 +73,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_trend_arg(p)
     p.set_defaults(handler=cmd_report, command_options=COMMANDS["report"])
+
+    p = sub.add_parser(
+        "review",
+        help="write the answers a person should label, in the format calibrate reads",
+        description=(
+            "Write the regressed items (with --baseline), the correctness canaries the judge "
+            "got wrong, the runs a panel's judges disagreed on and the unstable items as a "
+            "labels file: question, answer, the judge's verdict and reason, and a blank label "
+            "to fill with pass or fail. calibrate skips the lines still blank."
+        ),
+    )
+    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("review.jsonl"), help="the labels file to write"
+    )
+    p.set_defaults(handler=cmd_review, command_options=COMMANDS["review"])
 
     p = sub.add_parser(
         "subset",

@@ -145,6 +145,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    import json
+
+    from golden_gate.core.report import load_report
+    from golden_gate.core.review import counts, review_lines
+    from golden_gate.files import write_result
+
+    report = load_report(args.report)
+    baseline = load_report(args.baseline) if args.baseline else None
+    lines = review_lines(report, baseline)
+    text = "".join(
+        json.dumps(line.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for line in lines
+    )
+    write_result(args.output, text, what="labels file")
+    found = ", ".join(f"{n} {why}" for why, n in counts(lines).items()) or "nothing to review"
+    print(f"golden-gate: wrote {len(lines)} answers to label to {args.output} ({found})")
+    return EXIT_PASSED
+
+
 def cmd_subset(args: argparse.Namespace) -> int:
     from golden_gate.core import golden
 

@@ -59,7 +59,8 @@ class Label(BaseModel):
 
     id: str = Field(min_length=1)
     answer: str
-    label: HumanLabel
+    # Blank: not labelled yet (a line `golden-gate review` wrote); skipped by parse_labels.
+    label: HumanLabel | Literal[""]
     note: str | None = None
 
     @property
@@ -79,7 +80,11 @@ def parse_labels(
     items = {item.id: item for item in golden_items}
     labels: list[Label] = []
     problems = Problems()
+    blank = 0
     for where, _, label in records(lines, source=source, model=Label, problems=problems):
+        if label.label == "":
+            blank += 1
+            continue
         item = items.get(label.id)
         if item is None:
             close = difflib.get_close_matches(label.id, list(items), n=1)
@@ -94,6 +99,10 @@ def parse_labels(
             continue
         labels.append(label)
     problems.raise_if_any()
+    if not labels and blank:
+        raise InputError(
+            f"{source}: no answer is labelled yet ({blank} wait for a label of pass or fail)"
+        )
     if not labels:
         raise InputError(f"{source}: the labels file is empty (no labels)")
     kinds = {label.label for label in labels}
