@@ -55,3 +55,95 @@ def test_a_confusion_table_is_the_labelled_pairs():
     # the judge passed 85 %; corrected for its false passes, people would pass fewer
     assert basis.judge_rate == 0.85 and basis.estimate < 0.85
     assert from_confusion(1, 0, 0, 0, scores) is None  # one label: no interval
+
+
+def test_a_lenient_judge_passes_the_judge_floor_and_fails_the_human_one(tmp_path, monkeypatch):
+    import json
+
+    from tests.fakes.assistant_server import AssistantServer
+    from tests.fakes.judge_server import JudgeServer
+    from tests.helpers import golden_gate
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "question": f"How do I configure feature {i}?",
+                    "reference_key_points": [f"set option {i}", "restart the server"],
+                }
+            )
+            + "\n"
+            for i in range(20)
+        )
+    )
+
+    def good(i):
+        return f"Set option {i} in the config, then restart the server."
+
+    # People pass whole answers only; the lenient judge passes half an answer too.
+    labels = [(good(i), "pass") for i in range(8)]
+    labels += [("Restart the server.", "fail")] * 8 + [("See the docs.", "fail")] * 4
+    (tmp_path / "labels.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "answer": answer, "label": label}) + "\n"
+            for i, (answer, label) in enumerate(labels)
+        )
+    )
+    answers = {f"How do I configure feature {i}?": good(i) for i in range(12)}
+    answers.update({f"How do I configure feature {i}?": f"Set option {i}." for i in range(12, 20)})
+    with JudgeServer() as judge:
+        flags = [
+            "--judge-model", "openai:judge-lenient", "--judge-base-url", judge.base_url,
+            "--cache-dir", tmp_path / "cache",
+        ]  # fmt: skip
+        calibrated = golden_gate(
+            "calibrate", golden, "--labels", tmp_path / "labels.jsonl", *flags,
+            "-o", tmp_path / "calibration.json",
+        )  # fmt: skip
+        assert (tmp_path / "calibration.json").exists(), calibrated.stderr
+        outcomes = {}
+        with AssistantServer(answers=answers) as assistant:
+            for basis in ("judge", "human"):
+                outcomes[basis] = golden_gate(
+                    "run", golden, "--assistant-url", assistant.url, *flags, "--quiet",
+                    "--calibration", tmp_path / "calibration.json", "--floor-basis", basis,
+                    "--comment-file", tmp_path / f"{basis}.md", "-o", tmp_path / f"{basis}.json",
+                    # canaries would catch this judge too; this test is about the floor
+                    "--judge-canaries", "0",
+                )  # fmt: skip
+    confusion = json.loads((tmp_path / "calibration.json").read_text())["confusion"]
+    assert confusion == {
+        "human_pass_judge_pass": 8,
+        "human_pass_judge_fail": 0,
+        "human_fail_judge_pass": 8,
+        "human_fail_judge_fail": 4,
+    }
+    # the judge passes all 20: its Wilson bound 0.839 clears the floor 0.80
+    assert outcomes["judge"].returncode == 0, outcomes["judge"].stdout
+    expected = from_confusion(8, 0, 8, 4, [1.0] * 20)
+    assert expected is not None and expected.lower < 0.8
+    note = f"people would pass about {expected.estimate:.1%} of these answers"
+    assert note in outcomes["judge"].stdout
+    assert outcomes["human"].returncode == 1
+    assert (
+        f"below the floor on the human basis: lower bound {expected.lower:.3f} < 0.80"
+        in outcomes["human"].stdout
+    )
+
+
+def test_floor_basis_human_without_a_calibration_of_this_judge_has_no_result(tmp_path):
+    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.human_basis import apply
+    from golden_gate.core.slim import of
+    from tests.helpers import report
+
+    view = of(report({f"q{i}": True for i in range(30)}))
+    gate = evaluate_gate(view, None, GateSettings(floor_basis="human"))
+    apply(gate, view, None)
+    assert gate.inconclusive == (
+        "floor-basis human: there is no calibration of the judge (set calibration), so what "
+        "people would say cannot be estimated"
+    )

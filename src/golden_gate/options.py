@@ -256,6 +256,11 @@ OPTIONS: tuple[Option, ...] = (
        "regression to fail.", kind="float", group="gate", field="gate.min_drop", rule="lower"),
     _o("confidence", "Level of the Wilson interval.", kind="float", group="gate",
        field="gate.confidence", rule="higher"),
+    _o("floor-basis", "What the floor is on: judge (the Wilson bound of the judge's pass rate) "
+       "or human (the prediction-powered lower bound of the pass rate people would give, from "
+       "the judge's verdicts corrected by its errors on the calibration's labels; needs "
+       "calibration, a calibration of this judge and prompt).", kind="choice",
+       choices=("judge", "human"), group="gate", field="gate.floor_basis", rule="same"),
     _o("require-comparable", "Fail when the baseline used another golden set, judge model or "
        "judge prompt.", kind="bool", group="gate", field="gate.require_comparable", rule="on"),
     _o("fail-on-regression", "Fail the step when the gate fails; false turns it into a warning.",
@@ -386,6 +391,7 @@ GATE_OPTIONS = {
     "min-drop": "min_drop",
     "confidence": "confidence",
     "require-comparable": "require_comparable",
+    "floor-basis": "floor_basis",
 }
 
 

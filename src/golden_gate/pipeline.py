@@ -237,6 +237,11 @@ def gate_and_render(
     view = slim.of(report)
     base = slim.of(baseline) if baseline is not None else None
     gate = evaluate_gate(view, base, settings.gate)
+    if settings.calibration is not None or settings.gate.floor_basis == "human":
+        from golden_gate.core import human_basis
+
+        calibration = read_calibration(settings.calibration) if settings.calibration else None
+        human_basis.apply(gate, view, calibration)
     if base is not None:
         clustered = undeclared_clusters(view, base, _pages(settings))
         if clustered:

@@ -66,7 +66,7 @@ def warn(message: str) -> None:
 
 # --- which options each command takes --------------------------------------------------------
 
-GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable")
+GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis")
 JUDGE = (
     "judge-model", "judge-prompt", "judge-base-url", "judge-temperature", "judge-timeout",
     "judge-retries", "judge-max-tokens", "judge-concurrency", "on-missing-judge-key",

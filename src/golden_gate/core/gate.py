@@ -49,6 +49,9 @@ class GateSettings(BaseModel):
     min_drop: float = 0.02
     confidence: float = 0.95
     require_comparable: bool = False
+    # judge: the floor is on the judge's pass rate; human: on what people would say, by
+    # prediction-powered inference from the calibration's labels (core/human_basis.py).
+    floor_basis: Literal["judge", "human"] = "judge"
 
     @field_validator("confidence")
     @classmethod

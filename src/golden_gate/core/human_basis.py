@@ -25,6 +25,11 @@ from statistics import NormalDist
 
 from pydantic import BaseModel
 
+from golden_gate.core.calibration import CalibrationReport
+from golden_gate.core.gate import GateResult, Reason
+from golden_gate.core.slim import SlimReport
+from golden_gate.core.tally import Tally
+
 
 class HumanBasis(BaseModel):
     """The pass rate people would give this run's answers, by PPI."""
@@ -87,9 +92,8 @@ def from_confusion(
 ) -> HumanBasis | None:
     """The human basis from a calibration's confusion table and the run's per-item scores
     (the judge's pass fraction of each counted item); None without two labels and an item."""
-    labels = (
-        [1.0] * (human_pass_judge_pass + human_pass_judge_fail)
-        + [0.0] * (human_fail_judge_pass + human_fail_judge_fail)
+    labels = [1.0] * (human_pass_judge_pass + human_pass_judge_fail) + [0.0] * (
+        human_fail_judge_pass + human_fail_judge_fail
     )
     verdicts = (
         [1.0] * human_pass_judge_pass
@@ -121,3 +125,60 @@ def describe(basis: HumanBasis) -> str:
         f"errors on {basis.labels} labelled answers (prediction-powered inference), assuming the "
         "labelled answers are drawn like this run's"
     )
+
+
+def apply(gate: GateResult, view: SlimReport, calibration: CalibrationReport | None) -> None:
+    """State the human basis in the gate's notes when the calibration is of this run's judge
+    and prompt; with `floor-basis = "human"` the floor is on its lower bound instead of the
+    judge's Wilson bound, and a run without such a calibration has no result (a fault is
+    never a pass)."""
+    settings = gate.settings
+    human = settings.floor_basis == "human"
+    header = view.header
+    problem = None
+    if calibration is None:
+        problem = "there is no calibration of the judge (set calibration)"
+    elif calibration.judge != header.judge or (
+        calibration.judge_prompt_hash
+        and header.judge_prompt_hash
+        and calibration.judge_prompt_hash != header.judge_prompt_hash
+    ):
+        problem = (
+            f"the calibration measured judge '{calibration.judge}' with another prompt or model "
+            f"than this run's '{header.judge}'"
+        )
+    basis = None
+    if problem is None and calibration is not None:
+        tally = Tally(view.items)
+        scores = [p / r for p, r in zip(tally.counted_passes, tally.counted_runs, strict=True)]
+        c = calibration.confusion
+        basis = from_confusion(
+            c.human_pass_judge_pass,
+            c.human_pass_judge_fail,
+            c.human_fail_judge_pass,
+            c.human_fail_judge_fail,
+            scores,
+            confidence=settings.confidence,
+        )
+        if basis is None:
+            problem = "the calibration has fewer than two judged labels, or the run no item"
+    if basis is None:
+        if human:
+            gate.inconclusive = gate.inconclusive or (
+                f"floor-basis human: {problem}, so what people would say cannot be estimated"
+            )
+        return
+    gate.notes.append(describe(basis) + ".")
+    if not human:
+        return
+    gate.reasons = [r for r in gate.reasons if r.code != "below-floor"]
+    if settings.floor_on and basis.lower < settings.floor:
+        gate.reasons.append(
+            Reason(
+                code="below-floor",
+                message=f"below the floor on the human basis: lower bound {basis.lower:.3f} < "
+                f"{settings.floor:.2f} (what people would say, by prediction-powered inference "
+                f"from {basis.labels} labels)",
+            )
+        )
+    gate.verdict = "failed" if gate.reasons else "passed"
