@@ -42,7 +42,7 @@ def test_the_estimate_and_interval_equal_ppi_py(seed, n, big_n):
 def test_a_confusion_table_is_the_labelled_pairs():
     # 30 labels: 18 pass/pass, 2 pass/fail, 4 fail/pass (a lenient judge), 6 fail/fail
     scores = [1.0] * 85 + [0.0] * 15
-    basis = from_confusion(18, 2, 4, 6, scores)
+    basis = from_confusion(18, 2, 4, 6, scores, corrected=False)
     assert basis is not None
     labels = [1.0] * 20 + [0.0] * 10
     verdicts = [1.0] * 18 + [0.0] * 2 + [1.0] * 4 + [0.0] * 6
@@ -54,6 +54,10 @@ def test_a_confusion_table_is_the_labelled_pairs():
     )
     # the judge passed 85 %; corrected for its false passes, people would pass fewer
     assert basis.judge_rate == 0.85 and basis.estimate < 0.85
+    # the gate's small-sample corrections widen the interval, never move the estimate
+    gated = from_confusion(18, 2, 4, 6, scores)
+    assert gated is not None and gated.estimate == basis.estimate
+    assert gated.lower < basis.lower and gated.upper > basis.upper
     assert from_confusion(1, 0, 0, 0, scores) is None  # one label: no interval
 
 

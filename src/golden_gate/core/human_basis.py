@@ -15,6 +15,13 @@ that lift and take it off, which the Wilson bound on the judge's verdicts cannot
 It assumes the labelled answers are drawn like the run's items (the same kind of questions
 and answers, the same judge and prompt): labels written for the hardest items only correct by
 the wrong amount. Pure: the calibration's confusion table and the run's per-item scores in.
+
+The gate's bound adds two small-sample corrections to ppi_py's normal interval (`corrected`):
+the rectifier's variance counts one pseudo-answer in each cell of the confusion table (with
+n − 1 in the denominator), and the quantile is Student's t with n − 1 degrees of freedom. With
+few labels and a high pass rate the plain interval's variance is often near zero (49 of 50
+labels pass): by simulation (bench/human_basis.py) its lower end covered the true rate 77–97 %
+of the time over a grid of 30–200 labels and pass rates 0.7–0.95, the corrected one ≥ 95 %.
 """
 
 from __future__ import annotations
@@ -60,9 +67,11 @@ def ppi_mean(
     *,
     confidence: float = 0.95,
     lam: float | None = None,
+    corrected: bool = False,
 ) -> tuple[float, float, float, float]:
     """(estimate, lower, upper, λ) of the mean of `labels`' population, two-sided at
-    `confidence`; `verdicts[i]` is the judge's on the answer `labels[i]` labels."""
+    `confidence`; `verdicts[i]` is the judge's on the answer `labels[i]` labels. Exactly
+    ppi_py's `ppi_mean_ci` unless `corrected` (see the module's docstring)."""
     n, big_n = len(labels), len(unlabelled)
     if n < 2 or big_n < 1 or len(verdicts) != n:
         raise ValueError("PPI needs at least two labelled answers and one unlabelled item")
@@ -76,8 +85,16 @@ def ppi_mean(
         lam = min(1.0, max(0.0, lam))
     rectified = [y - lam * v for y, v in zip(labels, verdicts, strict=True)]
     estimate = lam * _mean(unlabelled) + _mean(rectified)
-    se = math.sqrt(lam**2 * _var(unlabelled) / big_n + _var(rectified) / n)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    if corrected:
+        pseudo = [y - lam * v for y, v in ((1, 1), (1, 0), (0, 1), (0, 0))]
+        spread = _var([*rectified, *pseudo], ddof=1)
+        from scipy.stats import t  # only a gate with a calibration gets here
+
+        z = float(t.ppf(0.5 + confidence / 2, n - 1))
+    else:
+        spread = _var(rectified)
+        z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    se = math.sqrt(lam**2 * _var(unlabelled) / big_n + spread / n)
     return estimate, estimate - z * se, estimate + z * se, lam
 
 
@@ -89,9 +106,11 @@ def from_confusion(
     scores: Sequence[float],
     *,
     confidence: float = 0.95,
+    corrected: bool = True,
 ) -> HumanBasis | None:
     """The human basis from a calibration's confusion table and the run's per-item scores
-    (the judge's pass fraction of each counted item); None without two labels and an item."""
+    (the judge's pass fraction of each counted item); None without two labels and an item.
+    `corrected`: the gate's small-sample corrections (the module's docstring)."""
     labels = [1.0] * (human_pass_judge_pass + human_pass_judge_fail) + [0.0] * (
         human_fail_judge_pass + human_fail_judge_fail
     )
@@ -103,7 +122,9 @@ def from_confusion(
     )
     if len(labels) < 2 or not scores:
         return None
-    estimate, lower, upper, lam = ppi_mean(labels, verdicts, scores, confidence=confidence)
+    estimate, lower, upper, lam = ppi_mean(
+        labels, verdicts, scores, confidence=confidence, corrected=corrected
+    )
     return HumanBasis(
         estimate=estimate,
         lower=lower,
