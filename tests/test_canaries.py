@@ -90,6 +90,22 @@ def test_an_honest_judge_passes_every_canary_and_a_warm_rerun_asks_it_nothing(tm
     assert all(p["cached"] for p in warm["canaries"]["probes"])
 
 
+def test_the_comment_says_how_the_judge_did_on_its_canaries(tmp_path, key):
+    golden = write_golden(tmp_path / "golden.jsonl")
+    with JudgeServer() as judge, AssistantServer(answers=ANSWERS) as assistant:
+        ran = golden_gate(
+            "run", golden, "--assistant-url", assistant.url, "--judge-model",
+            "openai:judge-strict", "--judge-base-url", judge.base_url, "--cache", "off",
+            "--comment-file", tmp_path / "comment.md", "-o", tmp_path / "r.json", "--quiet",
+            "--floor", "0",
+        )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert (
+        "the judge got 8 of its 8 canaries right (answers whose verdict is known, derived from "
+        "golden items; never counted as items)"
+    ) in (tmp_path / "comment.md").read_text().replace("\\", "")  # Markdown escapes
+
+
 def test_a_rubber_stamp_judge_makes_the_run_incomplete_naming_the_probe(tmp_path, key):
     with JudgeServer(default=RUBBER_STAMP) as judge:
         done, report = evaluate(tmp_path, judge)
