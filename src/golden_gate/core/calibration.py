@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from golden_gate import __version__, jsonl, jsontext
 from golden_gate.core.agreement import (
@@ -59,9 +59,15 @@ class Label(BaseModel):
 
     id: str = Field(min_length=1)
     answer: str
-    # Blank: not labelled yet (a line `golden-gate review` wrote); skipped by parse_labels.
-    label: HumanLabel | Literal[""]
+    # None: not labelled yet ("" or null, as `golden-gate review` writes it); parse_labels
+    # skips the line.
+    label: HumanLabel | None
     note: str | None = None
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _blank_is_unlabelled(cls, value: object) -> object:
+        return None if value == "" else value
 
     @property
     def passed(self) -> bool:
@@ -82,7 +88,7 @@ def parse_labels(
     problems = Problems()
     blank = 0
     for where, _, label in records(lines, source=source, model=Label, problems=problems):
-        if label.label == "":
+        if label.label is None:
             blank += 1
             continue
         item = items.get(label.id)
