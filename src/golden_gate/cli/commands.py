@@ -145,6 +145,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_pairwise(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from golden_gate.core.golden import load_golden
+    from golden_gate.core.pairwise import describe
+    from golden_gate.core.report import load_report
+    from golden_gate.evaluation.cache import VerdictCache
+    from golden_gate.evaluation.pairwise import changed, compare
+    from golden_gate.files import write_result
+    from golden_gate.settings import judge_settings
+
+    if not args.baseline:
+        raise InputError("pairwise: give --baseline (the report whose answers to compare with)")
+    report, baseline = load_report(args.report), load_report(args.baseline)
+    items = load_golden(args.golden)
+    settings = judge_settings(args.resolved, root=Path("."))
+    pairs = changed(report, baseline)
+    result = asyncio.run(compare(pairs, items, settings, VerdictCache(cache_dir(args.resolved))))
+    write_result(args.output, result.model_dump_json(indent=1) + "\n", what="pairwise outcomes")
+    print(f"golden-gate: {describe(result)}; outcomes: {args.output}")
+    return EXIT_INCOMPLETE if result.errors else EXIT_PASSED
+
+
 def cmd_review(args: argparse.Namespace) -> int:
     import json
 

@@ -92,6 +92,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml"),
     "plan": (*GATE, "subset-tags", "runs", "baseline"),
     "review": ("baseline",),
+    "pairwise": (*JUDGE, "baseline"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
 COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")
