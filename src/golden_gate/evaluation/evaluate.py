@@ -3,7 +3,7 @@
 Assistant and judge calls share one event loop with separate concurrency limits, so both stay
 busy. An infrastructure fault becomes an error run, never a failing verdict.
 
-About 500 lines, one module: the scheduling of assistant and judge calls, the re-runs and the
+About 600 lines, one module: the scheduling of assistant and judge calls, the re-runs and the
 aggregation share one event loop's state (slots, progress, counts); split, each part would
 have to pass it around.
 """
@@ -20,17 +20,14 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.canaries import Canaries
 from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.golden import GoldenItem, item_hash
-from golden_gate.core.judges import floating_alias, same_as_assistant
 from golden_gate.core.report import (
     DETERMINISTIC,
     AssistantInfo,
     DatasetInfo,
     EvaluatorOutcome,
     ItemResult,
-    JudgeIdentity,
     JudgeVote,
     Report,
     RunResult,
@@ -47,7 +44,8 @@ from golden_gate.evaluation import canaries
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.checks import CheckSettings, checks_hash, needs_judge, run_checks
 from golden_gate.evaluation.evaluators import Evaluator, Panel, combine
-from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeError
+from golden_gate.evaluation.judge import Judge, JudgeError
+from golden_gate.evaluation.judge_identity import identities, identity_warnings, served
 from golden_gate.evaluation.progress import Progress
 from golden_gate.evaluation.providers import CUT_OFF
 from golden_gate.evaluation.target import AssistantClient
@@ -481,7 +479,7 @@ def _judge_warnings(
             "may have fewer parallel slots than judge-concurrency "
             f"({settings.judge_concurrency}); lower judge-concurrency or raise judge-timeout"
         )
-    for models in _served(results).values():
+    for models in served(results).values():
         if len(models) > 1:
             names = sorted(models)
             warnings.append(
@@ -489,53 +487,6 @@ def _judge_warnings(
                 f"name ({', '.join(names)}): the server's model changed, and verdicts of both "
                 "(some from the cache) are mixed"
             )
-    return warnings
-
-
-def _served(results: Sequence[ItemResult], plain_judge: str = "") -> dict[str, set[str]]:
-    """Per judge name (a panel has several): which models its server said answered; a plain
-    run's verdicts name no judge, and are `plain_judge`'s."""
-    served: dict[str, set[str]] = {}
-    for item in results:
-        for run in item.run_results:
-            if run.evaluations:
-                for outcome in run.evaluations:
-                    for vote in outcome.votes:
-                        if vote.served_model:
-                            served.setdefault(vote.judge, set()).add(vote.served_model)
-            elif run.verdict is not None and run.verdict.served_model:
-                served.setdefault(plain_judge, set()).add(run.verdict.served_model)
-    return served
-
-
-def _identities(
-    panel: Panel, results: Sequence[ItemResult], probes: Canaries | None
-) -> list[JudgeIdentity]:
-    """Each model judge's identity, over the answers' verdicts and the canaries'."""
-    served = _served(results, panel.judge_names[0])
-    for probe in probes.probes if probes else []:
-        if probe.served_model:
-            served.setdefault(probe.judge, set()).add(probe.served_model)
-    found: dict[str, JudgeIdentity] = {}
-    for evaluator in panel.evaluators:
-        for judge in evaluator.judges:
-            if judge.name in found or judge.name.strip().lower() == KEYPOINTS:
-                continue
-            found[judge.name] = JudgeIdentity(
-                judge=judge.name,
-                endpoint=judge.endpoint,
-                seed=judge.seed,
-                served_models=sorted(served.get(judge.name, ())),
-            )
-    return list(found.values())
-
-
-def _identity_warnings(judges: Sequence[JudgeIdentity], settings: EvalSettings) -> list[str]:
-    """Floating aliases, and a judge that is the assistant's own model."""
-    warnings = [w for w in map(floating_alias, judges) if w]
-    own = same_as_assistant(judges, settings.assistant_models)
-    if own:
-        warnings.append(own)
     return warnings
 
 
@@ -643,9 +594,9 @@ async def evaluate(
     if probing is not None and probing.done() and not probing.cancelled():
         report.canaries = probing.result()
     if panel is not None:
-        report.judges = _identities(panel, results, report.canaries) or None
+        report.judges = identities(panel, results, report.canaries) or None
         if report.judges:
-            said = _identity_warnings(report.judges, settings)
+            said = identity_warnings(report.judges, settings.assistant_models)
             report.warnings = (report.warnings or []) + said or None
     canaries_failed = canary_reason(report.canaries) if report.canaries else None
     total_runs = sum(r.runs + r.errors for r in results)
