@@ -618,7 +618,11 @@ async def evaluate(
     elif canaries_failed:
         # A judge that cannot tell a known-bad answer from a good one measures nothing.
         report.complete = False
-        report.incomplete_reason = canaries_failed
+        report.incomplete_reason = canaries_failed + (
+            "; the judge budget ran out (max-judge-calls counts the canaries too)"
+            if stats.budget_exhausted
+            else ""
+        )
     elif stats.budget_exhausted:
         report.incomplete_reason = "the judge budget ran out before every answer was judged"
     return report
