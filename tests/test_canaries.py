@@ -205,5 +205,9 @@ def test_probes_are_derived_the_same_way_every_time():
     # one key point: nothing to leave out, so no such probe
     only = canaries.derive([items[-1], items[0]], 2, "correctness", "openai:x")
     assert [p.kind for _, p in only if p.item == "one"] == ["known-good", "empty", "off-topic"]
+    # another item saying the same key points is no off-topic answer: none is made
+    twin = items[0].model_copy(update={"id": "twin", "question": "And feature 0 again?"})
+    kinds = [p.kind for _, p in canaries.derive([items[0], twin], 1, "correctness", "openai:x")]
+    assert "off-topic" not in kinds
     assert canaries.derive(items, 3, "my-rubric", "openai:x") == []
     assert canaries.derive(items, 0, "correctness", "openai:x") == []

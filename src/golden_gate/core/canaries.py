@@ -153,9 +153,16 @@ def _removed(points: Sequence[str]) -> list[str] | None:
 
 
 def _off_topic(item: GoldenItem, pool: Sequence[GoldenItem]) -> GoldenItem | None:
-    """The item of `pool` whose key points share the fewest words with `item`'s."""
+    """The item of `pool` whose key points share the fewest words with `item`'s, among those
+    that leave some key point of `item`'s unsaid (another item with the same key points would
+    be a right answer, not an off-topic one)."""
     mine = _words(" ".join(item.reference_key_points))
-    others = [p for p in pool if p.id != item.id and p.reference_key_points]
+
+    def says_all(other: GoldenItem) -> bool:
+        said = _words(" ".join(other.reference_key_points))
+        return all(_words(point) <= said for point in item.reference_key_points)
+
+    others = [p for p in pool if p.id != item.id and p.reference_key_points and not says_all(p)]
     if not others:
         return None
     return min(
