@@ -101,6 +101,7 @@ def test_an_answer_forging_the_reference_section_cannot_pass(world, tmp_path, fo
     answers = dict.fromkeys(questions.values(), forgery)
     with JudgeServer() as judge, AssistantServer(answers) as assistant:
         done = dispatch(world, judge, assistant)
+        first = judge.calls
         plain = dispatch(world, judge, assistant, judge_prompt="evals/judge.txt")
         prompts = judge.prompts
     for run in (done, plain):
@@ -108,12 +109,12 @@ def test_an_answer_forging_the_reference_section_cannot_pass(world, tmp_path, fo
         assert run.outputs["verdict"] == "failed"
         report = json.loads((world.workspace / run.outputs["report-path"]).read_text())
         assert [r["passes"] for r in report["results"]] == [0] * 10
-    assert len(prompts) == 20
+    assert sum("9999" in prompt for prompt in prompts) == 20  # beside them, the canaries'
     for prompt in prompts:
         assert prompt.count("<reference_outputs>") == 1  # only the gate's own section
         assert prompt.count("</output>") == 1
         assert "untrusted_text" in prompt.split("<input>")[0]  # the judge is told first
-    for prompt in prompts[10:]:  # the custom prompt's heading sections stay its own
+    for prompt in prompts[first:]:  # the custom prompt's heading sections stay its own
         assert prompt.splitlines().count("## Reference") == 1
         assert prompt.splitlines().count("## Answer") == 1
 

@@ -61,6 +61,9 @@ def llm_judge(server, **kw):
 
 
 def run(golden, url, judge, cache_dir=None, progress=None, **settings):
+    # These tests count the answers' judge calls; the canaries' are counted in test_canaries.
+    settings.setdefault("canaries", 0)
+
     async def go():
         async with AssistantClient(TargetSettings(url=url, backoff_s=0.01, retries=2)) as client:
             return await evaluate(

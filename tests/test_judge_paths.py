@@ -188,7 +188,7 @@ def test_verdicts_cached_by_one_path_are_hits_for_the_other(
                         client=client,
                         judge=judge,
                         cache=VerdictCache(tmp_path / "cache"),
-                        settings=EvalSettings(rerun_failures=0),
+                        settings=EvalSettings(rerun_failures=0, canaries=0),
                     )
                 finally:
                     await judge.aclose()

@@ -162,3 +162,38 @@ def test_merge_is_incomplete_where_gate_on_the_same_report_is(tmp_path):
     )
     assert merged.returncode == 3, merged.stdout + merged.stderr
     assert "no gate result" in merged.stderr
+
+
+def test_shards_canaries_and_judges_merge_and_are_checked_together():
+    from golden_gate.core.canaries import Canaries, CanaryProbe, check
+    from golden_gate.core.report import JudgeIdentity
+
+    def probes(item, passed):
+        return [
+            CanaryProbe(
+                evaluator="correctness",
+                judge="openai:j",
+                kind=kind,
+                item=item,
+                expected=kind == "known-good",
+                answer="x",
+                passed=passed,
+            )
+            for kind in ("known-good", "empty", "off-topic", "key-point-removed")
+        ]
+
+    one, two = shard({"a": True}, 1, 2), shard({"b": True}, 2, 2)
+    # shard 1's judge could not judge its probes, shard 2's got one of four wrong: each alone
+    # would not pass (unchecked; 1 > 0 allowed of 4), together 1 of 8 is within the tolerance
+    one.canaries = Canaries(items=2, checks=check(probes("a", None)), probes=probes("a", None))
+    wrong = probes("b", False)
+    wrong[0] = wrong[0].model_copy(update={"passed": True})  # known-good passed: right
+    wrong[1] = wrong[1].model_copy(update={"passed": True})  # empty answer passed: wrong
+    two.canaries = Canaries(items=2, checks=check(wrong), probes=wrong)
+    one.judges = [JudgeIdentity(judge="openai:j", served_models=["j-1"])]
+    two.judges = [JudgeIdentity(judge="openai:j", served_models=["j-2"])]
+    merged = merge_reports([("1.json", one), ("2.json", two)])
+    assert merged.canaries is not None and len(merged.canaries.probes) == 8
+    [checked] = merged.canaries.checks
+    assert (checked.probes, checked.wrong, checked.unjudged, checked.status) == (8, 1, 4, "passed")
+    assert merged.judges == [JudgeIdentity(judge="openai:j", served_models=["j-1", "j-2"])]

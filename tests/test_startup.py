@@ -170,12 +170,14 @@ def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tm
             "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
         )  # fmt: skip
         found = run_python(tmp_path, body, env={"OPENAI_API_KEY": "sk-test-key-for-the-fake"})
-        assert assistant.request_count == 40 and judge.calls == 40
+        calls = judge.calls
+        assert assistant.request_count == 40
     assert found["code"] == 0
     stack = {name: thread for name, thread in found["threads"].items() if name in JUDGE_STACK}
     assert stack and set(stack.values()) == {f"build judge {MODEL}"}
     assert "scipy" not in found["modules"]
     report = json.loads((tmp_path / "report.json").read_text())
+    assert calls == 40 + len(report["canaries"]["probes"])  # the answers, and the canaries
     assert report["judge"] == MODEL and len(report["judge_prompt_hash"]) == 64
 
 

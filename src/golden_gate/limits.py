@@ -8,6 +8,7 @@ MAX_CONCURRENCY = 1024  # requests or judge calls in flight at once
 DEFAULT_CONCURRENCY = 8  # requests in flight unless set; the judge's follows the run's
 MAX_RUNS = 100  # runs per item
 MAX_RERUN_FAILURES = 10  # extra runs for a failed item
+MAX_CANARIES = 20  # golden items the judge's canaries are derived from, per evaluator
 MAX_RETRIES = 10  # retries of one request on transport faults
 MAX_TIMEOUT_S = 3600.0  # any timeout or wait, in seconds: finite, and at most an hour
 MAX_JUDGE_TOKENS = 65536  # generation cap of one verdict: far above what a verdict needs

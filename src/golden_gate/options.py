@@ -164,6 +164,10 @@ OPTIONS: tuple[Option, ...] = (
        "from the environment variable VAR (values are masked in logs). In the config file a "
        "table of names to `$VAR`.", kind="headers", group="assistant", field="target.headers",
        metavar="NAME: VALUE"),
+    _o("assistant-model", "The model(s) the assistant answers with, comma-separated (e.g. "
+       "openai:gpt-4.1-mini): a judge that is one of them is warned of, since a model grading "
+       "its own answers is lenient with them.", kind="tags", group="assistant",
+       field="evaluation.assistant_models"),
     _o("concurrency", "Assistant requests in flight at once.", kind="int", group="assistant",
        field="target.concurrency"),
     _o("timeout", "Per-request timeout to the assistant, in seconds.", kind="float",
@@ -214,6 +218,12 @@ OPTIONS: tuple[Option, ...] = (
        "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
     _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",
        field="evaluation.max_judge_calls"),
+    _o("judge-canaries", "Golden items each model judge's canaries are derived from, per "
+       "evaluator: answers with a known verdict (the key points, an empty answer, another "
+       "item's key points, one key point left out, ...) asked every run, cached like any "
+       "verdict; a judge that gets more than a fifth of them wrong makes the run incomplete. "
+       "0 turns them off.", kind="int", group="judge", field="evaluation.canaries",
+       rule="higher"),
     _o("on-missing-judge-key", "What a run does when the judge's key is not set: error (exit 2, "
        "naming the variable) or checks-only (the deterministic checks alone, said in the "
        "comment). Fork pull requests, which get no secrets, always run checks-only.",
@@ -246,6 +256,11 @@ OPTIONS: tuple[Option, ...] = (
        "regression to fail.", kind="float", group="gate", field="gate.min_drop", rule="lower"),
     _o("confidence", "Level of the Wilson interval.", kind="float", group="gate",
        field="gate.confidence", rule="higher"),
+    _o("floor-basis", "What the floor is on: judge (the Wilson bound of the judge's pass rate) "
+       "or human (the prediction-powered lower bound of the pass rate people would give, from "
+       "the judge's verdicts corrected by its errors on the calibration's labels; needs "
+       "calibration, a calibration of this judge and prompt).", kind="choice",
+       choices=("judge", "human"), group="gate", field="gate.floor_basis", rule="same"),
     _o("require-comparable", "Fail when the baseline used another golden set, judge model or "
        "judge prompt.", kind="bool", group="gate", field="gate.require_comparable", rule="on"),
     _o("fail-on-regression", "Fail the step when the gate fails; false turns it into a warning.",
@@ -381,6 +396,7 @@ GATE_OPTIONS = {
     "min-drop": "min_drop",
     "confidence": "confidence",
     "require-comparable": "require_comparable",
+    "floor-basis": "floor_basis",
 }
 
 

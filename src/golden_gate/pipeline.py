@@ -237,6 +237,11 @@ def gate_and_render(
     view = slim.of(report)
     base = slim.of(baseline) if baseline is not None else None
     gate = evaluate_gate(view, base, settings.gate)
+    if settings.calibration is not None or settings.gate.floor_basis == "human":
+        from golden_gate.core import human_basis
+
+        calibration = read_calibration(settings.calibration) if settings.calibration else None
+        human_basis.apply(gate, view, calibration)
     if base is not None:
         clustered = undeclared_clusters(view, base, _pages(settings))
         if clustered:
@@ -245,6 +250,7 @@ def gate_and_render(
         notes = []
     if settings.calibration is not None:
         notes.append(calibration_note(settings.calibration, report))
+    notes.extend(_judge_notes(report, gate))
     render_args = {
         "baseline": base,
         "comment_id": settings.comment_id,
@@ -287,6 +293,30 @@ def gate_and_render(
         comment=comment,
         summary=summary,
     )
+
+
+def _judge_notes(report: Report, gate: GateResult) -> list[str]:
+    """How the judge did on its canaries, and how many answers a person should label."""
+    from golden_gate.core.review import review_lines
+
+    notes = []
+    canaries = report.canaries
+    if canaries is not None and not canaries.failed:
+        probes = sum(c.probes for c in canaries.checks)
+        wrong = sum(c.wrong for c in canaries.checks)
+        notes.append(
+            f"the judge got {probes - wrong} of its {probes} canaries right (answers whose "
+            "verdict is known, derived from golden items; never counted as items)"
+        )
+    regressed = set(gate.comparison.regressions) if gate.comparison is not None else set()
+    worth = {line.id for line in review_lines(report)} | regressed
+    if worth:
+        notes.append(
+            f"{len(worth)} answer(s) are worth a person's label (regressed, unstable, canaries "
+            "the judge got wrong, judges disagreeing): `golden-gate review` writes them in the "
+            "labels format calibrate reads"
+        )
+    return notes
 
 
 def _pages(settings: Settings) -> dict[str, str]:

@@ -165,6 +165,8 @@ def build(
                 rerun_failures=r["rerun-failures"],
                 max_error_rate=r["max-error-rate"],
                 max_judge_calls=r["max-judge-calls"],
+                canaries=r["judge-canaries"],
+                assistant_models=r["assistant-model"],
                 judge_concurrency=judge_concurrency(r),
                 judge_prices=parse_prices(prices, name=r.where("judge-prices")) if prices else None,
             ),

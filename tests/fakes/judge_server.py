@@ -27,8 +27,13 @@ words of four or more letters ("long words"):
   true at one half or more;
 - conciseness: true when the answer has at most 40 words (score 1, else 40 / words).
 
+The pairwise prompt (`<answer_a>`, `<answer_b>`, `<reference_outputs>`) scores 1 when answer A
+covers more key points than B, 0 when fewer, 0.5 when as many; a model whose name contains
+`biased` prefers A whatever the answers (a position bias).
+
 A model whose name contains `lenient` passes at half the bar (covered fraction >= 0.5), so
-two judges can disagree.
+two judges can disagree. A model whose name contains `blind` ignores the context (as a
+template that lost it would): groundedness and hallucination check the answer against itself.
 
 Faults are scripted with `enqueue(...)` (consumed one per request, in order) or made
 permanent with `default`. Each chat completion request is recorded (`requests`: the parsed
@@ -77,6 +82,8 @@ _REFERENCE = re.compile(r"<reference_outputs>\s*(.*?)\s*</reference_outputs>", r
 _OUTPUTS = re.compile(r"<outputs>\s*(.*?)\s*</outputs>", re.DOTALL)
 _CONTEXT = re.compile(r"<context>\s*(.*?)\s*</context>", re.DOTALL)
 _INPUT = re.compile(r"<input>\s*(.*?)\s*</input>", re.DOTALL)
+_ANSWER_A = re.compile(r"<answer_a>\s*(.*?)\s*</answer_a>", re.DOTALL)
+_ANSWER_B = re.compile(r"<answer_b>\s*(.*?)\s*</answer_b>", re.DOTALL)
 _FENCE_LINE = re.compile(r'^</?untrusted_text id="[0-9a-f]+">$', re.MULTILINE)
 
 
@@ -198,6 +205,7 @@ def evaluator_of(prompt: str) -> str:
         prompt = prompt.partition("\n\n")[2]
     head = prompt[:300].lower()
     for name, marker in (
+        ("pairwise", "comparing two answers"),
         ("hallucination", "for hallucinations"),
         ("groundedness", "supported by the retrieved context"),
         ("relevancy", "relevant to the given input"),
@@ -208,10 +216,13 @@ def evaluator_of(prompt: str) -> str:
     return "correctness"
 
 
-def _other_verdict(kind: str, prompt: str, numeric: bool, bar: float) -> tuple[float | bool, str]:
+def _other_verdict(
+    kind: str, prompt: str, numeric: bool, bar: float, *, blind: bool = False
+) -> tuple[float | bool, str]:
     if kind in ("groundedness", "hallucination"):
         answer = _section(_OUTPUTS if kind == "groundedness" else _OUTPUT, prompt)
-        fraction = _fraction(_long_words(answer), words(_section(_CONTEXT, prompt)))
+        context = answer if blind else _section(_CONTEXT, prompt)
+        fraction = _fraction(_long_words(answer), words(context))
     elif kind == "relevancy":
         question = _long_words(_section(_INPUT, prompt))
         fraction = _fraction(question, words(_section(_OUTPUT, prompt)))
@@ -221,6 +232,20 @@ def _other_verdict(kind: str, prompt: str, numeric: bool, bar: float) -> tuple[f
         fraction = 1.0 if count <= 40 else 40 / count
     reasoning = f"{kind}: {fraction:.2f} of the words check out."
     return (fraction if numeric else fraction >= bar), reasoning
+
+
+def _pairwise(prompt: str, *, biased: bool) -> tuple[float, str]:
+    if biased:
+        return 1.0, "Answer A comes first, and reads well."
+    points = key_points(_section(_REFERENCE, prompt))
+
+    def covered(pattern: re.Pattern[str]) -> int:
+        said = words(_section(pattern, prompt))
+        return sum(words(p) <= said for p in points)
+
+    a, b = covered(_ANSWER_A), covered(_ANSWER_B)
+    score = 1.0 if a > b else 0.0 if a < b else 0.5
+    return score, f"A covers {a} key points, B covers {b}."
 
 
 def derive_verdict(body: dict[str, Any]) -> dict[str, Any]:
@@ -246,8 +271,10 @@ def verdict_for(prompt: str, properties: dict[str, Any], *, model: str = "") -> 
     numeric = properties.get("score", {}).get("type") == "number"
     kind = evaluator_of(prompt)
     score: bool | float
-    if kind != "correctness":
-        score, reasoning = _other_verdict(kind, prompt, numeric, bar)
+    if kind == "pairwise":
+        score, reasoning = _pairwise(prompt, biased="biased" in model)
+    elif kind != "correctness":
+        score, reasoning = _other_verdict(kind, prompt, numeric, bar, blind="blind" in model)
     else:
         if numeric:
             score = covered / len(points) if points else 0.0

@@ -18,8 +18,10 @@ from golden_gate.cli.commands import (
     cmd_gate,
     cmd_init,
     cmd_merge,
+    cmd_pairwise,
     cmd_plan,
     cmd_report,
+    cmd_review,
     cmd_run,
     cmd_subset,
 )
@@ -73,6 +75,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_trend_arg(p)
     p.set_defaults(handler=cmd_report, command_options=COMMANDS["report"])
+
+    p = sub.add_parser(
+        "pairwise",
+        help="compare the report's answers with the baseline's, both orders, by a model judge",
+        description=(
+            "For each item whose answer changed since --baseline, ask the judge which answer is "
+            "better, A or B or neither, in both orders: a win only when both orders agree, a "
+            "tie otherwise (a judge that always prefers A ties). Prints the win rate with an "
+            "exact sign test and writes every item's outcome and reasons."
+        ),
+    )
+    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument("golden", nargs="?", help="golden set (JSONL): questions and key points")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("pairwise.json"), help="the outcomes (JSON)"
+    )
+    p.set_defaults(handler=cmd_pairwise, command_options=COMMANDS["pairwise"])
+
+    p = sub.add_parser(
+        "review",
+        help="write the answers a person should label, in the format calibrate reads",
+        description=(
+            "Write the regressed items (with --baseline), the correctness canaries the judge "
+            "got wrong, the runs a panel's judges disagreed on and the unstable items as a "
+            "labels file: question, answer, the judge's verdict and reason, and a blank label "
+            "to fill with pass or fail. calibrate skips the lines still blank."
+        ),
+    )
+    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("review.jsonl"), help="the labels file to write"
+    )
+    p.set_defaults(handler=cmd_review, command_options=COMMANDS["review"])
 
     p = sub.add_parser(
         "subset",

@@ -145,6 +145,48 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_pairwise(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from golden_gate.core.golden import load_golden
+    from golden_gate.core.pairwise import describe
+    from golden_gate.core.report import load_report
+    from golden_gate.evaluation.cache import VerdictCache
+    from golden_gate.evaluation.pairwise import changed, compare
+    from golden_gate.files import write_result
+    from golden_gate.settings import judge_settings
+
+    if not args.baseline:
+        raise InputError("pairwise: give --baseline (the report whose answers to compare with)")
+    report, baseline = load_report(args.report), load_report(args.baseline)
+    items = load_golden(args.golden)
+    settings = judge_settings(args.resolved, root=Path("."))
+    pairs = changed(report, baseline)
+    result = asyncio.run(compare(pairs, items, settings, VerdictCache(cache_dir(args.resolved))))
+    write_result(args.output, result.model_dump_json(indent=1) + "\n", what="pairwise outcomes")
+    print(f"golden-gate: {describe(result)}; outcomes: {args.output}")
+    return EXIT_INCOMPLETE if result.errors else EXIT_PASSED
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    import json
+
+    from golden_gate.core.report import load_report
+    from golden_gate.core.review import counts, review_lines
+    from golden_gate.files import write_result
+
+    report = load_report(args.report)
+    baseline = load_report(args.baseline) if args.baseline else None
+    lines = review_lines(report, baseline)
+    text = "".join(
+        json.dumps(line.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for line in lines
+    )
+    write_result(args.output, text, what="labels file")
+    found = ", ".join(f"{n} {why}" for why, n in counts(lines).items()) or "nothing to review"
+    print(f"golden-gate: wrote {len(lines)} answers to label to {args.output} ({found})")
+    return EXIT_PASSED
+
+
 def cmd_subset(args: argparse.Namespace) -> int:
     from golden_gate.core import golden
 

@@ -66,7 +66,7 @@ def warn(message: str) -> None:
 
 # --- which options each command takes --------------------------------------------------------
 
-GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable")
+GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis")
 JUDGE = (
     "judge-model", "judge-prompt", "judge-base-url", "judge-temperature", "judge-timeout",
     "judge-retries", "judge-max-tokens", "judge-concurrency", "on-missing-judge-key",
@@ -75,9 +75,9 @@ JUDGE = (
 EVAL = (
     "subset-tags", "shard", "index-snapshot",
     "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
-    "context-path", "assistant-headers", "concurrency", "timeout", "retries",
+    "context-path", "assistant-headers", "assistant-model", "concurrency", "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
-    *JUDGE, "judge-panel", "judge-prices", "max-judge-calls",
+    *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
     "deterministic-only", "report-path", "junit-xml",
 )  # fmt: skip
@@ -91,6 +91,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
     "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml"),
     "plan": (*GATE, "subset-tags", "runs", "baseline"),
+    "review": ("baseline",),
+    "pairwise": (*JUDGE, "baseline"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
 COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")

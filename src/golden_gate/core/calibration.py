@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from golden_gate import __version__, jsonl, jsontext
 from golden_gate.core.agreement import (
@@ -59,8 +59,15 @@ class Label(BaseModel):
 
     id: str = Field(min_length=1)
     answer: str
-    label: HumanLabel
+    # None: not labelled yet ("" or null, as `golden-gate review` writes it); parse_labels
+    # skips the line.
+    label: HumanLabel | None
     note: str | None = None
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _blank_is_unlabelled(cls, value: object) -> object:
+        return None if value == "" else value
 
     @property
     def passed(self) -> bool:
@@ -79,7 +86,11 @@ def parse_labels(
     items = {item.id: item for item in golden_items}
     labels: list[Label] = []
     problems = Problems()
+    blank = 0
     for where, _, label in records(lines, source=source, model=Label, problems=problems):
+        if label.label is None:
+            blank += 1
+            continue
         item = items.get(label.id)
         if item is None:
             close = difflib.get_close_matches(label.id, list(items), n=1)
@@ -94,6 +105,10 @@ def parse_labels(
             continue
         labels.append(label)
     problems.raise_if_any()
+    if not labels and blank:
+        raise InputError(
+            f"{source}: no answer is labelled yet ({blank} wait for a label of pass or fail)"
+        )
     if not labels:
         raise InputError(f"{source}: the labels file is empty (no labels)")
     kinds = {label.label for label in labels}

@@ -17,12 +17,18 @@ from collections.abc import Collection
 from fractions import Fraction
 from itertools import compress
 from operator import and_, gt, lt, ne, or_
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from golden_gate import __version__
-from golden_gate.core import slim
+from golden_gate.core import judges, slim
 from golden_gate.core.power import (
     Differences,
     PowerNote,
@@ -50,6 +56,17 @@ class GateSettings(BaseModel):
     min_drop: float = 0.02
     confidence: float = 0.95
     require_comparable: bool = False
+    # judge: the floor is on the judge's pass rate; human: on what people would say, by
+    # prediction-powered inference from the calibration's labels (core/human_basis.py).
+    floor_basis: Literal["judge", "human"] = "judge"
+
+    @model_serializer(mode="wrap")
+    def _default_basis_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The gate's JSON stays what it was for every gate on the judge's verdicts.
+        data = handler(self)
+        if self.floor_basis == "judge":
+            data.pop("floor_basis", None)
+        return data
 
     @field_validator("confidence")
     @classmethod
@@ -223,6 +240,7 @@ def _comparability_warnings(
             f"the baseline the {baseline.tier} tier"
         )
     warnings.extend(_run_settings_warnings(candidate, baseline, cand_tally, base_tally))
+    warnings.extend(judges.moved(candidate.judges, baseline.judges))
     return warnings
 
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from golden_gate.core.canaries import Canaries, check
 from golden_gate.core.golden import Shard
-from golden_gate.core.report import DatasetInfo, Report, RunStats, add_digests, new_report
+from golden_gate.core.report import (
+    DatasetInfo,
+    JudgeIdentity,
+    Report,
+    RunStats,
+    add_digests,
+    new_report,
+)
 from golden_gate.errors import InputError
 
 
@@ -98,8 +106,33 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         complete=not incomplete,
         incomplete_reason="; ".join(incomplete) or None,
         not_asked=[i for _, r in reports for i in r.not_asked or []] or None,
+        canaries=_merged_canaries([r for _, r in reports]),
+        judges=_merged_judges([r for _, r in reports]),
         shards=count,
     )
+
+
+def _merged_canaries(reports: list[Report]) -> Canaries | None:
+    """Every shard's probes (each shard derives its own from its items), checked together."""
+    found = [r.canaries for r in reports if r.canaries is not None]
+    if not found:
+        return None
+    probes = [p for c in found for p in c.probes]
+    return Canaries(items=found[0].items, checks=check(probes), probes=probes)
+
+
+def _merged_judges(reports: list[Report]) -> list[JudgeIdentity] | None:
+    """Per judge name, the models that answered in any shard."""
+    merged: dict[str, JudgeIdentity] = {}
+    for report in reports:
+        for judge in report.judges or []:
+            known = merged.get(judge.judge)
+            if known is None:
+                merged[judge.judge] = judge.model_copy()
+                continue
+            served = sorted({*known.served_models, *judge.served_models})
+            merged[judge.judge] = known.model_copy(update={"served_models": served})
+    return list(merged.values()) or None
 
 
 def shard_report_path(path: Path, shard: Shard) -> Path:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticSerializationError
 
 from golden_gate import __version__, jsontext, redaction, surrogates
+from golden_gate.core.canaries import Canaries
 from golden_gate.errors import InputError
 from golden_gate.files import read_text, write_result
 
@@ -326,6 +327,17 @@ CacheServiceKind = Literal["v2", "v1"]
 RestoreStatus = Literal["restored", "miss", "failed"]
 
 
+class JudgeIdentity(BaseModel):
+    """Which model really judged under one judge name: what the gate compares with the
+    baseline's (one name can hide another snapshot, another server)."""
+
+    judge: str  # as configured: `provider:model`
+    endpoint: str | None = None  # the URL verdicts came from, without credentials
+    seed: int | None = None  # sent with every call, where the provider takes one
+    # What the judge's server said answered, over this report's verdicts (cached ones too).
+    served_models: list[str] = Field(default_factory=list)
+
+
 class JudgeCacheStats(BaseModel):
     """Where this run's verdicts were kept between runs, and what the restore found."""
 
@@ -370,6 +382,10 @@ class Report(BaseModel):
     complete: bool = True
     incomplete_reason: str | None = None
     not_asked: list[str] | None = None  # selected items an interrupted evaluation never finished
+    # Probes of the judge with known verdicts (core/canaries.py): apart from `results`, never
+    # counted by the floor or the paired test.
+    canaries: Canaries | None = None
+    judges: list[JudgeIdentity] | None = None  # one per judge model of the panel
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Report:

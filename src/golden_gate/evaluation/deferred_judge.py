@@ -50,6 +50,21 @@ class DeferredJudge(Judge):
     def prompt_hash(self) -> str | None:
         return self.built().prompt_hash
 
+    def _built_judge(self) -> Judge | None:
+        """The judge if its build has ended well; never waits (a run cut short may ask)."""
+        done = self._built.done() and self._built.exception() is None
+        return self._built.result() if done else None
+
+    @property  # type: ignore[override]
+    def endpoint(self) -> str | None:
+        judge = self._built_judge()
+        return judge.endpoint if judge is not None else None
+
+    @property  # type: ignore[override]
+    def seed(self) -> int | None:
+        judge = self._built_judge()
+        return judge.seed if judge is not None else None
+
     def identity(self) -> str:
         return self.built().identity()
 

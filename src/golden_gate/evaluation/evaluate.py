@@ -3,7 +3,7 @@
 Assistant and judge calls share one event loop with separate concurrency limits, so both stay
 busy. An infrastructure fault becomes an error run, never a failing verdict.
 
-About 500 lines, one module: the scheduling of assistant and judge calls, the re-runs and the
+About 600 lines, one module: the scheduling of assistant and judge calls, the re-runs and the
 aggregation share one event loop's state (slots, progress, counts); split, each part would
 have to pass it around.
 """
@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.golden import GoldenItem, item_hash
 from golden_gate.core.report import (
     DETERMINISTIC,
@@ -39,14 +40,16 @@ from golden_gate.core.report import (
     tally_runs,
 )
 from golden_gate.errors import InputError
+from golden_gate.evaluation import canaries
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.checks import CheckSettings, checks_hash, needs_judge, run_checks
 from golden_gate.evaluation.evaluators import Evaluator, Panel, combine
 from golden_gate.evaluation.judge import Judge, JudgeError
+from golden_gate.evaluation.judge_identity import identities, identity_warnings, served
 from golden_gate.evaluation.progress import Progress
 from golden_gate.evaluation.providers import CUT_OFF
 from golden_gate.evaluation.target import AssistantClient
-from golden_gate.limits import MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
+from golden_gate.limits import MAX_CANARIES, MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
 from golden_gate.text import cut
 
 
@@ -62,6 +65,10 @@ class EvalSettings(BaseModel):
     # USD per million input and output tokens; only the user's prices, never a built-in table.
     judge_prices: tuple[float, float] | None = None
     answer_excerpt_chars: int = Field(default=2000, ge=0)
+    # The models the assistant answers with (assistant-model): a judge among them is warned of.
+    assistant_models: list[str] = Field(default_factory=list)
+    # Golden items each model judge's canaries are derived from, per evaluator (0: none).
+    canaries: int = Field(default=2, ge=0, le=MAX_CANARIES)
 
 
 # Timeouts beside successes in one run: calls queued in a server with fewer slots than ours.
@@ -209,6 +216,17 @@ class Evaluation:
             return verdict
         finally:
             del self._in_flight[key]
+
+    async def probe(
+        self,
+        item: GoldenItem,
+        answer: str,
+        judge: Judge,
+        evaluator: Evaluator,
+        context: str | None,
+    ) -> Verdict:
+        """A canary's verdict, by the same path (and cache) as an answer's."""
+        return await self.verdict(item, answer, judge=judge, evaluator=evaluator, context=context)
 
     async def run_once(self, item: GoldenItem, *, rerun: bool = False) -> RunResult:
         """One run; whatever goes wrong in it is this run's error, never the whole evaluation's."""
@@ -462,18 +480,7 @@ def _judge_warnings(
             "may have fewer parallel slots than judge-concurrency "
             f"({settings.judge_concurrency}); lower judge-concurrency or raise judge-timeout"
         )
-    # Per judge name (a panel has several): which models its server said answered.
-    served: dict[str, set[str]] = {}
-    for item in results:
-        for run in item.run_results:
-            if run.evaluations:
-                for outcome in run.evaluations:
-                    for vote in outcome.votes:
-                        if vote.served_model:
-                            served.setdefault(vote.judge, set()).add(vote.served_model)
-            elif run.verdict is not None and run.verdict.served_model:
-                served.setdefault("", set()).add(run.verdict.served_model)
-    for models in served.values():
+    for models in served(results).values():
         if len(models) > 1:
             names = sorted(models)
             warnings.append(
@@ -520,6 +527,13 @@ async def evaluate(
         )
     started = time.monotonic()
     tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
+    probing = None
+    if evaluation.panel is not None and settings.canaries:
+        # Beside the items, in the same judge slots: a few calls, none on a warm re-run.
+        probing = asyncio.ensure_future(
+            canaries.ask_all(evaluation.panel, items, settings.canaries, evaluation.probe)
+        )
+        tasks.append(probing)
     heartbeat = asyncio.ensure_future(progress.heartbeat()) if progress else None
     interrupted = False
     # What exists now (the judge's SDKs alone are ~200,000 objects) outlives the evaluation:
@@ -578,6 +592,14 @@ async def evaluate(
         stats=stats,
         warnings=_judge_warnings(results, stats, settings) or None,
     )
+    if probing is not None and probing.done() and not probing.cancelled():
+        report.canaries = probing.result()
+    if panel is not None:
+        report.judges = identities(panel, results, report.canaries) or None
+        if report.judges:
+            said = identity_warnings(report.judges, settings.assistant_models)
+            report.warnings = (report.warnings or []) + said or None
+    canaries_failed = canary_reason(report.canaries) if report.canaries else None
     total_runs = sum(r.runs + r.errors for r in results)
     error_runs = sum(r.errors + r.unanswered for r in results)
     if interrupted:
@@ -593,6 +615,14 @@ async def evaluate(
             f"({_sides(results)}; {error_runs / total_runs:.0%}, above max-error-rate "
             f"{settings.max_error_rate:.0%})"
             + ("; the judge budget ran out" if stats.budget_exhausted else "")
+        )
+    elif canaries_failed:
+        # A judge that cannot tell a known-bad answer from a good one measures nothing.
+        report.complete = False
+        report.incomplete_reason = canaries_failed + (
+            "; the judge budget ran out (max-judge-calls counts the canaries too)"
+            if stats.budget_exhausted
+            else ""
         )
     elif stats.budget_exhausted:
         report.incomplete_reason = "the judge budget ran out before every answer was judged"

@@ -105,6 +105,8 @@ class Judge(ABC):
     name: str
     prompt_hash: str | None
     temperature: float | None = None  # sampling temperature, for models that have one
+    endpoint: str | None = None  # where verdicts come from (a model judge's server)
+    seed: int | None = None  # the seed sent with each call, where the provider takes one
 
     @abstractmethod
     def identity(self) -> str:
@@ -391,6 +393,8 @@ class LLMJudge(Judge):
         self._delimiters = fence.delimiter_lines(self.prompt)
         _register_usage_hook()
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
+        self.endpoint = self._binding.endpoint
+        self.seed = providers.seeded(providers.resolve(settings.model)[0].name)
         self._identity = json.dumps(
             {
                 "judge": self.name,
@@ -405,6 +409,7 @@ class LLMJudge(Judge):
                 "temperature": settings.temperature,
                 "max_tokens": settings.max_tokens,
                 "openevals": metadata.version("openevals"),
+                **({"seed": self.seed} if self.seed is not None else {}),
                 **({"yardstick": settings.yardstick} if settings.yardstick else {}),
             },
             sort_keys=True,

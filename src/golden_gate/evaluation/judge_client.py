@@ -73,6 +73,7 @@ class JudgeClient:
         # As the model's validators left them (e.g. no temperature for gpt-5 reasoning models).
         self.temperature = chat_model.temperature
         self.max_tokens = chat_model.max_tokens
+        self.seed = getattr(chat_model, "seed", None)
         self.chat = _Chat(self)
 
     def body(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -97,6 +98,8 @@ class JudgeClient:
                 "schema": schema,
             },
         }
+        if self.seed is not None:
+            body["seed"] = self.seed
         if self.temperature is not None:
             body["temperature"] = self.temperature
         return body

@@ -137,6 +137,15 @@ def import_integrations() -> list[str]:
 # -- building the chat model ------------------------------------------------------------------
 
 
+# The seed sent to judges whose API takes one (see `seeded`).
+JUDGE_SEED = 20231
+
+
+def seeded(provider_name: str) -> int | None:
+    """The seed a judge of this provider is sent, None where its API takes none."""
+    return JUDGE_SEED if provider_name in ("openai", "azure_openai") else None
+
+
 def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
     """init_chat_model's keyword arguments: each SDK names timeout, retries, cap and URL."""
     max_tokens = getattr(settings, "max_tokens", None) or DEFAULT_MAX_TOKENS
@@ -153,6 +162,9 @@ def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
     if provider.name in ("openai", "azure_openai"):
         # openevals asks for a json_schema chat completion; keep *-pro/codex names there.
         kwargs["use_responses_api"] = False
+        # A fixed seed: Chat Completions (and the servers that copy it) sample reproducibly
+        # with it, as far as they can; the report records it.
+        kwargs["seed"] = seeded(provider.name)
     if provider.name == "azure_openai":
         kwargs["api_version"] = os.environ.get("OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
         if base_url:
