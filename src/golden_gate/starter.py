@@ -530,7 +530,7 @@ baseline = "evals/baseline.json"
 url = "{url}"
 
 [judge]
-# The offline judge: no key, no network. In CI, a model: "openai:gpt-4.1-mini".
+# The offline judge: no key, no network. In CI, a dated model: "openai:gpt-4.1-mini-2025-04-14".
 model = "keypoints"
 
 [gate]

@@ -213,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline", default="evals/baseline.json", help="where the baseline report will live"
     )
     p.add_argument(
-        "--judge-model", default="openai:gpt-4.1-mini", help="the judge the workflows use"
+        "--judge-model",
+        default="openai:gpt-4.1-mini-2025-04-14",
+        help="the judge the workflows use (a dated snapshot: an alias can change model under the same name)",
     )
     p.add_argument(
         "--compose-file",
