@@ -215,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--judge-model",
         default="openai:gpt-4.1-mini-2025-04-14",
-        help="the judge the workflows use (a dated snapshot: an alias can change model under the same name)",
+        help="the judge the workflows use (a dated snapshot: an alias can change model "
+        "under the same name)",
     )
     p.add_argument(
         "--compose-file",
