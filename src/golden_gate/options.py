@@ -190,7 +190,8 @@ OPTIONS: tuple[Option, ...] = (
        "OpenAI-compatible server with judge-base-url), azure_openai (model = deployment), "
        "anthropic or google_genai (e.g. openai:gpt-4.1-mini-2025-04-14, a dated snapshot); or "
        "keypoints for the offline judge; several, comma-separated, make a panel. Keys come from "
-       "OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY or GEMINI_API_KEY (masked).",
+       "OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY or "
+       "GEMINI_API_KEY (masked).",
        group="judge", field="judge.model", rule="same"),
     _o("judge-prompt", "Judge prompt file with {inputs}, {outputs} and {reference_outputs}.",
        kind="path", group="judge", field="judge.prompt_file", default="", rule="same",
