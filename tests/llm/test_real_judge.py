@@ -59,6 +59,7 @@ def evaluate(
         "--judge-model", JUDGE, "--judge-base-url", f"{proxy.url}/v1",
         "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-retries", "1",
         "--max-error-rate", "1", "--cache-dir", tmp_path / "cache", "--quiet",
+        "--judge-canaries", "0",  # checked on their own below: here the calls are counted
         "-o", report, *extra,
         cwd=tmp_path,
     )  # fmt: skip
@@ -105,6 +106,35 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
     assert sum(r["verdict"]["cached"] for r in judged_runs(second) if r.get("verdict")) == len(
         runs
     ) - len(errors)
+
+
+def test_a_real_judge_is_checked_by_its_canaries_and_the_outcome_is_said(
+    golden, assistant, proxies, tmp_path
+):
+    # A 135M judge is weak: whether it gets its canaries right or not, the run says which, and
+    # a judge that fails them never yields a result (exit 3 naming the probe).
+    proxy = proxies[0]
+    report = tmp_path / "report.json"
+    done = golden_gate(
+        "eval", golden, "--assistant-url", assistant,
+        "--judge-model", JUDGE, "--judge-base-url", f"{proxy.url}/v1",
+        "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-retries", "1",
+        "--judge-max-tokens", "384", "--max-error-rate", "1",
+        "--cache-dir", tmp_path / "cache", "-o", report,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode in (0, 3), done.stderr
+    written = json.loads(report.read_text(encoding="utf-8"))
+    canaries = written["canaries"]
+    assert canaries["probes"] and canaries["checks"]
+    probes = len(canaries["probes"])
+    assert len(ITEMS) + probes <= len(proxy.completions) <= 2 * (len(ITEMS) + probes)
+    failed = [c for c in canaries["checks"] if c["status"] != "passed"]
+    if failed:
+        assert done.returncode == 3
+        assert "canar" in done.stdout + done.stderr
+    else:
+        assert done.returncode == 0
 
 
 def test_a_runaway_reply_is_one_quick_error_per_item(golden, assistant, proxies, tmp_path):
@@ -183,7 +213,7 @@ def test_two_evaluators_and_a_two_judge_panel_on_a_real_server(
         "--evaluators", "correctness,relevancy",
         "--judge-concurrency", "2", "--judge-timeout", "120", "--judge-retries", "1",
         "--judge-max-tokens", "384", "--max-error-rate", "1", "--floor", "0.01",
-        "--cache-dir", tmp_path / "cache", "--quiet",
+        "--cache-dir", tmp_path / "cache", "--quiet", "--judge-canaries", "0",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode in (0, 1, 3), done.stderr
