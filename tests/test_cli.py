@@ -7,6 +7,7 @@ import pytest
 from golden_gate.cli import build_parser
 from golden_gate.cli.options import finish, settings_from_args
 from golden_gate.core.report import report_json
+from tests.fakes.assistant_server import AssistantServer
 from tests.helpers import golden_gate, ids, report
 
 
@@ -126,11 +127,81 @@ def test_plan_says_what_the_floor_demands_and_what_drop_can_be_caught(tmp_path):
     assert "the baseline's 100.0% pass rate" in with_base.stdout
 
 
+UNREACHABLE_12 = (
+    "golden-gate: error: floor: with 12 items even 12/12 passing gives a lower bound of 0.758 < "
+    "floor 0.80: select at least 16 items or lower the floor"
+)
+
+
 def test_plan_fails_when_the_floor_is_out_of_reach():
+    # Issue 30: the same configuration error `run` stops on, exit 2, after the plan is shown.
     done = golden_gate("plan", "--items", "12")
-    assert done.returncode == 1
-    assert "out of reach: even 12 of 12 items passing" in done.stdout
-    assert golden_gate("plan").returncode == 2  # neither a golden set nor --items
+    assert done.returncode == 2
+    assert done.stderr.strip() == UNREACHABLE_12
+    assert "floor 0.80 needs at least 16 items even when every one passes" in done.stdout
+    assert golden_gate("plan", "--items", "16").returncode == 0
+
+
+def smoke_set(path, n, **extra):
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"id": f"i{k}", "question": f"q{k}?", "reference_key_points": ["x"], **extra}
+            )
+            + "\n"
+            for k in range(n)
+        )
+    )
+    return path
+
+
+def test_plan_with_no_argument_plans_the_default_golden_set(tmp_path):
+    # Issue 30: `plan` alone said "give a golden set or --items N, not both".
+    none = golden_gate("plan", cwd=tmp_path)
+    assert none.returncode == 2
+    assert "no golden set at evals/golden.jsonl" in none.stderr and "not both" not in none.stderr
+    (tmp_path / "evals").mkdir()
+    smoke_set(tmp_path / "evals" / "golden.jsonl", 30)
+    done = golden_gate("plan", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("golden-gate plan: 30 items × 1 run(s)")
+    both = golden_gate("plan", tmp_path / "evals" / "golden.jsonl", "--items", "3")
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_run_refuses_a_floor_12_items_cannot_reach_before_asking_anything(tmp_path):
+    # Issue 30: 12 smoke items, every one passing, failed "below the floor" (exit 1) after the
+    # assistant and the judge were paid; it is a configuration error, said first.
+    golden = smoke_set(tmp_path / "g.jsonl", 12)
+    with AssistantServer(default_answer="x") as assistant:
+        done = golden_gate(
+            "run", golden, "--assistant-url", assistant.url, "--judge-model", "keypoints",
+            "--quiet", cwd=tmp_path,
+        )  # fmt: skip
+        asked = assistant.request_count
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == UNREACHABLE_12
+    assert asked == 0
+    # Clusters count: 16 items in 4 clusters of 4 cannot clear it either (the gate's bound).
+    clustered = tmp_path / "c.jsonl"
+    clustered.write_text(
+        "".join(
+            json.dumps({"id": f"i{k}", "question": f"q{k}?", "reference_key_points": ["x"],
+                        "cluster": f"page{k % 4}"}) + "\n"
+            for k in range(16)
+        )
+    )  # fmt: skip
+    plan = golden_gate("plan", clustered)
+    assert plan.returncode == 2
+    assert "with 16 items (4 clusters of related items among them) even 16/16" in plan.stderr
+    # `eval` gates nothing: it warns and writes its report.
+    with AssistantServer(default_answer="x") as assistant:
+        evaluated = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--judge-model", "keypoints",
+            "--quiet", "-o", tmp_path / "r.json", cwd=tmp_path,
+        )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "golden-gate: warning: floor: with 12 items even 12/12" in evaluated.stderr
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,12 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateResult, evaluate_gate, undeclared_clusters
-from golden_gate.core.power import floor_reachable, unreachable_floor_message
+from golden_gate.core.gate import (
+    GateResult,
+    evaluate_gate,
+    floor_out_of_reach,
+    undeclared_clusters,
+)
 from golden_gate.core.report import (
     AssistantInfo,
     DatasetInfo,
@@ -67,6 +71,14 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
             f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
         )
     return items
+
+
+def check_floor(items: list[golden.GoldenItem], settings: Settings) -> None:
+    """Exit 2 when the selected items cannot clear the floor even all passing: before anything
+    is asked or paid, since this gate would fail whatever the answers are."""
+    out_of_reach = floor_out_of_reach([i.cluster for i in items], settings.gate)
+    if out_of_reach is not None:
+        raise InputError(f"floor: {out_of_reach}")
 
 
 async def _evaluate(
@@ -125,8 +137,10 @@ def evaluate_report(
     judge: Judge | Panel | None = None,
     cache: VerdictCache | None = None,
     on_report: Callable[[Report], object] | None = None,
+    gating: bool = True,
 ) -> Report:
     """Validate everything that costs nothing, start the assistant if asked, evaluate.
+    `gating`: the run is gated afterwards, so a floor it cannot reach is bad input (exit 2).
 
     `items`, `judge` and `cache` are made from the settings unless the caller (the Action,
     which checks them before restoring the cache and carries the cache between runs) passes
@@ -137,12 +151,11 @@ def evaluate_report(
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
     if items is None:
         items = load_items(settings)
-    if not floor_reachable(len(items), settings.gate):
-        # Said before any money is spent: this gate fails whatever the answers are.
-        print(
-            f"golden-gate: warning: {unreachable_floor_message(len(items), settings.gate)}",
-            file=sys.stderr,
-        )
+    if gating:
+        check_floor(items, settings)
+    elif out_of_reach := floor_out_of_reach([i.cluster for i in items], settings.gate):
+        # `eval` does not gate: the report it writes will fail any gate with this floor.
+        print(f"golden-gate: warning: floor: {out_of_reach}", file=sys.stderr)
     if judge is None and not settings.deterministic_only:
         # Model judges are built on a thread while the first requests go out.
         judge = make_panel(settings.judge, settings.evaluators, background=True)

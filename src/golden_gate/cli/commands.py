@@ -165,7 +165,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from golden_gate.pipeline import evaluate_report
 
     settings = settings_from_args(args.resolved, quiet=args.quiet)
-    report = evaluate_report(settings)
+    report = evaluate_report(settings, gating=False)  # a report, no verdict: warned only
     failures = WriteFailures()
     failures.attempt(lambda: save_report(report, settings.report_path))
     if args.junit_xml is not None:
@@ -277,9 +277,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     settings = gate_settings(args.resolved)
     golden = args.golden if args.resolved.given("golden") else None
-    if (golden is None) == (args.items is None):
+    if golden is not None and args.items is not None:
         raise InputError("plan: give a golden set or --items N, not both")
-    text, reachable = plan_text(
+    if golden is None and args.items is None:
+        # No argument: the golden set the config names (or the default path), if it is there.
+        golden = Path(args.golden)
+        if not golden.is_file():
+            raise InputError(
+                f"plan: no golden set at {golden} (the default); give a golden set's path, or "
+                "--items N to plan for N items"
+            )
+    text, out_of_reach = plan_text(
         golden=golden,
         tags=args.subset_tags,
         items=args.items,
@@ -288,7 +296,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         settings=settings,
     )
     print(text, end="")
-    return EXIT_PASSED if reachable else EXIT_FAILED
+    if out_of_reach is not None:  # the same configuration error `eval` and `run` stop on
+        raise InputError(f"floor: {out_of_reach}")
+    return EXIT_PASSED
 
 
 def cmd_init(args: argparse.Namespace) -> int:

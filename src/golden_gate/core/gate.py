@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from fractions import Fraction
 from itertools import compress
 from operator import and_, gt, lt, ne, or_
@@ -35,8 +35,10 @@ from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
     design_effect,
+    floor_bound,
     floor_percent,
     paired_sign_flip_test,
+    wilson_lower_bound,
 )
 from golden_gate.core.tally import Tally, changed_items, tally_of
 
@@ -80,6 +82,37 @@ class GateSettings(BaseModel):
         if not 0 <= value < 1:
             raise ValueError(f"min-drop must be in [0, 1), got {value}")
         return value
+
+
+def fewest_items_for_floor(settings: GateSettings) -> int:
+    """The fewest independent items whose bound, every one passing, clears the floor."""
+    n = 1
+    while wilson_lower_bound(n, n, confidence=settings.confidence) < settings.floor:
+        n += 1  # the floor is below 1, so this ends (16 for 0.80 at 95 %)
+    return n
+
+
+def floor_out_of_reach(clusters: Sequence[str | None], settings: GateSettings) -> str | None:
+    """The sentence when these items (one cluster label each, None for none) cannot clear the
+    floor even with every one passing, by the bound the gate uses (clusters widen it); None
+    when they can. A configuration error, said before anything is asked or paid."""
+    n = len(clusters)
+    if not settings.floor_on or n == 0:
+        return None
+    best = floor_bound([1.0] * n, list(clusters), confidence=settings.confidence).lower
+    if best >= settings.floor:
+        return None
+    need = fewest_items_for_floor(settings)
+    shared = Counter(c for c in clusters if c is not None)
+    grouped = sum(1 for size in shared.values() if size > 1)
+    where, more = "", ""
+    if grouped:
+        where = f" ({grouped} clusters of related items among them)"
+        more = " (more when items share a cluster: a cluster counts as less than its items)"
+    return (
+        f"with {n} items{where} even {n}/{n} passing gives a lower bound of {best:.3f} < floor "
+        f"{settings.floor:.2f}: select at least {need} items{more} or lower the floor"
+    )
 
 
 class Reason(BaseModel):
