@@ -132,6 +132,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("subset-tags", "Comma-separated tags selecting the items to run (any of them); `*` (or "
        "an empty list in golden-gate.toml) runs every item.", kind="tags", field="tags",
        default=[], rule="superset", old_flags=("--tags",)),
+    _o("golden-strict", "Refuse golden items with fields the schema does not know (by default "
+       "they are kept, as a team's own metadata; a near-miss of a known field such as "
+       "reference_keypoints or tag is always an error).", kind="bool", field="golden_strict",
+       rule="on"),
     _o("shard", "i/n: evaluate shard i of n of the selected items (a matrix job).",
        doors=CLI_ACTION, default=""),
     _o("baseline", "Path of the baseline report (in the Action: in the repository, read at "

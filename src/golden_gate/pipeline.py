@@ -70,7 +70,20 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
         raise InputError(
             f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
         )
+    check_golden(items, settings)
     return items
+
+
+def check_golden(items: list[golden.GoldenItem], settings: Settings) -> None:
+    """Every selected item can be judged by these evaluators (an item with nothing to judge
+    it by passes whatever the answer), and with `golden-strict` holds known fields only."""
+    from golden_gate.evaluation.evaluators import reference_free
+
+    golden.check_judgeable(
+        items,
+        reference_free=reference_free(settings.evaluators),
+        strict=settings.golden_strict,
+    )
 
 
 def check_floor(items: list[golden.GoldenItem], settings: Settings) -> None:
