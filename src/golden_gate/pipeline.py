@@ -28,7 +28,13 @@ from golden_gate.core.report import (
     save_report,
     selection_digest,
 )
-from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.errors import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_PASSED,
+    IncompleteError,
+    InputError,
+)
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.evaluators import Panel, make_panel
@@ -123,6 +129,14 @@ async def _evaluate(
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
         try:
+            if items:
+                try:
+                    await client.preflight(items[0])  # before any judge call: as the judge's
+                except asyncio.CancelledError:
+                    task.uncancel()
+                    raise IncompleteError(
+                        "interrupted before the assistant's first answer"
+                    ) from None
             return await evaluate(
                 items,
                 client=client,
