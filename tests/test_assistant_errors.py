@@ -54,10 +54,14 @@ def test_a_wrong_setting_stops_at_the_first_request_with_what_to_check(tmp_path,
         asked = assistant.request_count
     assert done.returncode == 3, done.stdout + done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        "golden-gate: error: the assistant's first answer (item 'i00', before the run) failed: "
-        + said.format(url=url)
+        "golden-gate: error: the evaluation could not be completed: the assistant's first "
+        "answer (item 'i00', before the run) failed: " + said.format(url=url)
     )
     assert asked == 1 and "items passed" not in done.stdout
+    assert done.stdout.startswith("golden-gate: incomplete: 0 of 20 items got a verdict")
+    report = json.loads((tmp_path / "r.json").read_text())  # the report is kept, as ever
+    assert report["complete"] is False and len(report["not_asked"]) == 20
+    assert report["incomplete_reason"] == done.stderr.strip().split("completed: ", 1)[1]
 
 
 def test_a_422_names_the_request_template(tmp_path):

@@ -369,3 +369,124 @@ def test_a_judge_that_refuses_connections_fails_the_run_once_at_once(tmp_path, m
         "(connection refused): is it running? check judge-base-url"
     ]
     assert asked == 0  # not one question asked, not one retry paid for
+
+
+def test_a_baseline_sharing_one_item_of_24_is_not_comparable_even_with_the_floor_off(tmp_path):
+    # Issue 30: only "the yardstick moved", and with --floor 0 the gate passed, exit 0.
+    names = ids(24)
+    base = write(tmp_path / "base.json", report({names[0]: True}))
+    cand = write(tmp_path / "cand.json", report(dict.fromkeys(names, True)))
+    done = golden_gate("gate", cand, base, "--floor", "0")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "golden-gate: error: no gate result: not comparable with the baseline: only 1 of this "
+        "run's 24 items pair with it (same id, question and reference; at least 50% must); "
+        "regenerate the baseline from this golden set and selection (golden-gate eval, or the "
+        "Action's baseline mode)"
+    )
+    assert "passed" not in done.stdout
+    # Half of them pairing is a comparison.
+    half = write(tmp_path / "half.json", report(dict.fromkeys(names[:12], True)))
+    assert golden_gate("gate", cand, half, "--floor", "0").returncode == 0
+    # Another golden set that reuses the ids (q0000, ...), selected by other tags: the items'
+    # recorded question-and-reference hashes differ, so none of them pairs.
+    from golden_gate.core.report import DatasetInfo
+
+    def hashed(rep, prefix, tags):
+        for result in rep.results:
+            result.item_hash = prefix + result.id
+        rep.dataset = DatasetInfo(fingerprint="sha256:" + prefix, tags=tags)
+        return rep
+
+    ours = write(tmp_path / "ours.json", hashed(report(dict.fromkeys(names, True)), "a", ["smoke"]))
+    theirs = write(tmp_path / "theirs.json", hashed(report(dict.fromkeys(names, True)), "b", []))
+    other = golden_gate("gate", ours, theirs, "--floor", "0")
+    assert other.returncode == 3, other.stdout + other.stderr
+    assert "only 0 of this run's 24 items pair with it" in other.stderr
+
+
+def _dead_assistant_report(names):
+    from golden_gate.core.report import ItemResult, Report, RunResult
+
+    runs = [RunResult(status="error", error_side="assistant", error="connection refused")]
+    return Report(
+        judge="openai:gpt-4.1-mini",
+        results=[
+            ItemResult(id=i, tags=["smoke"], passes=0, runs=1, unanswered=1, run_results=runs)
+            for i in names
+        ],
+        complete=False,
+        incomplete_reason=f"{len(names)} of {len(names)} runs ended in an error",
+    )
+
+
+def test_an_incomplete_run_never_prints_a_regression_verdict_or_a_pass_count(tmp_path):
+    # Issue 30: `gate` on a dead assistant's report printed "significant regression: 21
+    # regressed" and 21 "regressed:" lines, then "no gate result", exit 3.
+    names = ids(24)
+    base = write(tmp_path / "base.json", report(dict.fromkeys(names, True)))
+    dead = write(tmp_path / "dead.json", _dead_assistant_report(names))
+    comment, summary = tmp_path / "comment.md", tmp_path / "summary.md"
+    done = golden_gate("gate", dead, base, "--comment-file", comment, "--summary-file", summary)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("golden-gate: incomplete: no gate result")
+    for said in (done.stdout, comment.read_text(), summary.read_text()):
+        assert "regression" not in said.lower() and "regressed:" not in said
+        assert "Regressed items" not in said and "0/24" not in said and "24/24" not in said
+    assert "**no gate result: the reason is below**" in comment.read_text()
+    assert "The evaluation is incomplete: 24 of 24 runs ended in an error" in comment.read_text()
+    assert (
+        done.stderr.strip() == "golden-gate: error: no gate result: 24 of 24 runs ended in an error"
+    )
+
+
+def test_eval_with_judge_errors_does_not_print_a_pass_count(tmp_path, monkeypatch):
+    # Issue 30: 22 of 24 items without a verdict printed "2/2 items passed", exit 3.
+    from tests.fakes.judge_server import Behaviour, JudgeServer
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(
+        "".join(f'{{"id": "q{i}", "question": "q{i}?", "reference_key_points": ["x"]}}\n'
+                for i in range(24))
+    )  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with (
+        JudgeServer(default=Behaviour.unauthorized()) as judge,
+        AssistantServer(default_answer="x") as assistant,
+    ):
+        judge.enqueue(Behaviour.verdict(), Behaviour.verdict())
+        done = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
+            "--judge-model", "openai:gpt-4.1-mini", "--judge-base-url", judge.base_url,
+            "--judge-concurrency", "1", "--judge-retries", "0", "-o", tmp_path / "r.json",
+            cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "items passed" not in done.stdout
+    assert done.stdout.startswith("golden-gate: incomplete: 2 of 24 items got a verdict")
+
+
+def test_the_wording_says_one_thing_once(tmp_path):
+    # Issue 30: "net drop -25.0%", "only 0 item(s) ... changed", "79.2% of runs ... (79.2%)".
+    from golden_gate.core.report import ItemResult, Report
+
+    names = ids(24)
+    base = write(tmp_path / "base.json", report({i: i not in names[:6] for i in names}))
+    better = write(tmp_path / "better.json", report(dict.fromkeys(names, True)))
+    gained = golden_gate("gate", better, base, "--floor", "0", "--comment-file", tmp_path / "c.md")
+    assert "net gain 25.0%" in gained.stdout and "-25.0%" not in gained.stdout
+    assert "net gain 25.0%" in (tmp_path / "c.md").read_text()
+    same = golden_gate("gate", base, base, "--floor", "0")
+    assert "only 0" not in same.stdout
+    assert "no shared item changed outcome since the baseline" in same.stdout
+    assert "no net change" in same.stdout
+    runs = Report(
+        judge="openai:gpt-4.1-mini",
+        results=[
+            ItemResult(id=i, tags=["smoke"], passes=2 + (k % 6 > 0), runs=3)
+            for k, i in enumerate(names)
+        ],
+    )
+    three = golden_gate("gate", write(tmp_path / "runs.json", runs), "--floor", "0")
+    line = next(x for x in three.stdout.splitlines() if "pass rate" in x and "Wilson" in x)
+    assert "of runs over 24 items, Wilson" in line and line.count("%") == 1

@@ -40,7 +40,7 @@ from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.evaluators import Panel, make_panel
 from golden_gate.evaluation.judge import Judge
 from golden_gate.evaluation.progress import Progress
-from golden_gate.evaluation.target import AssistantClient
+from golden_gate.evaluation.target import AssistantClient, AssistantUnusable
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
@@ -129,16 +129,20 @@ async def _evaluate(
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
         try:
-            if items:
-                try:
+            asked = items
+            unusable = None
+            try:
+                if items:
                     await client.preflight(items[0])  # before any judge call: as the judge's
-                except asyncio.CancelledError:
-                    task.uncancel()
-                    raise IncompleteError(
-                        "interrupted before the assistant's first answer"
-                    ) from None
-            return await evaluate(
-                items,
+            except asyncio.CancelledError:
+                task.uncancel()
+                raise IncompleteError("interrupted before the assistant's first answer") from None
+            except AssistantUnusable as exc:
+                # Every request would fail the same way: none is made, no judge is paid, and
+                # the report (incomplete, every item not asked) says why, as every run's does.
+                asked, unusable = [], str(exc)
+            report = await evaluate(
+                asked,
                 client=client,
                 judge=judge,
                 cache=cache,
@@ -146,8 +150,13 @@ async def _evaluate(
                 checks=settings.checks,
                 dataset=dataset,
                 assistant=assistant,
-                progress=progress,
+                progress=progress if asked else None,
             )
+            if unusable is not None:
+                report.complete = False
+                report.incomplete_reason = unusable
+                report.not_asked = [i.id for i in items]
+            return report
         finally:
             for signum, handler in before.items():
                 loop.remove_signal_handler(signum)

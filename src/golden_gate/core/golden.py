@@ -139,6 +139,9 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
     return items
 
 
+JUDGEABLE_SHOWN = 10
+
+
 def check_judgeable(
     items: Sequence[GoldenItem], *, reference_free: bool, strict: bool = False
 ) -> None:
@@ -147,15 +150,21 @@ def check_judgeable(
     `strict`, every field the schema does not know."""
     problems = Problems()
     known = ", ".join(GoldenItem.model_fields)
-    for item in items:
-        if not reference_free and not item.has_reference:
-            problems.append(
-                f"{item.where}: item '{item.id}' has nothing to judge an answer by (no "
-                "reference_key_points, reference_urls or must_refuse): it would pass whatever "
-                "the answer; add key points, or an evaluator that needs no reference "
-                "(relevancy, conciseness, groundedness)"
-            )
-        if strict and item.model_extra:
+    vacuous = [] if reference_free else [i for i in items if not i.has_reference]
+    if vacuous:
+        named = ", ".join(f"{i.where}: item '{i.id}'" for i in vacuous[:JUDGEABLE_SHOWN])
+        more = (
+            f" and {len(vacuous) - JUDGEABLE_SHOWN} more" if len(vacuous) > JUDGEABLE_SHOWN else ""
+        )
+        has = "has" if len(vacuous) == 1 else "have"
+        problems.append(
+            f"{named}{more} {has} nothing to judge an answer by (no reference_key_points, "
+            "reference_urls or must_refuse), so would pass whatever the answer: add key "
+            "points, or an evaluator that needs no reference (relevancy, conciseness, "
+            "groundedness)"
+        )
+    for item in items if strict else ():
+        if item.model_extra:
             names = ", ".join(f"'{name}'" for name in item.model_extra)
             problems.append(
                 f"{item.where}: unknown field {names} (golden-strict is on; the fields are {known})"
