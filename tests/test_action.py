@@ -28,13 +28,30 @@ def test_readme_only_pr_is_skipped_without_the_judge_stack(world):
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.outputs == {"ran": "false", "verdict": "skipped"}
     assert done.summary.strip() == (
-        "golden-gate skipped: 2 files changed and none matches `paths`: answers cannot change."
+        "golden-gate skipped: 2 files changed and each is on the ignore list (`ignore-paths` "
+        "extends it): answers cannot change.\n\n"
+        "- <code>README.md</code> (ignored: \\*.md)\n"
+        "- <code>docs/contributing.md</code> (ignored: \\*.md)"
     )
+    assert "  skipped: docs/contributing.md (ignored: *.md)" in done.stdout
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
     heavy = {"openevals", "langchain_core", "scipy", "openai", "anthropic", "google.genai"}
     heavy |= {"langchain_openai", "langchain_anthropic", "langchain_google_genai"}
     assert not heavy & imported
     print(f"skipped run: {done.elapsed:.2f} s")  # measured in bench/, never asserted
+
+
+def test_a_change_to_the_assistant_in_any_layout_runs_the_gate(world, candidate):
+    # Issue 30: the service's code, dependencies and image, none under a path the old default
+    # `paths` named, were skipped as "answers cannot change". Now only ignored files skip.
+    pull = world.pull(["app/server.py", "requirements.txt", "Dockerfile", "pyproject.toml"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
+    )
+    assert done.outputs["ran"] == "true", done.stdout + done.stderr
+    assert done.returncode == 1 and done.outputs["verdict"] == "failed"
+    assert "golden-gate: running: 4 of 4 changed files can change answers" in done.stdout
+    assert "  matched: app/server.py (not on the ignore list)" in done.stdout
 
 
 def test_prompt_change_runs_comments_and_a_second_push_edits(world, candidate):

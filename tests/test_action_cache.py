@@ -339,13 +339,14 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
     installed before (SIGTERM -> KeyboardInterrupt, so results and teardown still happen) holds."""
     import signal
 
+    from golden_gate.core.gate import GateSettings
     from golden_gate.evaluation.target import TargetSettings
     from golden_gate.pipeline import evaluate_report
     from golden_gate.settings import Settings
     from tests.fakes.assistant_server import AssistantServer
 
     golden = tmp_path / "g.jsonl"
-    golden.write_text('{"id": "a", "question": "Why?"}\n')
+    golden.write_text('{"id": "a", "question": "Why?", "reference_key_points": ["because"]}\n')
 
     def handler(signum, frame):
         raise KeyboardInterrupt
@@ -358,6 +359,7 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
                 target=TargetSettings(url=assistant.url),
                 cache_dir=None,
                 progress=False,
+                gate=GateSettings(floor=0),  # one item: no floor it could clear
             )
             report = evaluate_report(settings)
         assert len(report.results) == 1

@@ -207,6 +207,9 @@ def pr_run(world: World, candidate: str, **inputs: str):
         text = (world.workspace / template).read_text()
         world.github.commit(REPO, "main", {template: text}, message="template")
     pull = world.pull(["prompts/answer.txt"])
+    if not (world.workspace / "golden-gate.toml").is_file():
+        # Without the rules file the floor holds its default, which 14 smoke items cannot clear.
+        inputs.setdefault("subset_tags", "*")
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),

@@ -136,6 +136,7 @@ def test_checks_only_runs_the_labelled_deterministic_tier(world, candidate):
         world.event("pull_request.opened", pull),
         assistant_url=candidate,
         on_missing_judge_key="checks-only",
+        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
         **MODEL_JUDGE,
     )
     assert done.returncode == 1, done.stdout + done.stderr
@@ -199,14 +200,15 @@ def test_a_renamed_golden_file_still_pairs_by_the_baselines_record(world, candid
         candidate,
         ["evals/golden.jsonl", "evals/questions.jsonl"],
         golden="evals/questions.jsonl",
+        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.outputs["regressions"] == "6" and done.outputs["items"] == "14"
+    assert done.outputs["regressions"] == "7" and done.outputs["items"] == "24"
     assert "paired by the baseline's record" in done.stdout
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
     assert {r["origin"] for r in report["results"]} == {"base"}
     (comment,) = world.github.comments(REPO, pull.number)
-    assert "### Regressed items (6)" in comment.body
+    assert "### Regressed items (7)" in comment.body
     assert "significant regression" in comment.body
 
 
@@ -223,15 +225,20 @@ def test_golden_pointed_at_a_copy_that_hides_the_regressions_still_fails(world, 
             item["tags"] = ["full"]
         lines.append(json.dumps(item) + "\n")
     (world.workspace / "evals" / "copy.jsonl").write_text("".join(lines))
-    pull, done = gate_pr(world, candidate, ["evals/copy.jsonl"], golden="evals/copy.jsonl")
+    # Every tag but "full" (14 smoke items cannot clear the default floor): untagging an item
+    # down to "full" alone is still an attempt to hide it.
+    tags = "smoke,install,configuration,authentication,backups,upgrades,out-of-scope"
+    pull, done = gate_pr(
+        world, candidate, ["evals/copy.jsonl"], golden="evals/copy.jsonl", subset_tags=tags
+    )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert done.outputs["regressions"] == "6"
+    assert done.outputs["regressions"] == "7"  # the six it tried to hide, and one more
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
     changes = report["rule_changes"]
     assert changes["dropped"] == sorted([*REGRESSED[:4], REGRESSED[5], REGRESSED[4]])
     assert changes["reworded"] == [REGRESSED[4]]
     (comment,) = world.github.comments(REPO, pull.number)
-    assert "### Regressed items (6)" in comment.body
+    assert "### Regressed items (7)" in comment.body
     assert "dropped (counted as failed)" in comment.body
     assert "count as failed items in the comparison" in comment.body
 
@@ -409,6 +416,7 @@ def test_a_pr_that_edits_the_comment_template_gets_the_bases(world, candidate):
         world.event("pull_request.opened", pull),
         assistant_url=candidate,
         comment_template="templates/comment.md.j2",
+        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
     )
     assert done.returncode == 1, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -499,11 +507,12 @@ def test_matrix_shards_pair_by_record_and_merge_renders_the_bases_template(world
     pull = world.pull(["evals/golden.jsonl", "evals/q.jsonl", "templates/comment.md.j2"])
     event = world.event("pull_request.opened", pull)
     inputs = {"golden": "evals/q.jsonl", "comment_template": "templates/comment.md.j2"}
+    inputs["subset_tags"] = "*"  # every item: 14 smoke items cannot clear the default floor
     for i in (1, 2):
         done = world.run("pull_request", event, assistant_url=candidate, shard=f"{i}/2", **inputs)
         assert done.returncode == 0, done.stdout + done.stderr
     merged = world.run("pull_request", event, mode="merge", **inputs)
     assert merged.returncode == 1, merged.stdout + merged.stderr
-    assert merged.outputs["regressions"] == "6" and merged.outputs["items"] == "14"
+    assert merged.outputs["regressions"] == "7" and merged.outputs["items"] == "24"
     (comment,) = world.github.comments(REPO, pull.number)
     assert "BASE TEMPLATE: failed:" in comment.body and "merge it" not in comment.body

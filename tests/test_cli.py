@@ -7,6 +7,7 @@ import pytest
 from golden_gate.cli import build_parser
 from golden_gate.cli.options import finish, settings_from_args
 from golden_gate.core.report import report_json
+from tests.fakes.assistant_server import AssistantServer
 from tests.helpers import golden_gate, ids, report
 
 
@@ -126,11 +127,81 @@ def test_plan_says_what_the_floor_demands_and_what_drop_can_be_caught(tmp_path):
     assert "the baseline's 100.0% pass rate" in with_base.stdout
 
 
+UNREACHABLE_12 = (
+    "golden-gate: error: floor: with 12 items even 12/12 passing gives a lower bound of 0.758 < "
+    "floor 0.80: select at least 16 items or lower the floor"
+)
+
+
 def test_plan_fails_when_the_floor_is_out_of_reach():
+    # Issue 30: the same configuration error `run` stops on, exit 2, after the plan is shown.
     done = golden_gate("plan", "--items", "12")
-    assert done.returncode == 1
-    assert "out of reach: even 12 of 12 items passing" in done.stdout
-    assert golden_gate("plan").returncode == 2  # neither a golden set nor --items
+    assert done.returncode == 2
+    assert done.stderr.strip() == UNREACHABLE_12
+    assert "floor 0.80 needs at least 16 items even when every one passes" in done.stdout
+    assert golden_gate("plan", "--items", "16").returncode == 0
+
+
+def smoke_set(path, n, **extra):
+    path.write_text(
+        "".join(
+            json.dumps(
+                {"id": f"i{k}", "question": f"q{k}?", "reference_key_points": ["x"], **extra}
+            )
+            + "\n"
+            for k in range(n)
+        )
+    )
+    return path
+
+
+def test_plan_with_no_argument_plans_the_default_golden_set(tmp_path):
+    # Issue 30: `plan` alone said "give a golden set or --items N, not both".
+    none = golden_gate("plan", cwd=tmp_path)
+    assert none.returncode == 2
+    assert "no golden set at evals/golden.jsonl" in none.stderr and "not both" not in none.stderr
+    (tmp_path / "evals").mkdir()
+    smoke_set(tmp_path / "evals" / "golden.jsonl", 30)
+    done = golden_gate("plan", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("golden-gate plan: 30 items × 1 run(s)")
+    both = golden_gate("plan", tmp_path / "evals" / "golden.jsonl", "--items", "3")
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_run_refuses_a_floor_12_items_cannot_reach_before_asking_anything(tmp_path):
+    # Issue 30: 12 smoke items, every one passing, failed "below the floor" (exit 1) after the
+    # assistant and the judge were paid; it is a configuration error, said first.
+    golden = smoke_set(tmp_path / "g.jsonl", 12)
+    with AssistantServer(default_answer="x") as assistant:
+        done = golden_gate(
+            "run", golden, "--assistant-url", assistant.url, "--judge-model", "keypoints",
+            "--quiet", cwd=tmp_path,
+        )  # fmt: skip
+        asked = assistant.request_count
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == UNREACHABLE_12
+    assert asked == 0
+    # Clusters count: 16 items in 4 clusters of 4 cannot clear it either (the gate's bound).
+    clustered = tmp_path / "c.jsonl"
+    clustered.write_text(
+        "".join(
+            json.dumps({"id": f"i{k}", "question": f"q{k}?", "reference_key_points": ["x"],
+                        "cluster": f"page{k % 4}"}) + "\n"
+            for k in range(16)
+        )
+    )  # fmt: skip
+    plan = golden_gate("plan", clustered)
+    assert plan.returncode == 2
+    assert "with 16 items (4 clusters of related items among them) even 16/16" in plan.stderr
+    # `eval` gates nothing: it warns and writes its report.
+    with AssistantServer(default_answer="x") as assistant:
+        evaluated = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--judge-model", "keypoints",
+            "--quiet", "-o", tmp_path / "r.json", cwd=tmp_path,
+        )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "golden-gate: warning: floor: with 12 items even 12/12" in evaluated.stderr
 
 
 @pytest.mark.parametrize(
@@ -298,3 +369,124 @@ def test_a_judge_that_refuses_connections_fails_the_run_once_at_once(tmp_path, m
         "(connection refused): is it running? check judge-base-url"
     ]
     assert asked == 0  # not one question asked, not one retry paid for
+
+
+def test_a_baseline_sharing_one_item_of_24_is_not_comparable_even_with_the_floor_off(tmp_path):
+    # Issue 30: only "the yardstick moved", and with --floor 0 the gate passed, exit 0.
+    names = ids(24)
+    base = write(tmp_path / "base.json", report({names[0]: True}))
+    cand = write(tmp_path / "cand.json", report(dict.fromkeys(names, True)))
+    done = golden_gate("gate", cand, base, "--floor", "0")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "golden-gate: error: no gate result: not comparable with the baseline: only 1 of this "
+        "run's 24 items pair with it (same id, question and reference; at least 50% must); "
+        "regenerate the baseline from this golden set and selection (golden-gate eval, or the "
+        "Action's baseline mode)"
+    )
+    assert "passed" not in done.stdout
+    # Half of them pairing is a comparison.
+    half = write(tmp_path / "half.json", report(dict.fromkeys(names[:12], True)))
+    assert golden_gate("gate", cand, half, "--floor", "0").returncode == 0
+    # Another golden set that reuses the ids (q0000, ...), selected by other tags: the items'
+    # recorded question-and-reference hashes differ, so none of them pairs.
+    from golden_gate.core.report import DatasetInfo
+
+    def hashed(rep, prefix, tags):
+        for result in rep.results:
+            result.item_hash = prefix + result.id
+        rep.dataset = DatasetInfo(fingerprint="sha256:" + prefix, tags=tags)
+        return rep
+
+    ours = write(tmp_path / "ours.json", hashed(report(dict.fromkeys(names, True)), "a", ["smoke"]))
+    theirs = write(tmp_path / "theirs.json", hashed(report(dict.fromkeys(names, True)), "b", []))
+    other = golden_gate("gate", ours, theirs, "--floor", "0")
+    assert other.returncode == 3, other.stdout + other.stderr
+    assert "only 0 of this run's 24 items pair with it" in other.stderr
+
+
+def _dead_assistant_report(names):
+    from golden_gate.core.report import ItemResult, Report, RunResult
+
+    runs = [RunResult(status="error", error_side="assistant", error="connection refused")]
+    return Report(
+        judge="openai:gpt-4.1-mini",
+        results=[
+            ItemResult(id=i, tags=["smoke"], passes=0, runs=1, unanswered=1, run_results=runs)
+            for i in names
+        ],
+        complete=False,
+        incomplete_reason=f"{len(names)} of {len(names)} runs ended in an error",
+    )
+
+
+def test_an_incomplete_run_never_prints_a_regression_verdict_or_a_pass_count(tmp_path):
+    # Issue 30: `gate` on a dead assistant's report printed "significant regression: 21
+    # regressed" and 21 "regressed:" lines, then "no gate result", exit 3.
+    names = ids(24)
+    base = write(tmp_path / "base.json", report(dict.fromkeys(names, True)))
+    dead = write(tmp_path / "dead.json", _dead_assistant_report(names))
+    comment, summary = tmp_path / "comment.md", tmp_path / "summary.md"
+    done = golden_gate("gate", dead, base, "--comment-file", comment, "--summary-file", summary)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith("golden-gate: incomplete: no gate result")
+    for said in (done.stdout, comment.read_text(), summary.read_text()):
+        assert "regression" not in said.lower() and "regressed:" not in said
+        assert "Regressed items" not in said and "0/24" not in said and "24/24" not in said
+    assert "**no gate result: the reason is below**" in comment.read_text()
+    assert "The evaluation is incomplete: 24 of 24 runs ended in an error" in comment.read_text()
+    assert (
+        done.stderr.strip() == "golden-gate: error: no gate result: 24 of 24 runs ended in an error"
+    )
+
+
+def test_eval_with_judge_errors_does_not_print_a_pass_count(tmp_path, monkeypatch):
+    # Issue 30: 22 of 24 items without a verdict printed "2/2 items passed", exit 3.
+    from tests.fakes.judge_server import Behaviour, JudgeServer
+
+    golden = tmp_path / "g.jsonl"
+    golden.write_text(
+        "".join(f'{{"id": "q{i}", "question": "q{i}?", "reference_key_points": ["x"]}}\n'
+                for i in range(24))
+    )  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    with (
+        JudgeServer(default=Behaviour.unauthorized()) as judge,
+        AssistantServer(default_answer="x") as assistant,
+    ):
+        judge.enqueue(Behaviour.verdict(), Behaviour.verdict())
+        done = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
+            "--judge-model", "openai:gpt-4.1-mini", "--judge-base-url", judge.base_url,
+            "--judge-concurrency", "1", "--judge-retries", "0", "-o", tmp_path / "r.json",
+            cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "items passed" not in done.stdout
+    assert done.stdout.startswith("golden-gate: incomplete: 2 of 24 items got a verdict")
+
+
+def test_the_wording_says_one_thing_once(tmp_path):
+    # Issue 30: "net drop -25.0%", "only 0 item(s) ... changed", "79.2% of runs ... (79.2%)".
+    from golden_gate.core.report import ItemResult, Report
+
+    names = ids(24)
+    base = write(tmp_path / "base.json", report({i: i not in names[:6] for i in names}))
+    better = write(tmp_path / "better.json", report(dict.fromkeys(names, True)))
+    gained = golden_gate("gate", better, base, "--floor", "0", "--comment-file", tmp_path / "c.md")
+    assert "net gain 25.0%" in gained.stdout and "-25.0%" not in gained.stdout
+    assert "net gain 25.0%" in (tmp_path / "c.md").read_text()
+    same = golden_gate("gate", base, base, "--floor", "0")
+    assert "only 0" not in same.stdout
+    assert "no shared item changed outcome since the baseline" in same.stdout
+    assert "no net change" in same.stdout
+    runs = Report(
+        judge="openai:gpt-4.1-mini",
+        results=[
+            ItemResult(id=i, tags=["smoke"], passes=2 + (k % 6 > 0), runs=3)
+            for k, i in enumerate(names)
+        ],
+    )
+    three = golden_gate("gate", write(tmp_path / "runs.json", runs), "--floor", "0")
+    line = next(x for x in three.stdout.splitlines() if "pass rate" in x and "Wilson" in x)
+    assert "of runs over 24 items, Wilson" in line and line.count("%") == 1

@@ -127,6 +127,10 @@ def test_a_new_verdict_changing_option_changes_the_judges_identity(monkeypatch, 
         ("subset-tags", [], ["smoke"], False),
         ("paths", ["src/**"], ["src/**", "app/**"], True),
         ("paths", ["src/**", "app/**"], ["docs/**"], False),
+        ("paths", [], ["src/**"], False),  # no allow-list: every file not ignored runs
+        ("paths", ["src/**"], [], True),
+        ("ignore-paths", [], ["notebooks/"], False),  # a wider ignore list skips more
+        ("ignore-paths", ["notebooks/", "*.ipynb"], ["*.ipynb"], True),
         ("require-comparable", False, True, True),
         ("fail-on-regression", True, False, False),
         ("judge-model", "openai:a", "openai:b", False),
@@ -297,6 +301,7 @@ def pr_run(world, assistant_url="http://127.0.0.1:9", **inputs):
         ({"judge-prompt": "lenient.txt"}, "input 'judge-prompt' (lenient.txt) would loosen"),
         ({"judge-base-url": "http://127.0.0.1:1/v1"}, "input 'judge-base-url'"),
         ({"paths": "docs/**"}, "input 'paths' ([docs/**]) would loosen a rule"),
+        ({"ignore-paths": "app/**"}, "input 'ignore-paths' ([app/**]) would loosen a rule"),
         ({"baseline-ref": "my-branch"}, "input 'baseline-ref' (my-branch) would loosen a rule"),
     ],
 )
@@ -322,11 +327,13 @@ def test_without_golden_gate_toml_at_the_base_the_thresholds_hold_their_defaults
 
 def test_an_input_that_tightens_a_rule_is_taken(world, good_assistant):
     _, done = pr_run(world, good_assistant, floor="0.9", **{"subset-tags": "*"})
-    # every item, a higher floor: both stricter than the base's; 24 items cannot clear 0.9
-    assert done.returncode == 1, done.stdout + done.stderr
-    report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
-    assert len(report["results"]) > 14
-    assert "floor 0.90" in done.stdout or "< 0.90" in done.stdout
+    # every item (24, not the base's 14), a higher floor: both stricter than the base's, both
+    # taken; and 24 items cannot clear 0.9 even all passing, said before anything is asked
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "::error title=golden-gate::floor: with 24 items even 24/24 passing gives a lower bound "
+        "of 0.862 < floor 0.90: select at least 35 items or lower the floor" in done.stdout
+    )
 
 
 def test_a_prs_own_golden_gate_toml_is_proposed_not_used(world, candidate):

@@ -84,6 +84,8 @@ def test_run_against_a_dead_assistant_exits_3_and_keeps_the_report(tmp_path):
         url,
         "--subset-tags",
         "smoke",
+        "--floor",
+        "0.7",
         "--retries",
         "0",
         "-o",
@@ -94,7 +96,9 @@ def test_run_against_a_dead_assistant_exits_3_and_keeps_the_report(tmp_path):
     assert done.returncode == 3, done.stdout + done.stderr
     assert "the evaluation could not be completed" in done.stderr
     report = load_report(tmp_path / "r.json")
-    assert not report.complete and all(r.unanswered == r.runs == 1 for r in report.results)
+    # The first request (the preflight) found nothing listening: no other item was asked.
+    assert not report.complete and report.results == [] and len(report.not_asked) == 14
+    assert "connection refused" in report.incomplete_reason
 
 
 def test_bad_golden_line_exits_2(tmp_path):
@@ -119,7 +123,11 @@ def test_sigterm_mid_run_leaves_a_valid_partial_report(tmp_path):
     golden = tmp_path / "g.jsonl"
     golden.write_text(
         "".join(
-            json.dumps({"id": f"q{i:02d}", "question": f"Question {i}?"}) + "\n" for i in range(40)
+            json.dumps(
+                {"id": f"q{i:02d}", "question": f"Q{i}?", "reference_key_points": ["answer"]}
+            )
+            + "\n"
+            for i in range(40)
         )
     )
     with AssistantServer(default_answer="An answer.", latency_s=0.3) as assistant:

@@ -27,7 +27,7 @@ def test_identical_reports_pass():
     gate = evaluate_gate(report(outcomes), report(outcomes), GateSettings(floor=0.5))
     assert gate.passed
     assert gate.comparison.p_value == 1.0
-    assert any("is not evidence" in n for n in gate.notes)  # b + c = 0 is underpowered
+    assert any("no shared item changed outcome" in n for n in gate.notes)  # b + c = 0
 
 
 def test_below_floor_without_baseline():
@@ -118,14 +118,29 @@ def test_comparability_warning_and_fatal_setting():
         outcomes,
         judge="openai:gpt-4.1-mini",
         judge_prompt_hash="bbb",
-        dataset=DatasetInfo(fingerprint="sha256:2", tags=["smoke"]),
+        dataset=DatasetInfo(fingerprint="sha256:1", tags=["smoke"]),
     )
     gate = evaluate_gate(candidate, baseline)
-    assert gate.passed
-    assert len(gate.warnings) == 3
+    assert gate.passed and gate.inconclusive is None
+    assert len(gate.warnings) == 2
     assert all("yardstick moved" in w for w in gate.warnings)
     strict = evaluate_gate(candidate, baseline, GateSettings(require_comparable=True))
     assert [r.code for r in strict.reasons] == ["not-comparable"]
+    # Another golden set is no warning (issue 30): no comparison at all.
+    other = candidate.model_copy(
+        update={"dataset": DatasetInfo(fingerprint="sha256:2", tags=["smoke"])}
+    )
+    unrelated = evaluate_gate(other, baseline)
+    assert unrelated.inconclusive == (
+        "not comparable with the baseline: it was made from another golden set (the same tags "
+        "select items with another dataset fingerprint); regenerate the baseline from this "
+        "golden set and selection (golden-gate eval, or the Action's baseline mode)"
+    )
+    # Other tags select other items (a full-set baseline, a smoke run): compared item by item.
+    subset = candidate.model_copy(
+        update={"dataset": DatasetInfo(fingerprint="sha256:2", tags=["nightly"])}
+    )
+    assert evaluate_gate(subset, baseline).inconclusive is None
 
 
 def test_minimal_baseline_without_our_fields_loads_and_compares():

@@ -105,3 +105,104 @@ def test_a_line_separator_inside_a_string_is_not_a_line_break(tmp_path):
     path = tmp_path / "golden.jsonl"
     path.write_text(line + "\r\n", encoding="utf-8")
     assert [i.question for i in load_golden(path)] == ["x\u2028y\u0085z"]
+
+
+# -- issue 30: a typo or an empty item must never silently turn a check off ------------------
+
+
+def _eval(golden, *flags, cwd):
+    from tests.fakes.assistant_server import AssistantServer
+    from tests.helpers import golden_gate
+
+    with AssistantServer(default_answer="Restore with the restore command.") as assistant:
+        done = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--judge-model", "keypoints",
+            "--quiet", "-o", cwd / "r.json", *flags, cwd=cwd,
+        )  # fmt: skip
+        return done, assistant.request_count
+
+
+def _lines(path, *items):
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+    return path
+
+
+ANSWERED = {"id": "ok", "question": "How to restore?", "reference_key_points": ["restore command"]}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "meant"),
+    [
+        ("reference_keypoints", ["never said"], "reference_key_points"),
+        ("tag", ["smoke"], "tags"),
+        ("must_refuses", True, "must_refuse"),
+        ("Reference_URLs", ["docs/x.md"], "reference_urls"),
+        ("keypoints", ["never said"], "reference_key_points"),
+    ],
+)
+def test_a_near_miss_of_a_known_field_is_an_error_with_did_you_mean(tmp_path, field, value, meant):
+    # Before: accepted as metadata, so the check it meant was off and a wrong answer passed.
+    item = {"id": "typo", "question": "What port?", field: value}
+    golden = _lines(tmp_path / "g.jsonl", ANSWERED, item)
+    done, asked = _eval(golden, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        f"golden-gate: error: {golden}:2: unknown field '{field}': did you mean '{meant}'?"
+    )
+    assert asked == 0
+
+
+def test_a_misspelt_copy_beside_the_real_field_is_an_error_too(tmp_path):
+    item = {**ANSWERED, "tags": ["smoke"], "tag": ["nightly"]}
+    with pytest.raises(InputError, match=r"g:1: unknown field 'tag' beside 'tags'"):
+        parse_golden([json.dumps(item)], source="g")
+
+
+@pytest.mark.parametrize("points", [None, [], [""], ["  "]])
+def test_an_item_nothing_can_judge_is_an_error_naming_it(tmp_path, points):
+    # Before: "2/2 items passed" whatever the answers.
+    empty = {"id": "vacuous", "question": "Anything?", "tags": ["smoke"]}
+    if points is not None:
+        empty["reference_key_points"] = points
+    golden = _lines(tmp_path / "g.jsonl", ANSWERED, empty)
+    done, asked = _eval(golden, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"golden-gate: error: {golden}:2: item 'vacuous' has nothing to judge" in done.stderr
+    assert asked == 0
+    # A URL or a refusal is something to judge by.
+    for judged in ({"reference_urls": ["docs/a.md"]}, {"must_refuse": True}):
+        golden = _lines(tmp_path / "g.jsonl", ANSWERED, {**empty, **judged})
+        assert _eval(golden, cwd=tmp_path)[0].returncode in (0, 1)
+
+
+def test_an_evaluator_without_a_reference_judges_an_item_without_one(tmp_path):
+    from golden_gate.core.golden import check_judgeable
+    from golden_gate.evaluation.evaluators import (
+        EvaluatorSettings,
+        parse_evaluators,
+        reference_free,
+    )
+
+    def free(text):
+        return reference_free(EvaluatorSettings(evaluators=parse_evaluators(text, flag="x")))
+
+    rubric = tmp_path / "tone.txt"
+    rubric.write_text("Is {outputs} polite?")
+    graded = tmp_path / "graded.txt"
+    graded.write_text("Does {outputs} match {reference_outputs}?")
+    assert not free("correctness") and free("correctness,relevancy") and free("conciseness")
+    assert free(str(rubric)) and not free(str(graded))
+    item = parse_golden([json.dumps({"id": "a", "question": "Hi?"})], source="g")
+    check_judgeable(item, reference_free=True)
+    with pytest.raises(InputError, match="g:1: item 'a' has nothing to judge"):
+        check_judgeable(item, reference_free=False)
+
+
+def test_other_unknown_fields_are_a_teams_metadata_unless_golden_strict(tmp_path):
+    golden = _lines(tmp_path / "g.jsonl", {**ANSWERED, "owner": "docs-team", "difficulty": 2})
+    done, _ = _eval(golden, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    strict, asked = _eval(golden, "--golden-strict", cwd=tmp_path)
+    assert strict.returncode == 2
+    assert f"{golden}:1: unknown field 'owner', 'difficulty' (golden-strict is on" in strict.stderr
+    assert asked == 0

@@ -222,7 +222,7 @@ def test_half_an_emoji_in_a_question_or_an_answer_is_repaired_and_recorded(tmp_p
     with AssistantServer(answers=answers, sources=["docs/\udc00.md"]) as server:
         code = cli.main(
             ["run", str(golden), "--assistant-url", server.url, "--sources-path", "sources",
-             "--quiet",
+             "--quiet", "--floor", "0",
              "--cache", "off", "-o", str(out / "report.json"), "--comment-file",
              str(out / "comment.md"), "--summary-file", str(out / "summary.md")]
         )  # fmt: skip

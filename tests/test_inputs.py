@@ -52,7 +52,7 @@ def test_defaults_and_values():
     assert s.run.golden == WS / "evals/golden.jsonl"
     assert s.run.report_path == WS / "golden-gate/report.json"
     assert s.fail_on_regression is False
-    assert "prompts/**" in s.paths
+    assert s.paths == [] and s.ignore_paths == []  # no allow-list: the ignore list decides
 
 
 @pytest.mark.parametrize(

@@ -31,8 +31,9 @@ from golden_gate.errors import InputError
 Door = Literal["cli", "action", "file"]
 Kind = Literal["str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice"]
 # How a rule may move on a pull request: a stricter floor is higher, a stricter min-drop lower,
-# a stricter tag list selects a superset, a stricter switch is on (or off); "same" cannot move.
-Tighten = Literal["higher", "lower", "superset", "on", "off", "same"]
+# a stricter tag list selects a superset, a stricter ignore list a subset, a stricter switch is
+# on (or off); "same" cannot move.
+Tighten = Literal["higher", "lower", "superset", "subset", "on", "off", "same"]
 ALL_DOORS: frozenset[str] = frozenset({"cli", "action", "file"})
 FROM_FIELD = object()  # the default is the engine field's
 M = TypeVar("M")
@@ -131,6 +132,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("subset-tags", "Comma-separated tags selecting the items to run (any of them); `*` (or "
        "an empty list in golden-gate.toml) runs every item.", kind="tags", field="tags",
        default=[], rule="superset", old_flags=("--tags",)),
+    _o("golden-strict", "Refuse golden items with fields the schema does not know (by default "
+       "they are kept, as a team's own metadata; a near-miss of a known field such as "
+       "reference_keypoints or tag is always an error).", kind="bool", field="golden_strict",
+       rule="on"),
     _o("shard", "i/n: evaluate shard i of n of the selected items (a matrix job).",
        doors=CLI_ACTION, default=""),
     _o("baseline", "Path of the baseline report (in the Action: in the repository, read at "
@@ -138,12 +143,17 @@ OPTIONS: tuple[Option, ...] = (
     _o("baseline-ref", "Git ref to read the baseline (and the golden set it pairs with) at; "
        "defaults to the pull request's base branch.", doors=ACTION_FILE, default="",
        rule="same"),
-    _o("paths", "Gitignore-style patterns, one a line: a pull request runs the gate only when a "
-       "changed file matches one of them (the gate's own inputs always do).", kind="lines",
-       group="scope", default=["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"],
-       rule="superset", doors=ACTION_FILE),
-    _o("force", "Run even when no changed file matches `paths`.", kind="bool", default=False,
-       doors=ACTION_ONLY),
+    _o("paths", "An allow-list, gitignore-style patterns one a line: when set, a pull request "
+       "runs the gate only when a changed file matches one of them (the gate's own inputs "
+       "always do). Empty: every pull request runs unless each changed file is on the ignore "
+       "list.", kind="lines", group="scope", default=[], rule="superset", doors=ACTION_FILE),
+    _o("ignore-paths", "Gitignore-style patterns, one a line, added to the built-in list of "
+       "files that cannot change answers (Markdown and docs/, images, licences, issue and pull "
+       "request templates, editor settings); `!pattern` takes a file back. A pull request whose "
+       "changed files are all on the list is skipped. Not used when paths is set.",
+       kind="lines", group="scope", default=[], rule="subset", doors=ACTION_FILE),
+    _o("force", "Run even when the scope would skip the pull request.", kind="bool",
+       default=False, doors=ACTION_ONLY),
     _o("index-snapshot", "Index snapshot the assistant should serve (passed as INDEX_SNAPSHOT).",
        field="index_snapshot", default=""),
     # --- the assistant -----------------------------------------------------------------------
@@ -596,9 +606,11 @@ def tightens(option: Option, base: Any, given: Any) -> bool:
     if how == "lower":
         return given <= base
     if how == "superset":
-        if option.name == "subset-tags":
+        if option.name in ("subset-tags", "paths"):  # empty: every item, every file
             return not given or (bool(base) and set(given) >= set(base))
         return set(given) >= set(base)
+    if how == "subset":
+        return set(given) <= set(base)
     if how == "on":
         return bool(given)
     if how == "off":
@@ -612,6 +624,7 @@ def direction(option: Option) -> str:
         "higher": "raise it",
         "lower": "lower it",
         "superset": "add to it (keeping every value the base has)",
+        "subset": "remove from it (adding nothing the base lacks)",
         "on": "switch it on",
         "off": "switch it off",
         "same": "repeat it",

@@ -15,8 +15,12 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateResult, evaluate_gate, undeclared_clusters
-from golden_gate.core.power import floor_reachable, unreachable_floor_message
+from golden_gate.core.gate import (
+    GateResult,
+    evaluate_gate,
+    floor_out_of_reach,
+    undeclared_clusters,
+)
 from golden_gate.core.report import (
     AssistantInfo,
     DatasetInfo,
@@ -24,13 +28,19 @@ from golden_gate.core.report import (
     save_report,
     selection_digest,
 )
-from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.errors import (
+    EXIT_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_PASSED,
+    IncompleteError,
+    InputError,
+)
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.evaluators import Panel, make_panel
 from golden_gate.evaluation.judge import Judge
 from golden_gate.evaluation.progress import Progress
-from golden_gate.evaluation.target import AssistantClient
+from golden_gate.evaluation.target import AssistantClient, AssistantUnusable
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
@@ -66,7 +76,28 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
         raise InputError(
             f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
         )
+    check_golden(items, settings)
     return items
+
+
+def check_golden(items: list[golden.GoldenItem], settings: Settings) -> None:
+    """Every selected item can be judged by these evaluators (an item with nothing to judge
+    it by passes whatever the answer), and with `golden-strict` holds known fields only."""
+    from golden_gate.evaluation.evaluators import reference_free
+
+    golden.check_judgeable(
+        items,
+        reference_free=reference_free(settings.evaluators),
+        strict=settings.golden_strict,
+    )
+
+
+def check_floor(items: list[golden.GoldenItem], settings: Settings) -> None:
+    """Exit 2 when the selected items cannot clear the floor even all passing: before anything
+    is asked or paid, since this gate would fail whatever the answers are."""
+    out_of_reach = floor_out_of_reach([i.cluster for i in items], settings.gate)
+    if out_of_reach is not None:
+        raise InputError(f"floor: {out_of_reach}")
 
 
 async def _evaluate(
@@ -98,8 +129,20 @@ async def _evaluate(
     progress = Progress(len(items), enabled=settings.progress)
     async with AssistantClient(settings.target) as client:
         try:
-            return await evaluate(
-                items,
+            asked = items
+            unusable = None
+            try:
+                if items:
+                    await client.preflight(items[0])  # before any judge call: as the judge's
+            except asyncio.CancelledError:
+                task.uncancel()
+                raise IncompleteError("interrupted before the assistant's first answer") from None
+            except AssistantUnusable as exc:
+                # Every request would fail the same way: none is made, no judge is paid, and
+                # the report (incomplete, every item not asked) says why, as every run's does.
+                asked, unusable = [], str(exc)
+            report = await evaluate(
+                asked,
                 client=client,
                 judge=judge,
                 cache=cache,
@@ -107,8 +150,13 @@ async def _evaluate(
                 checks=settings.checks,
                 dataset=dataset,
                 assistant=assistant,
-                progress=progress,
+                progress=progress if asked else None,
             )
+            if unusable is not None:
+                report.complete = False
+                report.incomplete_reason = unusable
+                report.not_asked = [i.id for i in items]
+            return report
         finally:
             for signum, handler in before.items():
                 loop.remove_signal_handler(signum)
@@ -125,8 +173,10 @@ def evaluate_report(
     judge: Judge | Panel | None = None,
     cache: VerdictCache | None = None,
     on_report: Callable[[Report], object] | None = None,
+    gating: bool = True,
 ) -> Report:
     """Validate everything that costs nothing, start the assistant if asked, evaluate.
+    `gating`: the run is gated afterwards, so a floor it cannot reach is bad input (exit 2).
 
     `items`, `judge` and `cache` are made from the settings unless the caller (the Action,
     which checks them before restoring the cache and carries the cache between runs) passes
@@ -137,12 +187,11 @@ def evaluate_report(
         raise InputError("no assistant: set the assistant's URL or a compose file to start it")
     if items is None:
         items = load_items(settings)
-    if not floor_reachable(len(items), settings.gate):
-        # Said before any money is spent: this gate fails whatever the answers are.
-        print(
-            f"golden-gate: warning: {unreachable_floor_message(len(items), settings.gate)}",
-            file=sys.stderr,
-        )
+    if gating:
+        check_floor(items, settings)
+    elif out_of_reach := floor_out_of_reach([i.cluster for i in items], settings.gate):
+        # `eval` does not gate: the report it writes will fail any gate with this floor.
+        print(f"golden-gate: warning: floor: {out_of_reach}", file=sys.stderr)
     if judge is None and not settings.deterministic_only:
         # Model judges are built on a thread while the first requests go out.
         judge = make_panel(settings.judge, settings.evaluators, background=True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 class Settings(BaseModel):
     golden: Path
+    golden_strict: bool = False  # a golden item's unknown fields are errors, not metadata
     tags: list[str] = Field(default_factory=list)
     shard: Shard | None = None  # evaluate only this part of the selection (a matrix job)
     target: TargetSettings | None = None  # only evaluating needs the assistant
@@ -126,6 +127,7 @@ def build(
     try:
         settings = Settings(
             golden=root / r["golden"],
+            golden_strict=r["golden-strict"],
             tags=r["subset-tags"],
             shard=Shard.parse(shard, where=r.where("shard")) if shard else None,
             target=TargetSettings(

@@ -107,6 +107,15 @@ def _item(row: dict[str, object], where: str, taken: set[str]) -> dict[str, obje
         item["reference_key_points"] = points
     if urls := _listed(_pick(row, URL_NAMES)):
         item["reference_urls"] = urls
+    refuse = _pick(row, ("must_refuse",))
+    if refuse is True or (isinstance(refuse, str) and refuse.strip().lower() in ("true", "1")):
+        item["must_refuse"] = True
+    if len(item) == 2:  # an item nothing can judge would pass whatever the answer: never write it
+        names = ", ".join((*KEY_POINT_NAMES, *URL_NAMES, "must_refuse"))
+        raise InputError(
+            f"{where}: nothing to judge an answer to '{question.strip()[:60]}' by (a column or "
+            f"field named one of: {names}, not empty)"
+        )
     item["tags"] = _listed(_pick(row, TAG_NAMES)) or ["smoke"]
     return item
 

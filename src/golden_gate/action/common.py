@@ -144,6 +144,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
                 ctx.event_name,
                 force=settings.force,
                 patterns=settings.paths,
+                ignore=settings.ignore_paths,
                 changed=listed.files,
                 capped=listed.capped,
                 source="api",
@@ -162,6 +163,7 @@ def find_scope(settings: ActionSettings, ctx: Context) -> Scope:
         ctx.event_name,
         force=settings.force,
         patterns=settings.paths,
+        ignore=settings.ignore_paths,
         changed=files,
         source="git",
         own_inputs=own,
@@ -178,10 +180,24 @@ def in_scope(settings: ActionSettings, ctx: Context) -> Scope:
     return scope
 
 
+SKIPPED_SHOWN = 50  # files listed, each with the rule that skipped it
+
+
 def skip(scope: Scope) -> int:
-    runner.write_summary(f"golden-gate skipped: {scope.reason}.\n")
+    from golden_gate.rendering.escape import code_span, inline
+
+    # File names come from the pull request: code spans in Markdown, printed as untrusted.
+    shown = list(scope.skipped.items())[:SKIPPED_SHOWN]
+    more = len(scope.skipped) - len(shown)
+    lines = [f"- {code_span(file)} ({inline(rule)})" for file, rule in shown]
+    if more > 0:
+        lines.append(f"- … and {more} more")
+    listing = "\n\n" + "\n".join(lines) if lines else ""
+    runner.write_summary(f"golden-gate skipped: {scope.reason}.{listing}\n")
     runner.set_outputs({"ran": "false", "verdict": "skipped"})
     print(f"golden-gate: skipped: {scope.reason}")
+    if shown:
+        runner.print_untrusted("\n".join(f"  skipped: {f} ({rule})" for f, rule in shown))
     return EXIT_PASSED
 
 

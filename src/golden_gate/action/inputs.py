@@ -38,6 +38,7 @@ class ActionSettings(BaseModel):
     workspace: Path
     token: str
     paths: list[str]
+    ignore_paths: list[str] = []
     force: bool
     baseline: str
     baseline_ref: str
@@ -127,6 +128,7 @@ def action_settings(
         workspace=workspace,
         token=r["github-token"],
         paths=r["paths"],
+        ignore_paths=r["ignore-paths"],
         force=r["force"],
         baseline=r["baseline"],
         baseline_ref=r["baseline-ref"],

@@ -109,10 +109,13 @@ def evaluated(
     from golden_gate.core.report import save_report
     from golden_gate.core.rules import mark_origins
     from golden_gate.evaluation.evaluators import make_panel
-    from golden_gate.pipeline import evaluate_report
+    from golden_gate.pipeline import check_floor, check_golden, evaluate_report
 
     run_settings = settings.run
     items, rule_changes = items_to_gate(settings, ctx, scope, baseline)
+    if items:  # before the cache is restored or a judge is built
+        check_golden(items, run_settings)  # the base's items too: a vacuous item never counts
+        check_floor(items, run_settings)
     if rule_changes is not None and rule_files is not None:
         rule_changes = rule_changes.model_copy(
             update={"not_used": rule_files.not_used, "own_rule_files": rule_files.own}

@@ -1,7 +1,11 @@
 """Scope: can this change alter answers? Decided from the event and the pull request's files.
 
 "Always run, decide inside": the step always runs (so a required check stays satisfiable) and
-reports success without spending anything when no changed file matches `paths`.
+reports success without spending anything only when the change cannot alter answers. Failing
+safe: by default a pull request runs unless *every* changed file matches `IGNORED` (docs,
+Markdown, images, licences, issue templates, ...) or `ignore-paths`, which extends it; a file
+nobody listed runs the gate. `paths`, when set, is an explicit allow-list instead: a pull request
+runs when a changed file matches it.
 
 The gate's own inputs (the golden set, judge prompt, calibration, comment template, labels,
 baseline) and the workflows (which hold its thresholds) are always in scope, whatever `paths`
@@ -22,7 +26,21 @@ from golden_gate.git import git
 
 PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
 FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
-DEFAULT_PATHS = ["prompts/**", "config/model*", "ingest/**", "evals/**", "src/**"]
+DEFAULT_PATHS: list[str] = []  # no allow-list: the ignore list decides
+# Files that cannot change an answer, gitignore-style (`ignore-paths` extends the list; a
+# `!pattern` there takes a file back). Markdown can be a prompt: a file or directory named
+# for prompts never counts as ignored, and a Markdown corpus belongs in `ignore-paths` as `!`.
+IGNORED: tuple[str, ...] = (
+    "*.md", "*.markdown", "*.rst", "*.adoc",
+    "docs/", "doc/",
+    "LICENSE*", "LICENCE*", "COPYING*", "NOTICE*", "AUTHORS*", "CODEOWNERS",
+    "*.png", "*.jpg", "*.jpeg", "*.gif", "*.svg", "*.ico", "*.webp",
+    ".github/ISSUE_TEMPLATE/", ".github/PULL_REQUEST_TEMPLATE/",
+    ".github/pull_request_template.md", ".github/FUNDING.yml", ".github/dependabot.yml",
+    ".gitignore", ".gitattributes", ".mailmap", ".editorconfig",
+    ".vscode/", ".idea/",
+    "!*[Pp][Rr][Oo][Mm][Pp][Tt]*", "!**/[Pp]rompts/**",
+)  # fmt: skip
 WORKFLOWS = ".github/workflows/"
 WORKFLOW_RULE = "a workflow, where the gate's settings live"
 CONFIG_FILE = "golden-gate.toml"  # the gate's config file: its rules, always in scope
@@ -35,6 +53,8 @@ class Scope(BaseModel):
     matched: list[str] = Field(default_factory=list)
     # one per matched file: "file (the rule that matched it)", for the log
     triggers: list[str] = Field(default_factory=list)
+    # when skipped: each changed file and the rule that skipped it
+    skipped: dict[str, str] = Field(default_factory=dict)
     # changed files the gate itself reads (golden set, prompt, workflows, ...): the comment
     # says at the top that the pull request changes the gate's own rules
     own_inputs_changed: list[str] = Field(default_factory=list)
@@ -150,12 +170,14 @@ def check_patterns(patterns: Sequence[str], *, name: str = "input 'paths'") -> N
             ) from None
 
 
-def matching_rules(files: Sequence[str], patterns: Sequence[str]) -> dict[str, str]:
+def matching_rules(
+    files: Sequence[str], patterns: Sequence[str], *, name: str = "input 'paths'"
+) -> dict[str, str]:
     """Each matched file and the pattern that decided it."""
     import pathspec
 
     kept = [p for p in patterns if p.strip()]
-    check_patterns(kept)
+    check_patterns(kept, name=name)
     spec = pathspec.GitIgnoreSpec.from_lines(kept)
     found = {}
     for file in files:
@@ -187,9 +209,12 @@ def decide(
     capped: bool = False,
     source: str | None = None,
     own_inputs: Mapping[str, str] | None = None,
+    ignore: Sequence[str] = (),
 ) -> Scope:
-    """Only pull requests can be skipped; every other event runs. `own_inputs` maps the repo
-    paths of the gate's own input files to their input names: a change to one always runs."""
+    """Only pull requests can be skipped; every other event runs. `patterns` is the `paths`
+    allow-list (empty: none, so every file not ignored can change answers); `ignore` extends
+    `IGNORED`. `own_inputs` maps the repo paths of the gate's own input files to their input
+    names: a change to one always runs."""
     # What the gate itself reads, changed: said at the top of the comment however it runs.
     own = {f: r for f in changed or () if (r := own_input_rule(f, own_inputs or {}))}
     if force:
@@ -206,8 +231,17 @@ def decide(
             source=source,
             own_inputs_changed=list(own),
         )
-    by_paths = matching_rules(changed, patterns)
-    rules = {**{f: f"paths: {pattern}" for f, pattern in by_paths.items()}, **own}
+    if patterns:
+        by_paths = matching_rules(changed, patterns)
+        answers = {f: f"paths: {pattern}" for f, pattern in by_paths.items()}
+        skipped = {f: "not in `paths`" for f in changed if f not in by_paths}
+        none = "none matches `paths`"
+    else:
+        ignored = matching_rules(changed, [*IGNORED, *ignore], name="input 'ignore-paths'")
+        answers = {f: "not on the ignore list" for f in changed if f not in ignored}
+        skipped = {f: f"ignored: {pattern}" for f, pattern in ignored.items()}
+        none = "each is on the ignore list (`ignore-paths` extends it)"
+    rules = {**answers, **own}
     matched = [f for f in changed if f in rules]
     triggers = [f"{f} ({rules[f]})" for f in matched]
     if own:
@@ -233,7 +267,8 @@ def decide(
         )
     return Scope(
         run=False,
-        reason=f"{len(changed)} files changed and none matches `paths`: answers cannot change",
+        reason=f"{len(changed)} files changed and {none}: answers cannot change",
         changed=len(changed),
+        skipped={f: skipped[f] for f in changed},
         source=source,
     )

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 # own record (a narrower subset drops baseline items, counted as failed), and a pull request
 # that edits them edits a workflow, which the gate always runs for. The thresholds are held to
 # their defaults instead: nothing else would stop a loosened one.
-LEGACY_INPUTS = ("subset-tags", "paths")
+LEGACY_INPUTS = ("subset-tags", "paths", "ignore-paths")
 
 # Modes whose rules do not matter (they post or measure, they do not gate a pull request).
 NO_RULES = ("post-comment", "calibrate")

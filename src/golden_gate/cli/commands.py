@@ -16,11 +16,22 @@ if TYPE_CHECKING:
     from golden_gate.core.slim import SlimReport
 
 
-def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
+def _print_gate(
+    gate: GateResult, report_path: str | None = None, *, incomplete: str | None = None
+) -> None:
+    """The gate's result; an `incomplete` run (why, said on stderr) has no verdict to print:
+    no pass count, no regression, only what the warnings say."""
+    if incomplete:
+        print("golden-gate: incomplete: no gate result (the reason follows)")
+        for warning in gate.warnings:
+            print(f"  warning: {warning}")
+        if report_path:
+            print(f"  report: {report_path}")
+        return
     print(f"golden-gate: {gate.headline}")
     if gate.n:
         print(
-            f"  pass rate {gate.pass_rate_text} ({gate.pass_rate:.1%}), "
+            f"  pass rate {gate.pass_rate_text}{gate.pass_rate_detail}, "
             f"Wilson lower bound {gate.lower_bound:.4f} (floor {gate.settings.floor:.2f})"
         )
     comparison = gate.comparison
@@ -28,7 +39,7 @@ def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
         print(
             f"  vs baseline: {comparison.b} regressed, {comparison.c} improved on "
             f"{comparison.shared} shared items, p = {comparison.p_value:.4g} "
-            f"({comparison.method}), net drop {comparison.net_drop:.1%}"
+            f"({comparison.method}), {comparison.net_text}"
         )
         for item_id in comparison.regressions:
             print(f"  regressed: {item_id}")
@@ -78,7 +89,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
         rendering = args.comment_file is not None or args.summary_file is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
         gate = evaluate_gate(report, baseline, settings)
-        _print_gate(gate)
+        header = report.header
+        reason = header.incomplete_reason if not header.complete else gate.inconclusive
+        _print_gate(gate, incomplete=reason)
         failures = WriteFailures()
         if rendering:
             from golden_gate.rendering.render import render_comment, render_summary
@@ -99,8 +112,6 @@ def cmd_gate(args: argparse.Namespace) -> int:
         full = report.full()  # read once more only if the slim view left the runs out
         failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
-    header = report.header
-    reason = header.incomplete_reason if not header.complete else gate.inconclusive
     if reason:
         fail(f"no gate result: {reason}")
         return EXIT_INCOMPLETE
@@ -207,7 +218,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from golden_gate.pipeline import evaluate_report
 
     settings = settings_from_args(args.resolved, quiet=args.quiet)
-    report = evaluate_report(settings)
+    report = evaluate_report(settings, gating=False)  # a report, no verdict: warned only
     failures = WriteFailures()
     failures.attempt(lambda: save_report(report, settings.report_path))
     if args.junit_xml is not None:
@@ -218,14 +229,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
         failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
     counted = report.counted
     passed = sum(r.passed for r in counted)
-    if counted or not report.results:
-        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {settings.report_path}")
-    else:
+    if report.results and not counted:
         print(
             f"golden-gate: no item could be counted: every run of all {len(report.results)} "
             f"items ended in an error (first: {report.results[0].why}); report: "
             f"{settings.report_path}"
         )
+    elif not report.complete:
+        # No pass count for an incomplete run: it would read as a result (the reason follows).
+        total = len(report.results) + len(report.not_asked or [])
+        print(
+            f"golden-gate: incomplete: {len(counted)} of {total} items got a verdict; report: "
+            f"{settings.report_path}"
+        )
+    else:
+        print(f"golden-gate: {passed}/{len(counted)} items passed; report: {settings.report_path}")
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
     if not report.complete:
         fail(f"the evaluation could not be completed: {report.incomplete_reason}")
@@ -249,7 +267,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     failures = WriteFailures()
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
-    _print_gate(outcome.gate, str(settings.report_path))
+    incomplete = outcome.incomplete_reason if outcome.verdict == "incomplete" else None
+    _print_gate(outcome.gate, str(settings.report_path), incomplete=incomplete)
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
         fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
@@ -278,7 +297,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
         failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
-    _print_gate(gate, str(args.output))
+    incomplete = merged.incomplete_reason if not merged.complete else gate.inconclusive
+    _print_gate(gate, str(args.output), incomplete=incomplete)
     failures.raise_if_any()
     if not merged.complete:
         fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
@@ -319,9 +339,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     settings = gate_settings(args.resolved)
     golden = args.golden if args.resolved.given("golden") else None
-    if (golden is None) == (args.items is None):
+    if golden is not None and args.items is not None:
         raise InputError("plan: give a golden set or --items N, not both")
-    text, reachable = plan_text(
+    if golden is None and args.items is None:
+        # No argument: the golden set the config names (or the default path), if it is there.
+        golden = Path(args.golden)
+        if not golden.is_file():
+            raise InputError(
+                f"plan: no golden set at {golden} (the default); give a golden set's path, or "
+                "--items N to plan for N items"
+            )
+    text, out_of_reach = plan_text(
         golden=golden,
         tags=args.subset_tags,
         items=args.items,
@@ -330,7 +358,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         settings=settings,
     )
     print(text, end="")
-    return EXIT_PASSED if reachable else EXIT_FAILED
+    if out_of_reach is not None:  # the same configuration error `eval` and `run` stop on
+        raise InputError(f"floor: {out_of_reach}")
+    return EXIT_PASSED
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -73,7 +73,7 @@ JUDGE = (
     "cache", "cache-dir",
 )  # fmt: skip
 EVAL = (
-    "subset-tags", "shard", "index-snapshot",
+    "golden-strict", "subset-tags", "shard", "index-snapshot",
     "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
     "context-path", "assistant-headers", "assistant-model", "concurrency", "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from fractions import Fraction
 from itertools import compress
 from operator import and_, gt, lt, ne, or_
@@ -42,8 +42,10 @@ from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
     design_effect,
+    floor_bound,
     floor_percent,
     paired_sign_flip_test,
+    wilson_lower_bound,
 )
 from golden_gate.core.tally import Tally, changed_items, tally_of
 
@@ -100,6 +102,37 @@ class GateSettings(BaseModel):
         return value
 
 
+def fewest_items_for_floor(settings: GateSettings) -> int:
+    """The fewest independent items whose bound, every one passing, clears the floor."""
+    n = 1
+    while wilson_lower_bound(n, n, confidence=settings.confidence) < settings.floor:
+        n += 1  # the floor is below 1, so this ends (16 for 0.80 at 95 %)
+    return n
+
+
+def floor_out_of_reach(clusters: Sequence[str | None], settings: GateSettings) -> str | None:
+    """The sentence when these items (one cluster label each, None for none) cannot clear the
+    floor even with every one passing, by the bound the gate uses (clusters widen it); None
+    when they can. A configuration error, said before anything is asked or paid."""
+    n = len(clusters)
+    if not settings.floor_on or n == 0:
+        return None
+    best = floor_bound([1.0] * n, list(clusters), confidence=settings.confidence).lower
+    if best >= settings.floor:
+        return None
+    need = fewest_items_for_floor(settings)
+    shared = Counter(c for c in clusters if c is not None)
+    grouped = sum(1 for size in shared.values() if size > 1)
+    where, more = "", ""
+    if grouped:
+        where = f" ({grouped} clusters of related items among them)"
+        more = " (more when items share a cluster: a cluster counts as less than its items)"
+    return (
+        f"with {n} items{where} even {n}/{n} passing gives a lower bound of {best:.3f} < floor "
+        f"{settings.floor:.2f}: select at least {need} items{more} or lower the floor"
+    )
+
+
 class Reason(BaseModel):
     code: ReasonCode
     message: str
@@ -137,6 +170,15 @@ class Comparison(BaseModel):
         return len(self.regressions)
 
     @property
+    def net_text(self) -> str:
+        """The net change in words: a negative drop is a gain, never "net drop -25.0%"."""
+        if self.net_drop > 0:
+            return f"net drop {self.net_drop:.1%}"
+        if self.net_drop < 0:
+            return f"net gain {-self.net_drop:.1%}"
+        return "no net change"
+
+    @property
     def c(self) -> int:
         return len(self.improvements)
 
@@ -171,6 +213,13 @@ class GateResult(BaseModel):
         if self.score_sum is not None and abs(self.score_sum - self.k) > 1e-9:
             return f"{self.pass_rate:.1%} of runs over {self.n} items"
         return f"{self.k}/{self.n}"
+
+    @property
+    def pass_rate_detail(self) -> str:
+        """The percentage after `pass_rate_text`, unless that already is one."""
+        if self.pass_rate is None or self.pass_rate_text.endswith(f"over {self.n} items"):
+            return ""
+        return f" ({self.pass_rate:.1%})"
 
     @property
     def headline(self) -> str:
@@ -215,16 +264,8 @@ def _comparability_warnings(
         and candidate.judge_prompt_hash != baseline.judge_prompt_hash
     ):
         warnings.append("the yardstick moved: the judge prompt differs from the baseline's")
-    cand, base = candidate.dataset, baseline.dataset
-    if (
-        cand is not None
-        and base is not None
-        and cand.fingerprint
-        and base.fingerprint
-        and sorted(cand.tags) == sorted(base.tags)
-        and cand.shard == base.shard
-        and cand.fingerprint != base.fingerprint
-    ):
+    if _other_golden_set(candidate, baseline) and candidate.rule_changes is not None:
+        # A pull request that edits the golden set: its items are shown as its own (rules.py).
         warnings.append("the yardstick moved: the golden set differs from the baseline's")
     cand_tally, base_tally = tallies or (Tally(cand_view.items), Tally(base_view.items))
     if changed is None:
@@ -426,6 +467,63 @@ def _compare(
     return comparison, Differences(mean_square=squares, design_effect=deff)
 
 
+# Fewer of the run's items than this share pairing with the baseline (same id, same question
+# and reference): the comparison would rest on a few items, so there is none (exit 3).
+MIN_SHARED_SHARE = 0.5
+REGENERATE = (
+    "regenerate the baseline from this golden set and selection (golden-gate eval, or the "
+    "Action's baseline mode)"
+)
+
+
+def _other_golden_set(candidate: Report | SlimReport, baseline: Report | SlimReport) -> bool:
+    """Both record the fingerprint of one whole selection by the same tags, and they differ.
+    Selections by other tags (a full-set baseline, a smoke-subset run: the usual pair) have
+    fingerprints that cannot be compared; their items are, one by one, by their recorded
+    question-and-reference hashes (`not_comparable`'s share of items that pair)."""
+    cand, base = slim.of(candidate).header.dataset, slim.of(baseline).header.dataset
+    return (
+        cand is not None
+        and base is not None
+        and bool(cand.fingerprint and base.fingerprint)
+        and sorted(cand.tags) == sorted(base.tags)
+        and cand.shard is None
+        and base.shard is None
+        and cand.fingerprint != base.fingerprint
+    )
+
+
+def not_comparable(
+    candidate: Report | SlimReport,
+    baseline: Report | SlimReport,
+    result: GateResult,
+    changed: int | None,
+) -> str | None:
+    """Why the baseline cannot be compared with this run at all (exit 3, not a warning): it
+    pairs with too few of the run's items (an item pairs by id and, where both record one, the
+    same question-and-reference hash, whatever tags selected it), or (with no pull request
+    editing the golden set) the same tags selected another golden set."""
+    cand = slim.of(candidate)
+    comparison = result.comparison
+    if comparison is None:
+        return None
+    own = cand.header.rule_changes is not None
+    if _other_golden_set(cand, baseline) and not own:
+        return (
+            "not comparable with the baseline: it was made from another golden set (the same "
+            f"tags select items with another dataset fingerprint); {REGENERATE}"
+        )
+    run_items = result.n - len(tally_of(cand).own)
+    same = comparison.shared - len(comparison.dropped) - (changed or 0)
+    if run_items > 0 and same < MIN_SHARED_SHARE * run_items:
+        return (
+            f"not comparable with the baseline: only {max(same, 0)} of this run's {run_items} "
+            f"items pair with it (same id, question and reference; at least "
+            f"{MIN_SHARED_SHARE:.0%} must); {REGENERATE}"
+        )
+    return None
+
+
 def evaluate_gate(
     candidate: Report | SlimReport,
     baseline: Report | SlimReport | None,
@@ -470,6 +568,11 @@ def evaluate_gate(
     if cut_short:
         result.inconclusive = cut_short
         return result
+    if base is not None:
+        unrelated = not_comparable(cand, base, result, changed)
+        if unrelated is not None:
+            result.inconclusive = unrelated
+            return result
     if result.passed and any(cand.items.errors):
         worst = cand.items.with_errors_counted()
         pessimistic = _evaluate_gate(
@@ -694,7 +797,7 @@ def _evaluate_gate(
                     code="significant-regression",
                     message=f"significant regression: {comparison.b} regressed vs "
                     f"{comparison.c} improved, p = {comparison.p_value:.4f} < "
-                    f"{settings.alpha:g}, net drop {comparison.net_drop:.1%}",
+                    f"{settings.alpha:g}, {comparison.net_text}",
                 )
             )
         elif comparison.p_value < settings.alpha:
@@ -706,11 +809,21 @@ def _evaluate_gate(
         if comparison.shared == 0:
             spread = None
             notes.append("no items are shared with the baseline: the regression test did not run.")
-        elif comparison.underpowered:
+        elif comparison.underpowered and comparison.units == 0:
             notes.append(
-                f"only {comparison.units} item(s) or cluster(s) changed outcome; with so few the "
-                f"test can never reach significance at alpha {settings.alpha:g}, so 'no "
-                "regression' is not evidence of none."
+                "no shared item changed outcome since the baseline: the paired test had nothing "
+                "to weigh."
+            )
+        elif comparison.underpowered:
+            changed_units = (
+                "1 item or cluster"
+                if comparison.units == 1
+                else f"{comparison.units} items or clusters"
+            )
+            notes.append(
+                f"only {changed_units} changed outcome; with so few the test can never reach "
+                f"significance at alpha {settings.alpha:g}, so 'no regression' is not evidence "
+                "of none."
             )
         if comparison.method == "Monte-Carlo sign-flip" and comparison.p_value_error:
             notes.append(

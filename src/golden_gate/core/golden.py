@@ -7,16 +7,60 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from golden_gate import jsonl
 from golden_gate.errors import InputError
 from golden_gate.files import read_text, write_result
 from golden_gate.jsonl import Problems, records
 
+# Names people write for a field, beyond what an edit distance catches (`tag` is one edit).
+ALSO_CALLED = {
+    "keypoints": "reference_key_points",
+    "referencepoints": "reference_key_points",
+    "expectedkeypoints": "reference_key_points",
+    "urls": "reference_urls",
+    "referencesources": "reference_urls",
+    "refuse": "must_refuse",
+    "shouldrefuse": "must_refuse",
+    "outofscope": "must_refuse",
+}
+
+
+def _squashed(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        diagonal, row[0] = row[0], i
+        for j, y in enumerate(b, start=1):
+            diagonal, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diagonal + (x != y))
+    return row[-1]
+
+
+def near_miss(name: str, known: Iterable[str]) -> str | None:
+    """The known field `name` was probably meant to be (`reference_keypoints`, `tag`,
+    `must_refuses`, `Tags`), or None for a name of its own (a team's metadata). Short names
+    allow one edit, longer ones two; `id` only its own spelling."""
+    squashed = _squashed(name)
+    if squashed in ALSO_CALLED:
+        return ALSO_CALLED[squashed]
+    best: tuple[int, str] | None = None
+    for field in known:
+        target = _squashed(field)
+        allowed = 0 if len(target) < 3 else 1 if len(target) < 8 else 2
+        distance = _edits(squashed, target)
+        if distance <= allowed and (best is None or distance < best[0]):
+            best = (distance, field)
+    return best[1] if best is not None else None
+
 
 class GoldenItem(BaseModel):
-    """One question with what a correct answer must say and cite; unknown fields are kept."""
+    """One question with what a correct answer must say and cite; unknown fields are kept,
+    except a near-miss of a known one (a typo must never silently turn a check off)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
 
@@ -33,6 +77,23 @@ class GoldenItem(BaseModel):
     cluster: str | None = Field(default=None, min_length=1)
     # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
     _surrogates_replaced: int = PrivateAttr(default=0)
+    _where: str = PrivateAttr(default="")  # `file:line` it was read from, for problems
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_near_misses(cls, data: object) -> object:
+        if isinstance(data, dict):
+            known = cls.model_fields
+            for name in data:
+                if isinstance(name, str) and name not in known:
+                    meant = near_miss(name, known)
+                    if meant is not None and meant not in data:
+                        raise ValueError(f"unknown field '{name}': did you mean '{meant}'?")
+                    if meant is not None:
+                        raise ValueError(
+                            f"unknown field '{name}' beside '{meant}': a misspelt copy? remove one"
+                        )
+        return data
 
     @field_validator("question")
     @classmethod
@@ -46,6 +107,19 @@ class GoldenItem(BaseModel):
         return self._surrogates_replaced
 
     @property
+    def where(self) -> str:
+        """`file:line` of the item, or its id when it was not read from a file."""
+        return self._where or f"item '{self.id}'"
+
+    @property
+    def has_reference(self) -> bool:
+        """Whether anything in the item judges an answer: key points, URLs or a refusal."""
+        return self.must_refuse or any(
+            isinstance(x, str) and x.strip()
+            for x in [*self.reference_key_points, *self.reference_urls]
+        )
+
+    @property
     def reference(self) -> str:
         """The key points as the bullet list the judge reads as the reference answer."""
         return "\n".join(f"- {point}" for point in self.reference_key_points)
@@ -55,13 +129,47 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
     """Parse JSONL text; raise one InputError naming every bad line as `source:line: problem`."""
     problems = Problems()
     items = []
-    for _, number, item in records(lines, source=source, model=GoldenItem, problems=problems):
+    for where, number, item in records(lines, source=source, model=GoldenItem, problems=problems):
         item._surrogates_replaced = problems.repaired.get(number, 0)
+        item._where = where
         items.append(item)
     problems.raise_if_any()
     if not items:
         raise InputError(f"{source}: the golden set is empty (no items)")
     return items
+
+
+JUDGEABLE_SHOWN = 10
+
+
+def check_judgeable(
+    items: Sequence[GoldenItem], *, reference_free: bool, strict: bool = False
+) -> None:
+    """InputError naming every item nothing can judge (no key points, URLs or refusal, and no
+    evaluator that works without a reference: it would pass whatever the answer) and, when
+    `strict`, every field the schema does not know."""
+    problems = Problems()
+    known = ", ".join(GoldenItem.model_fields)
+    vacuous = [] if reference_free else [i for i in items if not i.has_reference]
+    if vacuous:
+        named = ", ".join(f"{i.where}: item '{i.id}'" for i in vacuous[:JUDGEABLE_SHOWN])
+        more = (
+            f" and {len(vacuous) - JUDGEABLE_SHOWN} more" if len(vacuous) > JUDGEABLE_SHOWN else ""
+        )
+        has = "has" if len(vacuous) == 1 else "have"
+        problems.append(
+            f"{named}{more} {has} nothing to judge an answer by (no reference_key_points, "
+            "reference_urls or must_refuse), so would pass whatever the answer: add key "
+            "points, or an evaluator that needs no reference (relevancy, conciseness, "
+            "groundedness)"
+        )
+    for item in items if strict else ():
+        if item.model_extra:
+            names = ", ".join(f"'{name}'" for name in item.model_extra)
+            problems.append(
+                f"{item.where}: unknown field {names} (golden-strict is on; the fields are {known})"
+            )
+    problems.raise_if_any()
 
 
 def load_golden(path: str | Path) -> list[GoldenItem]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateSettings
-from golden_gate.core.power import fewest_passes_for_floor, planned_power, unreachable_floor_message
+from golden_gate.core.gate import GateSettings, fewest_items_for_floor, floor_out_of_reach
+from golden_gate.core.power import fewest_passes_for_floor, planned_power
 from golden_gate.errors import InputError
 
 
@@ -18,26 +18,34 @@ def plan_text(
     runs: int,
     baseline: Path | None,
     settings: GateSettings,
-) -> tuple[str, bool]:
-    """The plan as text, and whether the floor is within reach at all."""
+) -> tuple[str, str | None]:
+    """The plan as text, and why the floor is out of reach (None when it is within reach)."""
     if runs < 1:
         raise InputError(f"--runs: must be at least 1, got {runs}")
-    n = items if items is not None else _count(golden, tags)
-    if n < 1:
-        raise InputError(f"--items: must be at least 1, got {n}")
+    if items is not None and items < 1:
+        raise InputError(f"--items: must be at least 1, got {items}")
+    clusters = [None] * items if items is not None else _clusters(golden, tags)
+    n = len(clusters)
     # Only its counts are read: a large baseline is read without its runs (slim.py).
     base = slim.load(baseline, rows=False) if baseline is not None else None
-    fewest = fewest_passes_for_floor(n, settings)
+    out_of_reach = floor_out_of_reach(clusters, settings)
     lines = [f"golden-gate plan: {n} items × {runs} run(s)"]
     if not settings.floor_on:
         lines.append("  floor 0: the floor is off")
-    elif fewest is None:
-        lines.append(f"  floor: {unreachable_floor_message(n, settings)}")
+    elif out_of_reach is not None:
+        lines.append(f"  floor: {out_of_reach}")
     else:
+        fewest = fewest_passes_for_floor(n, settings) or n
         per = "items" if runs == 1 else "items' worth of passing runs (mean per-item score)"
         lines.append(
             f"  floor {settings.floor:.2f}: at least {fewest} of {n} {per} must pass "
             f"({fewest / n:.1%}) for the Wilson {settings.confidence:.0%} lower bound to clear it"
+        )
+    if settings.floor_on:
+        lines.append(
+            f"  choosing n and floor together: floor {settings.floor:.2f} needs at least "
+            f"{fewest_items_for_floor(settings)} items even when every one passes, and more "
+            "items leave more room for failures"
         )
     power = planned_power(n=n, runs=runs, baseline=base, settings=settings)
     lines.append("  " + power.sentence(n))
@@ -45,12 +53,13 @@ def plan_text(
         f"  (alpha {settings.alpha:g}, min-drop {settings.min_drop:.1%}; "
         "a drop is a fall in the mean per-item pass fraction)"
     )
-    return "\n".join(lines) + "\n", fewest is not None
+    return "\n".join(lines) + "\n", out_of_reach
 
 
-def _count(path: Path | None, tags: list[str]) -> int:
+def _clusters(path: Path | None, tags: list[str]) -> list[str | None]:
+    """One cluster label (or None) per selected item: the floor's bound counts clusters."""
     assert path is not None
     selected = golden.select(golden.load_golden(path), tags)
     if not selected:
         raise InputError(f"{path}: no items carry any of the tags {', '.join(tags)}")
-    return len(selected)
+    return [item.cluster for item in selected]

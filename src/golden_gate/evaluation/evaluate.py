@@ -437,6 +437,7 @@ class Evaluation:
         if self.progress:
             self.progress.done += 1
             self.progress.errors += result.errors
+            self.progress.assistant_errors += result.unanswered
             self.progress.update()
         return result
 
@@ -626,4 +627,16 @@ async def evaluate(
         )
     elif stats.budget_exhausted:
         report.incomplete_reason = "the judge budget ran out before every answer was judged"
+    explained = client.explain_errors(
+        [
+            (run.error or "no answer", run.http_status)
+            for result in results
+            for run in result.run_results
+            if run.status == "error" and run.error_side == "assistant"
+        ]
+    )
+    if explained and report.incomplete_reason and not interrupted:
+        report.incomplete_reason += "; the assistant: " + "; ".join(explained[:3])
+    elif explained:
+        report.warnings = [*(report.warnings or []), *(f"the assistant: {e}" for e in explained)]
     return report

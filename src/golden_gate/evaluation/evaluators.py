@@ -75,6 +75,23 @@ class EvaluatorSettings(BaseModel):
     panel: PanelRule = "majority"  # how several judge models combine, per evaluator
 
 
+def reference_free(settings: EvaluatorSettings) -> bool:
+    """Whether an evaluator judges an answer without the item's reference (relevancy,
+    conciseness, groundedness, hallucination, or a prompt file without {reference_outputs}):
+    then an item without key points, URLs or a refusal is still judged."""
+    for spec in settings.evaluators:
+        if spec.prompt_file is None and spec.name != CORRECTNESS:
+            return True
+        if spec.prompt_file is not None:
+            try:
+                text = spec.prompt_file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # loading the evaluator says what is wrong with the file
+            if "{reference_outputs}" not in text:
+                return True
+    return False
+
+
 def parse_evaluators(text: str, *, flag: str, root: Path | None = None) -> list[EvaluatorSpec]:
     """`correctness,groundedness:0.7,prompts/tone.txt`; InputError naming `flag` otherwise."""
     specs: list[EvaluatorSpec] = []

@@ -1,7 +1,7 @@
 """Progress on stderr: a live line on a terminal, a periodic line in CI logs.
 
-    golden-gate: 120/1000 items · 0 errors · assistant 32/32 in flight · judge 8/8 in flight
-    · 98 judge calls made · 3 cache hits · 4.1 s
+    golden-gate: 120/1000 items · 3 errors (2 from the assistant) · assistant 32/32 in flight
+    · judge 8/8 in flight · 98 judge calls made · 3 cache hits · 4.1 s
 
 (one line). "in flight" is calls sent and not answered yet, against the limit: a side at its
 limit while the other is not is where the run waits. Judge calls are counted once made
@@ -39,7 +39,8 @@ class Progress:
         self._last = self.started
         self._printed: str | None = None  # the counts of the last line written
         self.done = 0
-        self.errors = 0
+        self.errors = 0  # runs the judge could not judge
+        self.assistant_errors = 0  # runs the assistant did not answer
         self.judge_calls = 0  # made: answered or failed
         self.judge_in_flight = 0  # sent and not answered yet (not those waiting for a slot)
         self.cache_hits = 0
@@ -75,10 +76,16 @@ class Progress:
             flights += f"judge {self.judge_in_flight}/{self.judge_slots} in flight · "
         return (
             f"golden-gate: {'done: ' if done else ''}{self.done}/{self.total} items · "
-            f"{self.errors} errors · {flights}"
+            f"{self._errors()} · {flights}"
             f"{self.judge_calls} judge calls made · {self.cache_hits} cache hits · "
             f"{elapsed:.1f} s"
         )
+
+    def _errors(self) -> str:
+        total = self.errors + self.assistant_errors
+        if not self.assistant_errors:
+            return f"{total} errors"
+        return f"{total} errors ({self.assistant_errors} from the assistant)"
 
     def update(self, *, force: bool = False) -> None:
         if not self.enabled:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from golden_gate import jsontext, redaction
 from golden_gate.core.golden import GoldenItem
-from golden_gate.errors import InputError
+from golden_gate.errors import IncompleteError, InputError
 from golden_gate.evaluation.transport import sharded
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
@@ -149,6 +149,52 @@ class _Outcome:
     surrogates_replaced: int = 0
 
 
+class AssistantUnusable(IncompleteError):
+    """The first request (the preflight) failed in a way every other one would: said once."""
+
+
+def error_hint(error: str, status: int | None, url: str) -> str:
+    """What to check for an assistant error: the setting most likely wrong, or where to look."""
+    https = url.lower().startswith("https:")
+    if status in (404, 405):
+        return "is `assistant-path` right (and `assistant-url`)?"
+    if status in (400, 415, 422):
+        return "is `request-template` the body your service expects?"
+    if status in (401, 403):
+        return "does the service need a token in `assistant-headers`?"
+    if status is not None and 200 <= status < 300:
+        if error.startswith(("no answer at", "answer at")):
+            return "set `answer-path` to where the answer is in the response"
+        if error.startswith(("sources at", "no sources at")):
+            return "set `sources-path` to where the sources are in the response, or leave it empty"
+        if error.startswith(("context at", "no context at")):
+            return "set `context-path` to where the passages are, or leave it empty"
+        if error.startswith("response is not JSON"):
+            return "is this the service's API (not a web page or a proxy)?"
+        return "does the response hold the answer where `answer-path` says?"
+    if status is not None and (status == 429 or status >= 500):
+        return "the service failed: see its logs"
+    lowered = error.lower()
+    if https and ("ssl" in lowered or "tls" in lowered or "wrong version" in lowered):
+        return "the URL says https: does the service speak plain http?"
+    if "connection refused" in lowered or "cannot connect" in lowered:
+        return (
+            "is the assistant running there? (from a Docker action, a server an earlier step "
+            "started on 127.0.0.1 cannot be reached: use a job `services:` container or "
+            "`compose-file`)"
+        )
+    if "timed out" in lowered:
+        return "raise `timeout`, or lower `concurrency`"
+    return "see the run's error in report.json"
+
+
+def error_kind(error: str, status: int | None) -> str:
+    """Errors that need the same fix share a kind: the status, or the error's first words."""
+    if status is not None:
+        return f"HTTP {status}" if not 200 <= status < 300 else error.split(" (")[0][:60]
+    return " ".join(error.split()[:2])
+
+
 class _BadResponse(Exception):
     """The body is not the answer we were told to expect (never retried: it would not change)."""
 
@@ -167,6 +213,7 @@ class AssistantClient:
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
+        self._primed: dict[str, Answer] = {}  # the preflight's answer, for the item's first run
         self._owns_client = client is None
         # The pools must hold the concurrency, or requests would queue in a pool and burn their
         # timeout there; kept small each (see transport.py). An injected client is the caller's.
@@ -191,8 +238,60 @@ class AssistantClient:
         if self._owns_client:
             await self._client.aclose()
 
+    @property
+    def url(self) -> str:
+        """Where the questions go, without credentials."""
+        return redaction.without_credentials(self._url)
+
+    def explain(self, error: str, status: int | None) -> str:
+        """An assistant error as one sentence: what, from where, and what to check."""
+        hint = error_hint(error, status, self.url)
+        if status is not None and error.startswith(f"HTTP {status}"):
+            rest = error.removeprefix(f"HTTP {status}").lstrip(": ")
+            detail = f" ({rest})" if rest else ""
+            return f"HTTP {status} from POST {self.url}{detail}: {hint}"
+        where = f"HTTP {status} from POST {self.url}" if status else f"POST {self.url}"
+        return f"{error} ({where}): {hint}"
+
+    def explain_errors(self, errors: list[tuple[str, int | None]]) -> list[str]:
+        """The first error of each kind, explained, with how many runs met it."""
+        kinds: dict[str, list[tuple[str, int | None]]] = {}
+        for error, status in errors:
+            kinds.setdefault(error_kind(error, status), []).append((error, status))
+        return [
+            f"{self.explain(*found[0])} ({len(found)} run{'s' if len(found) != 1 else ''})"
+            for found in sorted(kinds.values(), key=len, reverse=True)
+        ]
+
+    async def preflight(self, item: GoldenItem) -> None:
+        """Ask `item` once before the run (its answer is kept for its first run, so nothing is
+        asked twice); an error every request would meet (a wrong path, body or answer path,
+        nothing listening, TLS to a plain-HTTP server) stops the run now, explained, instead
+        of after every item has failed the same way."""
+        answer = await self.ask(item)
+        if answer.ok:
+            self._primed[item.id] = answer
+            return
+        status, error = answer.http_status, answer.error or "no answer"
+        definite = (status is not None and 400 <= status < 500 and status not in (408, 429)) or (
+            status is not None and 200 <= status < 300
+        )
+        lowered = error.lower()
+        if status is None and ("connection refused" in lowered or "cannot connect" in lowered):
+            definite = True
+        if not definite:  # a timeout or a 5xx may be this item's: the run goes on
+            self._primed[item.id] = answer
+            return
+        raise AssistantUnusable(
+            f"the assistant's first answer (item '{item.id}', before the run) failed: "
+            f"{self.explain(error, status)}"
+        )
+
     async def ask(self, item: GoldenItem) -> Answer:
         """Ask one item; transport and HTTP problems come back as `Answer.error`, never raised."""
+        primed = self._primed.pop(item.id, None)
+        if primed is not None:
+            return primed
         document = _fill(self._template, {"question": item.question, "id": item.id})
         body = json.dumps(document, ensure_ascii=False).encode("utf-8")
         attempts = 0

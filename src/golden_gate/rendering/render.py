@@ -414,7 +414,10 @@ class _Context:
             "comment_id": inline(comment_id, limit=80) or "default",
             "gate": gate,
             "verdict": gate.verdict if complete else "incomplete",
-            "headline": inline(gate.headline, limit=600),
+            # An incomplete run has no verdict: never a pass count or a regression headline.
+            "headline": inline(
+                gate.headline if complete else "no gate result: the reason is below", limit=600
+            ),
             "settings": gate.settings,
             "comparison": comparison,
             "has_baseline": baseline is not None,
@@ -423,7 +426,7 @@ class _Context:
             "tier": header.tier,
             "stats": header.stats,
             "complete": complete,
-            "incomplete_reason": inline(header.incomplete_reason or gate.inconclusive, limit=300),
+            "incomplete_reason": inline(header.incomplete_reason or gate.inconclusive, limit=800),
             "assistant": header.assistant,
             "baseline_path": code_span(baseline_path, limit=200) if baseline_path else None,
             "rules": _rule_parts(header.rule_changes),
