@@ -32,6 +32,7 @@ from golden_gate.cli.options import (
     fail,
     finish,
 )
+from golden_gate.cli.review import cmd_diff, cmd_view
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, unexpected
 
 Handler = Callable[[argparse.Namespace], int]
@@ -73,6 +74,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_trend_arg(p)
     p.set_defaults(handler=cmd_report, command_options=COMMANDS["report"])
+
+    p = sub.add_parser(
+        "diff",
+        help="what changed between two reports, item by item",
+        description=(
+            "List the items that regressed, improved, changed their answer or are in one report "
+            "only, from report A (the baseline) to report B, with both answers and reasons."
+        ),
+    )
+    p.add_argument("a", type=Path, help="report A: the baseline")
+    p.add_argument("b", type=Path, help="report B: the candidate")
+    p.add_argument(
+        "--format", choices=["text", "md", "json"], default="text", help="how to print it"
+    )
+    p.set_defaults(handler=cmd_diff)
+
+    p = sub.add_parser(
+        "view",
+        help="write a report (and its baseline) as one HTML page to open in a browser",
+        description=(
+            "Write one self-contained HTML file (no network, works from file://): the verdict "
+            "and the gate's figures, a filterable item table, and per item both answers with a "
+            "word-level diff, the checks and each evaluator's verdict and reasoning."
+        ),
+    )
+    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="the page to write"
+    )
+    p.set_defaults(handler=cmd_view, command_options=COMMANDS["view"])
 
     p = sub.add_parser(
         "subset",

@@ -91,6 +91,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
     "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml"),
     "plan": (*GATE, "subset-tags", "runs", "baseline"),
+    "view": (*GATE, "baseline"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
 COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")
