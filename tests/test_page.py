@@ -115,7 +115,7 @@ SCRIPT_RAN = (
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
 def test_the_demo_page_filters_opens_an_item_and_shows_both_answers(demo, tmp_path):
-    page = _view(demo / "report.json", tmp_path)
+    page = demo / "report.html"  # `golden-gate demo` writes it, as the Action does
     report, baseline = load_report(demo / "report.json"), load_report(baseline_path())
     gate = evaluate_gate(report, baseline, GateSettings())
     assert gate.comparison is not None and len(gate.comparison.regressions) == 6
@@ -213,3 +213,25 @@ def test_view_of_a_report_that_is_not_one_is_bad_input(tmp_path):
     done = golden_gate("view", bad, "-o", tmp_path / "page.html")
     assert done.returncode == 2
     assert f"{bad}: not a report" in done.stderr and not (tmp_path / "page.html").exists()
+
+
+def test_the_action_writes_the_page_beside_the_report_and_says_where(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    done = world.run("pull_request", event, assistant_url=candidate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["html-report"] == "golden-gate/report.html"
+    html = (world.workspace / "golden-gate" / "report.html").read_text(encoding="utf-8")
+    block = re.search(r'<script type="application/json" id="gg-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    data = json.loads(block.group(1))
+    assert data["verdict"] == "failed" and len(data["items"]) == 14
+    regressed = sorted(i["id"] for i in data["items"] if "regressed" in i["f"])
+    assert len(regressed) == 6 and all(i["b"]["a"] for i in data["items"] if "b" in i)
+
+    # Off in golden-gate.toml (an empty input means "not given").
+    (world.workspace / "golden-gate" / "report.html").unlink()
+    world.configure_options(html_report="")
+    off = world.run("pull_request", event, assistant_url=candidate)
+    assert off.returncode == 1 and off.outputs["html-report"] == ""
+    assert not (world.workspace / "golden-gate" / "report.html").exists()

@@ -266,6 +266,12 @@ def gate_and_render(
         collected.attempt(
             lambda: write_junit(junit_path, report, gate, baseline=baseline, golden=settings.golden)
         )
+    if settings.html_path is not None:
+        from golden_gate.rendering.page import write_page
+
+        html_path = settings.html_path
+        full_base = baseline.full() if isinstance(baseline, slim.SlimReport) else baseline
+        collected.attempt(lambda: write_page(html_path, report, gate, baseline=full_base))
     comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
     if settings.comment_path is not None:
         comment_path = settings.comment_path

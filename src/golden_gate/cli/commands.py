@@ -98,6 +98,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
         full = report.full()  # read once more only if the slim view left the runs out
         failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
+    if args.html_report is not None:
+        _write_page(args.html_report, report.full(), gate, baseline, failures)
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     header = report.header
     reason = header.incomplete_reason if not header.complete else gate.inconclusive
@@ -105,6 +107,15 @@ def cmd_gate(args: argparse.Namespace) -> int:
         fail(f"no gate result: {reason}")
         return EXIT_INCOMPLETE
     return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def _write_page(path: Path, report: Any, gate: Any, baseline: Any, failures: Any) -> None:
+    """The report page (`html-report`), with the baseline's answers when there is one."""
+    from golden_gate.core.slim import SlimReport
+    from golden_gate.rendering.page import write_page
+
+    full_base = baseline.full() if isinstance(baseline, SlimReport) else baseline
+    failures.attempt(lambda: write_page(path, report, gate, baseline=full_base))
 
 
 def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
@@ -174,6 +185,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         gate = evaluate_gate(report, None, settings.gate)
         failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
+    if args.html_report is not None:
+        from golden_gate.core.gate import evaluate_gate
+
+        _write_page(
+            args.html_report, report, evaluate_gate(report, None, settings.gate), None, failures
+        )
     counted = report.counted
     passed = sum(r.passed for r in counted)
     if counted or not report.results:
@@ -235,6 +252,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         from golden_gate.rendering.junit import write_junit
 
         failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
+    if args.html_report is not None:
+        _write_page(args.html_report, merged, gate, baseline, failures)
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
     _print_gate(gate, str(args.output))
     failures.raise_if_any()
