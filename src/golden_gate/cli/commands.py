@@ -243,7 +243,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, args.output))
-    baseline = slim.load(args.baseline, rows=False) if args.baseline else None
+    baseline = slim.load(args.baseline, rows=True) if args.baseline else None
     gate = evaluate_gate(merged, baseline, settings)
     if args.comment_file is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
