@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import CheckOutcome, ItemResult, RunResult, Verdict, load_report
+from golden_gate.core.report import (
+    CheckOutcome,
+    ItemResult,
+    Report,
+    RunResult,
+    Verdict,
+    load_report,
+)
 from golden_gate.core.report import save_report as save
 from golden_gate.demo import baseline_path
 from golden_gate.rendering.page import render_page
@@ -235,3 +242,26 @@ def test_the_action_writes_the_page_beside_the_report_and_says_where(world, cand
     off = world.run("pull_request", event, assistant_url=candidate)
     assert off.returncode == 1 and off.outputs["html-report"] == ""
     assert not (world.workspace / "golden-gate" / "report.html").exists()
+
+
+def test_a_registered_secret_in_an_answer_never_reaches_the_page():
+    from golden_gate import redaction
+
+    secret = "sk-test-0123456789abcdef"  # made up
+    redaction.register(secret)
+    try:
+        report = Report(
+            judge="j",
+            results=[
+                ItemResult(
+                    id="leak",
+                    passes=0,
+                    runs=1,
+                    run_results=[RunResult(status="fail", answer=f"the key is {secret}")],
+                )
+            ],
+        )
+        html = render_page(report, evaluate_gate(report, None, GateSettings()))
+    finally:
+        redaction.clear()
+    assert secret not in html and "the key is ***" in html

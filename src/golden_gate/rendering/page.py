@@ -188,12 +188,14 @@ def page_data(report: Report, gate: GateResult, baseline: Report | None = None) 
 
 
 def _data_block(data: dict[str, Any]) -> str:
-    data = redaction.scrub_json(data)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:  # half an emoji nobody repaired: repaired here
         data, _ = surrogates.repair_json(data)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if redaction.present(text):  # rare: scrubbed string by string only then (as report_json)
+        data = redaction.scrub_json(json.loads(text))
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     for char, escape in _JSON_ESCAPES.items():
         if char in text:
