@@ -347,6 +347,15 @@
     window.addEventListener("hashchange", function () { readHash(); filter(); pageOfOpen(); draw(); });
   }
 
+  // The search text of every item, made in slices while the reader looks at the first page,
+  // so the first search over a large report does not stall the page.
+  function warm(from) {
+    var end = Math.min(items.length, from + 5000);
+    for (var i = from; i < end; i++) haystack(i);
+    if (end < items.length) setTimeout(function () { warm(end); }, 0);
+    else document.body.dataset.searchReady = "1";
+  }
+
   header();
   readHash();
   var pageGiven = /(^|[#&])page=/.test(location.hash);
@@ -355,4 +364,5 @@
   draw();
   bind();
   document.body.dataset.ready = "1";
+  setTimeout(function () { warm(0); }, 0);
 })();
