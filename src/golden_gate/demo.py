@@ -86,7 +86,15 @@ def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None =
     with start(variant) as assistant:
         settings = demo_settings(assistant.url, out, junit_path=junit_path)
         outcome = run(settings, history=baseline_history(settings.gate.confidence))
-    print(outcome.comment)
+    from golden_gate.rendering import terminal
+
+    if terminal.wanted():  # a person: the summary; the comment is in comment.md
+        files = {"report": str(out / "report.json"), "page": str(out / "report.html")}
+        files["comment"] = str(out / "comment.md")
+        colours = terminal.colour()
+        print(terminal.summary(outcome.gate, outcome.report, files=files, colours=colours), end="")
+    else:
+        print(outcome.comment)
     print("-" * 72, file=sys.stderr)
     print(
         f"golden-gate demo: the gate {outcome.verdict} ({outcome.gate.headline})", file=sys.stderr

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from golden_gate.core.slim import SlimReport
 
 
-def _print_gate(gate: GateResult, report_path: str | None = None) -> None:
+def _print_gate(gate: GateResult, report_path: str | None = None, report: Any = None) -> None:
+    from golden_gate.rendering import terminal
+
+    if terminal.wanted():  # a person at a terminal: the summary (the plain lines for logs)
+        files = {"report": report_path} if report_path else {}
+        print(terminal.summary(gate, report, files=files, colours=terminal.colour()), end="")
+        return
     print(f"golden-gate: {gate.headline}")
     if gate.n:
         print(
@@ -78,7 +84,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         rendering = args.comment_file is not None or args.summary_file is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
         gate = evaluate_gate(report, baseline, settings)
-        _print_gate(gate)
+        _print_gate(gate, report=report)
         failures = WriteFailures()
         if rendering:
             from golden_gate.rendering.render import render_comment, render_summary
@@ -224,7 +230,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     failures = WriteFailures()
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
-    _print_gate(outcome.gate, str(settings.report_path))
+    _print_gate(outcome.gate, str(settings.report_path), outcome.report)
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
         fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
@@ -255,7 +261,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if args.html_report is not None:
         _write_page(args.html_report, merged, gate, baseline, failures)
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
-    _print_gate(gate, str(args.output))
+    _print_gate(gate, str(args.output), merged)
     failures.raise_if_any()
     if not merged.complete:
         fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
