@@ -60,9 +60,15 @@ class Page:
         return result["result"].get("value")
 
     def open(self, url: str) -> None:
-        """Load `url` and wait until the page's script says it is ready."""
+        """Load `url` and wait until its document (not the one before it) has loaded."""
+        self.eval("window.__left = true")
         self.send("Page.navigate", url=url)
-        self.wait("document.readyState === 'complete' && document.body !== null")
+        self.wait("!window.__left && document.readyState === 'complete' && document.body !== null")
+
+    def reload(self) -> None:
+        self.eval("window.__left = true")
+        self.send("Page.reload")
+        self.wait("!window.__left && document.readyState === 'complete' && document.body !== null")
 
     def wait(self, condition: str, timeout: float = 30) -> None:
         deadline = time.monotonic() + timeout

@@ -14,7 +14,9 @@ import pytest
 from golden_gate.core.gate import GateSettings, evaluate_gate
 from golden_gate.core.report import (
     CheckOutcome,
+    EvaluatorOutcome,
     ItemResult,
+    JudgeVote,
     Report,
     RunResult,
     Verdict,
@@ -146,8 +148,8 @@ def test_the_demo_page_filters_opens_an_item_and_shows_both_answers(demo, tmp_pa
         assert "all 1 key points covered" in reasons  # the baseline's judge, beside it
         # The view is in the address: a reload (or a link) shows the same.
         assert tab.eval("location.hash") == f"#status=regressed&open={REGRESSED}"
-        tab.eval("location.reload()")
-        tab.wait("document.body && document.body.dataset.ready === '1'")
+        tab.reload()
+        tab.wait("document.body.dataset.ready === '1'")
         assert len(tab.eval(_rows())) == 6
         assert tab.eval(_text("td.detail .side > .answer")) == answers
         # Free text: the words of a reason, in any case.
@@ -265,3 +267,52 @@ def test_a_registered_secret_in_an_answer_never_reaches_the_page():
     finally:
         redaction.clear()
     assert secret not in html and "the key is ***" in html
+
+
+def _judged(item_id: str, failing: list[str]) -> ItemResult:
+    outcomes = [
+        EvaluatorOutcome(
+            evaluator=name,
+            status="fail" if name in failing else "pass",
+            comment=f"{name} says {'no' if name in failing else 'yes'}",
+            votes=[
+                JudgeVote(judge="judge-a", passed=name not in failing, comment="a's reason"),
+                JudgeVote(judge="judge-b", passed=None, error="timed out"),
+            ],
+        )
+        for name in ("correctness", "groundedness")
+    ]
+    status = "fail" if failing else "pass"
+    run = RunResult(status=status, answer="an answer", evaluations=outcomes)
+    return ItemResult(id=item_id, passes=int(not failing), runs=1, run_results=[run])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_filter_by_the_evaluator_that_failed_and_read_each_judges_vote(tmp_path):
+    report = Report(
+        judge="judge-a,judge-b",
+        results=[
+            _judged("both", ["correctness", "groundedness"]),
+            _judged("grounded-only", ["groundedness"]),
+            _judged("fine", []),
+        ],
+    )
+    save(report, tmp_path / "r.json")
+    done = golden_gate("view", tmp_path / "r.json", "-o", tmp_path / "p.html")
+    assert done.returncode == 0, done.stderr
+    with browser() as tab:
+        tab.open((tmp_path / "p.html").as_uri() + "#evaluator=correctness")
+        tab.wait("document.body.dataset.ready === '1'")
+        assert tab.eval(_rows()) == ["both"]
+        options = "[...document.querySelectorAll('#f-evaluator option')].map(o => o.value)"
+        assert tab.eval(options) == ["", "correctness", "groundedness"]
+        tab.eval(
+            "(() => { const s = document.getElementById('f-evaluator'); s.value = 'groundedness';"
+            " s.dispatchEvent(new Event('change')); })()"
+        )
+        assert tab.eval(_rows()) == ["both", "grounded-only"]
+        tab.eval(_open("grounded-only"))
+        judged = " ".join(tab.eval(_text("td.detail .evals li")))
+        assert "groundedness: fail — groundedness says no" in judged
+        assert "judge-a: fail — a's reason" in judged
+        assert "judge-b: no vote (timed out)" in judged

@@ -72,9 +72,7 @@
       option.value = t[0];
       tagSelect.appendChild(option);
     });
-    var evaluators = {};
-    items.forEach(function (item) { (item.ev || []).forEach(function (e) { evaluators[e] = true; }); });
-    Object.keys(evaluators).sort().forEach(function (name) {
+    data.evaluators.forEach(function (name) {
       var option = el("option", "", name);
       option.value = name;
       $("f-evaluator").appendChild(option);

@@ -18,7 +18,7 @@ from typing import Any
 
 from golden_gate import redaction, surrogates
 from golden_gate.core.gate import GateResult
-from golden_gate.core.report import ItemResult, Report, RunResult, counts
+from golden_gate.core.report import EvaluatorOutcome, ItemResult, Report, RunResult, counts
 from golden_gate.files import write_result
 from golden_gate.rendering.render import templates_dir
 
@@ -78,11 +78,15 @@ def _runs(item: ItemResult) -> list[dict[str, Any]]:
     return [_run(run, with_answer=several) for run in item.run_results]
 
 
-def _evaluators(item: ItemResult) -> list[str]:
+def _outcomes(run: RunResult) -> list[EvaluatorOutcome]:
+    return run.evaluations or []
+
+
+def _failed_by(item: ItemResult) -> list[str]:
+    """The evaluators that failed some run of the item."""
     names: dict[str, None] = {}
     for run in item.run_results:
-        for outcome in run.evaluations or []:
-            names[outcome.evaluator] = None
+        names.update(dict.fromkeys(run.failed_evaluators))
     return list(names)
 
 
@@ -119,9 +123,9 @@ def _item(item: ItemResult, base: ItemResult | None) -> dict[str, Any]:
         "why": _text(item.why, 4000),
         "runs": _runs(item),
     }
-    evaluators = _evaluators(item)
-    if evaluators:
-        record["ev"] = evaluators
+    failed_by = _failed_by(item)
+    if failed_by:
+        record["ev"] = failed_by
     if base is not None:
         record["b"] = {
             "p": base.passes,
@@ -183,6 +187,9 @@ def page_data(report: Report, gate: GateResult, baseline: Report | None = None) 
         "baseline": baseline is not None,
         "counted": sum(counts(r) for item in report.results for r in item.run_results),
         "tags": _tags(report),
+        "evaluators": sorted(
+            {e.evaluator for i in report.results for r in i.run_results for e in _outcomes(r)}
+        ),
         "items": [_item(item, base.get(item.id)) for item in report.results],
     }
 
