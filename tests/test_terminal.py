@@ -110,3 +110,18 @@ def test_an_items_id_and_reason_cannot_drive_the_terminal_or_rich_markup():
     assert "\x1b" not in without_ours and "\x07" not in text and "\u202e" not in text
     assert "[bold red]id[/bold red]" in text and "[link=https://evil.example]x[/link]" in text
     assert "]8;" not in text  # no hyperlink escape
+
+
+def test_without_a_baseline_the_failed_items_are_listed_with_their_reasons():
+    cand = Report(
+        judge="j",
+        results=[item("ok", True), item("bad", False, why="missing key point: ports")],
+    )
+    gate = evaluate_gate(cand, None, GateSettings(floor=0.9))
+    text = terminal.summary(gate, cand, files={"report": "r.json"}, colours=False, width=120)
+    assert "\x1b" not in text and text.startswith(" FAILED  golden-gate: below the floor")
+    assert "Failed items (1)" in text and "Regressed" not in text
+    line = next(line for line in text.splitlines() if "bad" in line)
+    assert "judge: missing key point: ports" in line
+    assert "ok" not in text.split("Failed items", 1)[1].split("report:", 1)[0]
+    assert text.rstrip().endswith("report: r.json")

@@ -92,26 +92,41 @@ def summary(
     console.print(figures)
     for warning in gate.warnings:
         console.print(Text("warning: " + terminal(warning, limit=600), style="yellow"))
-    if comparison is not None and comparison.regressions:
+    view = slim.of(report) if report is not None else None
+    if comparison is not None:
+        title, listed = "Regressed items", comparison.regressions
+    else:  # no baseline: the floor alone decided, and the failing items are what to read
+        title = "Failed items"
+        listed = _failed(view) if view is not None else []
+    if listed:
         table = Table(
-            title=f"Regressed items ({comparison.b})",
+            title=f"{title} ({len(listed)})",
             title_justify="left",
             show_edge=False,
             header_style="bold",
         )
         table.add_column("item", style="red", no_wrap=True, max_width=40)
         table.add_column("why")
-        view = slim.of(report) if report is not None else None
-        for item_id in comparison.regressions[:MAX_ROWS]:
+        for item_id in listed[:MAX_ROWS]:
             record = view.record(item_id) if view is not None else None
             why = record.why if record is not None else ""
             table.add_row(Text(terminal(item_id, limit=120)), Text(terminal(why, limit=300)))
         console.print(table)
-        if comparison.b > MAX_ROWS:
-            console.print(Text(f"…and {comparison.b - MAX_ROWS} more", style="dim"))
+        if len(listed) > MAX_ROWS:
+            console.print(Text(f"…and {len(listed) - MAX_ROWS} more", style="dim"))
     for name, path in (files or {}).items():
         console.print(Text(f"{name}: ", style="dim") + Text(terminal(path, limit=300)))
     return out.getvalue()
+
+
+def _failed(view: slim.SlimReport) -> list[str]:
+    """Counted items that did not pass (a strict majority of their runs), from the columns."""
+    items = view.items
+    return [
+        item_id
+        for item_id, passes, runs in zip(items.ids, items.passes, items.runs, strict=True)
+        if runs and passes * 2 <= runs
+    ]
 
 
 def _width() -> int:
