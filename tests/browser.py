@@ -42,12 +42,16 @@ class Page:
     def __init__(self, socket: ClientConnection) -> None:
         self.socket = socket
         self.ids = itertools.count(1)
+        self.errors: list[str] = []  # uncaught exceptions in the page's script
 
     def send(self, method: str, **params: Any) -> dict[str, Any]:
         number = next(self.ids)
         self.socket.send(json.dumps({"id": number, "method": method, "params": params}))
         while True:
             message = json.loads(self.socket.recv(timeout=60))
+            if message.get("method") == "Runtime.exceptionThrown":
+                details = message["params"]["exceptionDetails"]
+                self.errors.append(details.get("exception", {}).get("description") or str(details))
             if message.get("id") == number:
                 assert "error" not in message, message["error"]
                 return message["result"]

@@ -39,6 +39,7 @@ PAYLOAD = (
     "<!-- <svg onload=window.__pwned=6> --> \u2028 &lt;b&gt; "
     "unseal the server"
 )
+CONTROL_JSON = json.dumps(PAYLOAD).replace("</", "<\\/")  # a JS string that ends no script
 HOSTILE_ID = '<img src=x onerror="window.__pwned=7">'
 REGRESSED = "backups-restore"
 
@@ -171,11 +172,12 @@ def test_hostile_answers_render_as_text_and_run_nothing(demo, tmp_path):
         control = tmp_path / "control.html"
         control.write_text(
             "<!doctype html><body><div id=x></div><script>document.getElementById('x')"
-            f".innerHTML = {json.dumps(PAYLOAD)};</script>",
+            f".innerHTML = {CONTROL_JSON};</script>",
             encoding="utf-8",
         )
         tab.open(control.as_uri())
         tab.wait("window.__pwned !== undefined")
+        assert tab.errors == []
 
         tab.open(page.as_uri() + "#open=" + REGRESSED)
         tab.wait("document.body.dataset.ready === '1'")
@@ -196,6 +198,7 @@ def test_hostile_answers_render_as_text_and_run_nothing(demo, tmp_path):
         tab.wait("document.getElementById('count').textContent.startsWith('2 of')")
         tab.eval("new Promise(done => setTimeout(done, 500))")  # any error event has fired
         assert not tab.eval(SCRIPT_RAN)
+        assert tab.errors == []  # and nothing threw (an HTML sink would, under Trusted Types)
 
 
 def test_no_string_can_leave_the_data_block_and_the_policy_hashes_the_script(demo, tmp_path):
@@ -316,3 +319,48 @@ def test_filter_by_the_evaluator_that_failed_and_read_each_judges_vote(tmp_path)
         assert "groundedness: fail — groundedness says no" in judged
         assert "judge-a: fail — a's reason" in judged
         assert "judge-b: no vote (timed out)" in judged
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_errors_sources_reruns_and_other_fields_show_without_a_baseline(tmp_path):
+    runs = [
+        RunResult(status="pass", answer="first words", sources=["docs/a.md", "docs/b.md"]),
+        RunResult(status="fail", answer="second words", trajectory=["search", "answer"]),
+        RunResult(status="fail", answer="a re-run", rerun=True),
+    ]
+    report = Report(
+        judge="j",
+        results=[
+            ItemResult(id="several", passes=1, runs=2, run_results=runs),
+            ItemResult(
+                id="broken",
+                passes=0,
+                runs=0,
+                errors=1,
+                run_results=[
+                    RunResult(status="error", error_side="judge", error="judge timed out")
+                ],
+            ),
+        ],
+    )
+    save(report, tmp_path / "r.json")
+    assert golden_gate("view", tmp_path / "r.json", "-o", tmp_path / "p.html").returncode == 0
+    with browser() as tab:
+        tab.open((tmp_path / "p.html").as_uri() + "#status=errored&open=broken")
+        tab.wait("document.body.dataset.ready === '1'")
+        assert tab.eval(_rows()) == ["broken"]
+        assert "judge: judge timed out" in " ".join(tab.eval(_text("td.detail .st-error")))
+        tab.eval("location.hash = '#status=unstable&open=several'")
+        tab.wait("document.querySelector('td.detail .sources') !== null")
+        assert tab.eval(_text("td.detail .sources li")) == ["docs/a.md", "docs/b.md"]
+        assert '"trajectory"' in " ".join(tab.eval(_text("td.detail pre")))
+        runs_shown = " ".join(tab.eval(_text("td.detail .run h4")))
+        assert "run 3: fail (diagnostic re-run, not counted)" in runs_shown
+        assert tab.eval(_text("td.detail .run > .answer")) == [
+            "first words",
+            "second words",
+            "a re-run",
+        ]
+        disabled = "[...document.querySelectorAll('#f-status option:disabled')].map(o => o.value)"
+        assert "regressed" in tab.eval(disabled)  # no baseline: nothing can have regressed
+    assert tab.errors == []
