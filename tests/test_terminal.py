@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -125,3 +126,22 @@ def test_without_a_baseline_the_failed_items_are_listed_with_their_reasons():
     assert "judge: missing key point: ports" in line
     assert "ok" not in text.split("Failed items", 1)[1].split("report:", 1)[0]
     assert text.rstrip().endswith("report: r.json")
+
+
+def test_format_chooses_the_output_explicitly(tmp_path):
+    from golden_gate.demo import baseline_path
+    from tests.helpers import golden_gate
+
+    assert golden_gate("demo", "--out", tmp_path).returncode == 0
+    report = tmp_path / "report.json"
+    as_json = golden_gate("gate", report, baseline_path(), "--format", "json")
+    assert as_json.returncode == 1
+    data = json.loads(as_json.stdout)
+    assert data["verdict"] == "failed" and len(data["comparison"]["regressions"]) == 6
+    as_md = golden_gate("gate", report, baseline_path(), "--format", "md")
+    assert as_md.returncode == 1
+    assert as_md.stdout.startswith("<!-- golden-gate:report id=default -->")
+    assert "### Regressed items (6)" in as_md.stdout
+    as_text = golden_gate("gate", report, baseline_path(), "--format", "text")
+    assert as_text.stdout.startswith("golden-gate: failed: below the floor")  # a pipe: plain
+    assert "  regressed: backups-restore\n" in as_text.stdout

@@ -39,6 +39,16 @@ Handler = Callable[[argparse.Namespace], int]
 EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
 
 
+def add_format_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format",
+        choices=["text", "md", "json"],
+        default="text",
+        help="what to print: text (a summary in a terminal, plain lines elsewhere), md (the "
+        "comment) or json (the gate's result)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="golden-gate",
@@ -60,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="candidate report.json")
     p.add_argument("baseline_arg", metavar="baseline", nargs="?", help="baseline report (optional)")
+    add_format_arg(p)
     add_trend_arg(p)
     p.set_defaults(handler=cmd_gate, command_options=COMMANDS["gate"])
 
@@ -130,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("golden", nargs="?", help="golden set (JSONL)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_format_arg(p)
     add_trend_arg(p)
     p.set_defaults(handler=cmd_run, command_options=COMMANDS["run"])
 
@@ -155,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("reports", type=Path, nargs="+", help="shard reports")
     p.add_argument("-o", "--output", type=Path, default=Path("report.json"), help="merged report")
+    add_format_arg(p)
     p.set_defaults(handler=cmd_merge, command_options=COMMANDS["merge"])
 
     p = sub.add_parser(

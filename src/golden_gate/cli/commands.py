@@ -16,9 +16,24 @@ if TYPE_CHECKING:
     from golden_gate.core.slim import SlimReport
 
 
-def _print_gate(gate: GateResult, report_path: str | None = None, report: Any = None) -> None:
+def _print_gate(
+    gate: GateResult,
+    report_path: str | None = None,
+    report: Any = None,
+    *,
+    fmt: str = "text",
+    comment: Any = None,
+) -> None:
+    """The verdict as `--format` asks: text (a summary in a terminal, plain lines elsewhere),
+    md (the comment, made by `comment()`) or json (the gate's result)."""
     from golden_gate.rendering import terminal
 
+    if fmt == "json":
+        print(gate.model_dump_json(indent=2))
+        return
+    if fmt == "md" and comment is not None:
+        print(comment(), end="")
+        return
     if terminal.wanted():  # a person at a terminal: the summary (the plain lines for logs)
         files = {"report": report_path} if report_path else {}
         print(terminal.summary(gate, report, files=files, colours=terminal.colour()), end="")
@@ -84,7 +99,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
         rendering = args.comment_file is not None or args.summary_file is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
         gate = evaluate_gate(report, baseline, settings)
-        _print_gate(gate, report=report)
+
+        def comment() -> str:
+            from golden_gate.rendering.render import render_comment
+
+            return render_comment(report, gate, baseline=baseline, comment_id=args.comment_id)
+
+        _print_gate(gate, report=report, fmt=args.format, comment=comment)
         failures = WriteFailures()
         if rendering:
             from golden_gate.rendering.render import render_comment, render_summary
@@ -230,7 +251,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     failures = WriteFailures()
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
-    _print_gate(outcome.gate, str(settings.report_path), outcome.report)
+    _print_gate(
+        outcome.gate,
+        str(settings.report_path),
+        outcome.report,
+        fmt=args.format,
+        comment=lambda: outcome.comment,
+    )
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
         fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
@@ -261,7 +288,13 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if args.html_report is not None:
         _write_page(args.html_report, merged, gate, baseline, failures)
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
-    _print_gate(gate, str(args.output), merged)
+    _print_gate(
+        gate,
+        str(args.output),
+        merged,
+        fmt=args.format,
+        comment=lambda: render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id),
+    )
     failures.raise_if_any()
     if not merged.complete:
         fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
