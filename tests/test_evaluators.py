@@ -167,9 +167,12 @@ def test_two_evaluators_and_a_two_judge_panel_name_the_failing_evaluator(tmp_pat
         "| Evaluators | <code>correctness</code> 3/5 (60.0%) · <code>groundedness</code> 4/5"
         in (comment)
     )
-    # each regressed item says which evaluator failed it
+    # each regressed item says which evaluator failed it (in the items' table; the before and
+    # after table below it has three cells)
     rows = {
-        line.split("|")[1].strip(): line for line in comment.splitlines() if "| <code>q" in line
+        line.split("|")[1].strip(): line
+        for line in comment.splitlines()
+        if "| <code>q" in line and line.count("|") == 6
     }
     assert "correctness failed" in rows["<code>q1</code>"]
     assert "groundedness failed" in rows["<code>q2</code>"]

@@ -62,10 +62,11 @@ def test_hostile_answers_and_questions_render_inert():
     stripped = body.replace(marker("default"), "")
     assert not LINK.search(stripped), LINK.search(stripped)
     assert "\u202e" not in body
-    # Each regressed row is one table row with five cells: no pipe escaped the cell.
+    # Each regressed row is one table row with five cells, and one of three in the before and
+    # after table: no pipe escaped the cell.
     table = [line for line in body.splitlines() if line.startswith("| <code>q")]
-    assert len(table) == 6
-    assert all(line.count("|") == 6 for line in table)
+    assert len(table) == 12
+    assert sorted(line.count("|") for line in table) == [4] * 6 + [6] * 6
 
 
 def test_inline_escape_basics():

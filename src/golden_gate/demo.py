@@ -64,6 +64,7 @@ def demo_settings(url: str, out: Path, *, junit_path: Path | None = None) -> Set
         "comment-file": str(out / "comment.md"),
         "cache-dir": str(out / ".judge-cache"),
         "junit-xml": str(junit_path or ""),
+        "html-report": str(out / "report.html"),
     }
     apply(resolved, config.values, config.origins)
     apply(resolved, here, dict.fromkeys(here, "demo"))
@@ -85,18 +86,31 @@ def run_demo(*, out: Path, variant: str = "candidate", junit_path: Path | None =
     with start(variant) as assistant:
         settings = demo_settings(assistant.url, out, junit_path=junit_path)
         outcome = run(settings, history=baseline_history(settings.gate.confidence))
-    print(outcome.comment)
+    from golden_gate.rendering import terminal
+
+    if terminal.wanted():  # a person: the summary; the comment is in comment.md
+        files = {"report": str(out / "report.json"), "page": str(out / "report.html")}
+        files["comment"] = str(out / "comment.md")
+        colours = terminal.colour()
+        print(terminal.summary(outcome.gate, outcome.report, files=files, colours=colours), end="")
+    else:
+        print(outcome.comment)
     print("-" * 72, file=sys.stderr)
     print(
         f"golden-gate demo: the gate {outcome.verdict} ({outcome.gate.headline})", file=sys.stderr
     )
-    written = [
-        out / name for name in ("golden-gate.toml", "report.json", "comment.md", "summary.md")
-    ]
+    names = ("golden-gate.toml", "report.json", "report.html", "comment.md", "summary.md")
+    written = [out / name for name in names]
     written += [junit_path] if junit_path is not None else []
     print(
         f"golden-gate demo: wrote {', '.join(map(str, written[:-1]))} and {written[-1]}; "
         f"`golden-gate run` would exit {outcome.exit_code}",
+        file=sys.stderr,
+    )
+    print(
+        f"golden-gate demo: open {out / 'report.html'} in a browser to see each item's answers "
+        f"beside the baseline's; `golden-gate diff {baseline_path()} {out / 'report.json'}` "
+        "lists the changes",
         file=sys.stderr,
     )
     print(

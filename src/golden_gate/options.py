@@ -283,6 +283,13 @@ OPTIONS: tuple[Option, ...] = (
        old_flags=("--report",)),
     _o("junit-xml", "Also write the results as JUnit XML here (one test case per item); empty "
        "writes none.", kind="path", group="output", default=""),
+    # On in the Action: the starter workflow uploads golden-gate/, and the page is what a
+    # reviewer opens from that artifact (about the report's size; a few seconds at 100k items).
+    _o("html-report", "Also write the report page here: one self-contained HTML file to open in "
+       "a browser (the verdict, a filterable item table, per item both answers side by side with "
+       "a word diff, the checks and the judge's reasoning); empty writes none (in the Action, "
+       "where it is on, `html-report = \"\"` in golden-gate.toml).", kind="path",
+       group="output", default="", door_defaults={"action": "golden-gate/report.html"}),
     _o("comment", "Post (or update) the sticky PR comment.", kind="bool", group="comment",
        default=True, doors=ACTION_FILE),
     _o("comment-id", "Id in the sticky comment's marker, for several gates in one pull request.",

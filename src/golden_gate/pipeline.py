@@ -321,6 +321,12 @@ def gate_and_render(
         collected.attempt(
             lambda: write_junit(junit_path, report, gate, baseline=baseline, golden=settings.golden)
         )
+    if settings.html_path is not None:
+        from golden_gate.rendering.page import write_page
+
+        html_path = settings.html_path
+        full_base = baseline.full() if isinstance(baseline, slim.SlimReport) else baseline
+        collected.attempt(lambda: write_page(html_path, report, gate, baseline=full_base))
     comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
     if settings.comment_path is not None:
         comment_path = settings.comment_path
@@ -395,7 +401,7 @@ def run(
     collected = failures if failures is not None else WriteFailures()
     check_inputs(settings)  # the small files first: a bad one is said without the baseline read
     # What the gate reads of the baseline, once: a large one is read without its runs.
-    baseline = slim.load(settings.baseline, rows=False) if settings.baseline is not None else None
+    baseline = slim.load(settings.baseline, rows=True) if settings.baseline is not None else None
     report = evaluate_report(
         settings,
         on_report=lambda r: collected.attempt(lambda: save_report(r, settings.report_path)),

@@ -43,6 +43,7 @@ class Settings(BaseModel):
     comment_path: Path | None = None
     summary_path: Path | None = None
     junit_path: Path | None = None  # JUnit XML, one test case per item
+    html_path: Path | None = None  # the report page (rendering/page.py)
     comment_id: str = BY_NAME["comment-id"].default
     comment_template: Path | None = None
     deterministic_only: bool = False
@@ -176,6 +177,7 @@ def build(
             cache_dir=cache_dir,
             report_path=root / r["report-path"],
             junit_path=_path(r["junit-xml"], root),
+            html_path=_path(r["html-report"], root),
             comment_path=_path(r["comment-file"], root),
             comment_id=r["comment-id"],
             comment_template=_path(r["comment-template"], root),

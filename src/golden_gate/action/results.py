@@ -54,6 +54,9 @@ def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
         "junit-xml": workspace_relative(settings.run.junit_path, settings)
         if settings.run.junit_path
         else "",
+        "html-report": workspace_relative(settings.run.html_path, settings)
+        if settings.run.html_path
+        else "",
         "judge-calls": str(stats.judge_calls if stats else 0),
         "cache-hits": str(stats.cache_hits if stats else 0),
     }

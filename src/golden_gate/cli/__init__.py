@@ -34,10 +34,21 @@ from golden_gate.cli.options import (
     fail,
     finish,
 )
+from golden_gate.cli.review import cmd_diff, cmd_view
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, unexpected
 
 Handler = Callable[[argparse.Namespace], int]
 EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
+
+
+def add_format_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format",
+        choices=["text", "md", "json"],
+        default="text",
+        help="what to print: text (a summary in a terminal, plain lines elsewhere), md (the "
+        "comment) or json (the gate's result)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("report", type=Path, help="candidate report.json")
     p.add_argument("baseline_arg", metavar="baseline", nargs="?", help="baseline report (optional)")
+    add_format_arg(p)
     add_trend_arg(p)
     p.set_defaults(handler=cmd_gate, command_options=COMMANDS["gate"])
 
@@ -110,6 +122,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_review, command_options=COMMANDS["review"])
 
     p = sub.add_parser(
+        "diff",
+        help="what changed between two reports, item by item",
+        description=(
+            "List the items that regressed, improved, changed their answer or are in one report "
+            "only, from report A (the baseline) to report B, with both answers and reasons."
+        ),
+    )
+    p.add_argument("a", type=Path, help="report A: the baseline")
+    p.add_argument("b", type=Path, help="report B: the candidate")
+    p.add_argument(
+        "--format", choices=["text", "md", "json"], default="text", help="how to print it"
+    )
+    p.set_defaults(handler=cmd_diff)
+
+    p = sub.add_parser(
+        "view",
+        help="write a report (and its baseline) as one HTML page to open in a browser",
+        description=(
+            "Write one self-contained HTML file (no network, works from file://): the verdict "
+            "and the gate's figures, a filterable item table, and per item both answers with a "
+            "word-level diff, the checks and each evaluator's verdict and reasoning."
+        ),
+    )
+    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="the page to write"
+    )
+    p.set_defaults(handler=cmd_view, command_options=COMMANDS["view"])
+
+    p = sub.add_parser(
         "subset",
         help="write the items carrying any of the given tags",
         description="Select items by tag (file order kept) into a new JSONL file.",
@@ -134,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("golden", nargs="?", help="golden set (JSONL)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_format_arg(p)
     add_trend_arg(p)
     p.set_defaults(handler=cmd_run, command_options=COMMANDS["run"])
 
@@ -159,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("reports", type=Path, nargs="+", help="shard reports")
     p.add_argument("-o", "--output", type=Path, default=Path("report.json"), help="merged report")
+    add_format_arg(p)
     p.set_defaults(handler=cmd_merge, command_options=COMMANDS["merge"])
 
     p = sub.add_parser(

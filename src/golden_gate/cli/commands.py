@@ -17,16 +17,36 @@ if TYPE_CHECKING:
 
 
 def _print_gate(
-    gate: GateResult, report_path: str | None = None, *, incomplete: str | None = None
+    gate: GateResult,
+    report_path: str | None = None,
+    report: Any = None,
+    *,
+    fmt: str = "text",
+    comment: Any = None,
+    incomplete: str | None = None,
 ) -> None:
-    """The gate's result; an `incomplete` run (why, said on stderr) has no verdict to print:
-    no pass count, no regression, only what the warnings say."""
+    """The verdict as `--format` asks: text (a summary in a terminal, plain lines elsewhere),
+    md (the comment, made by `comment()`) or json (the gate's result). An `incomplete` run
+    (why, said on stderr) has no verdict to print: no pass count, no regression, only what the
+    warnings say."""
+    from golden_gate.rendering import terminal
+
+    if fmt == "json":
+        print(gate.model_dump_json(indent=2))
+        return
+    if fmt == "md" and comment is not None:
+        print(comment(), end="")
+        return
     if incomplete:
         print("golden-gate: incomplete: no gate result (the reason follows)")
         for warning in gate.warnings:
             print(f"  warning: {warning}")
         if report_path:
             print(f"  report: {report_path}")
+        return
+    if terminal.wanted():  # a person at a terminal: the summary (the plain lines for logs)
+        files = {"report": report_path} if report_path else {}
+        print(terminal.summary(gate, report, files=files, colours=terminal.colour()), end="")
         return
     print(f"golden-gate: {gate.headline}")
     if gate.n:
@@ -91,7 +111,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
         gate = evaluate_gate(report, baseline, settings)
         header = report.header
         reason = header.incomplete_reason if not header.complete else gate.inconclusive
-        _print_gate(gate, incomplete=reason)
+
+        def comment() -> str:
+            from golden_gate.rendering.render import render_comment
+
+            return render_comment(report, gate, baseline=baseline, comment_id=args.comment_id)
+
+        _print_gate(gate, report=report, fmt=args.format, comment=comment, incomplete=reason)
         failures = WriteFailures()
         if rendering:
             from golden_gate.rendering.render import render_comment, render_summary
@@ -111,11 +137,22 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
         full = report.full()  # read once more only if the slim view left the runs out
         failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
+    if args.html_report is not None:
+        _write_page(args.html_report, report.full(), gate, baseline, failures)
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if reason:
         fail(f"no gate result: {reason}")
         return EXIT_INCOMPLETE
     return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+
+def _write_page(path: Path, report: Any, gate: Any, baseline: Any, failures: Any) -> None:
+    """The report page (`html-report`), with the baseline's answers when there is one."""
+    from golden_gate.core.slim import SlimReport
+    from golden_gate.rendering.page import write_page
+
+    full_base = baseline.full() if isinstance(baseline, SlimReport) else baseline
+    failures.attempt(lambda: write_page(path, report, gate, baseline=full_base))
 
 
 def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
@@ -227,6 +264,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         gate = evaluate_gate(report, None, settings.gate)
         failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
+    if args.html_report is not None:
+        from golden_gate.core.gate import evaluate_gate
+
+        _write_page(
+            args.html_report, report, evaluate_gate(report, None, settings.gate), None, failures
+        )
     counted = report.counted
     passed = sum(r.passed for r in counted)
     if report.results and not counted:
@@ -268,7 +311,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
     incomplete = outcome.incomplete_reason if outcome.verdict == "incomplete" else None
-    _print_gate(outcome.gate, str(settings.report_path), incomplete=incomplete)
+    _print_gate(
+        outcome.gate,
+        str(settings.report_path),
+        outcome.report,
+        fmt=args.format,
+        comment=lambda: outcome.comment,
+        incomplete=incomplete,
+    )
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if outcome.verdict == "incomplete":
         fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
@@ -287,7 +337,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, args.output))
-    baseline = slim.load(args.baseline, rows=False) if args.baseline else None
+    baseline = slim.load(args.baseline, rows=True) if args.baseline else None
     gate = evaluate_gate(merged, baseline, settings)
     if args.comment_file is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
@@ -296,9 +346,18 @@ def cmd_merge(args: argparse.Namespace) -> int:
         from golden_gate.rendering.junit import write_junit
 
         failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
+    if args.html_report is not None:
+        _write_page(args.html_report, merged, gate, baseline, failures)
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
     incomplete = merged.incomplete_reason if not merged.complete else gate.inconclusive
-    _print_gate(gate, str(args.output), incomplete=incomplete)
+    _print_gate(
+        gate,
+        str(args.output),
+        merged,
+        fmt=args.format,
+        comment=lambda: render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id),
+        incomplete=incomplete,
+    )
     failures.raise_if_any()
     if not merged.complete:
         fail(f"the evaluation could not be completed: {merged.incomplete_reason}")

@@ -79,20 +79,21 @@ EVAL = (
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
-    "deterministic-only", "report-path", "junit-xml",
+    "deterministic-only", "report-path", "junit-xml", "html-report",
 )  # fmt: skip
 COMMENT = ("comment-file", "summary-file", "comment-id")
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "gate": (*GATE, *COMMENT, "junit-xml"),
+    "gate": (*GATE, *COMMENT, "junit-xml", "html-report"),
     "report": (*GATE, "comment-id", "comment-template", "baseline"),
     "subset": ("subset-tags",),
     "eval": EVAL,
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
-    "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml"),
+    "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml", "html-report"),
     "plan": (*GATE, "subset-tags", "runs", "baseline"),
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),
+    "view": (*GATE, "baseline"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
 COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")

@@ -222,7 +222,8 @@ def load(
 ) -> SlimReport:
     """The slim view of a report file; InputError (one sentence, naming it) for a bad one.
 
-    `rows`: its items may be shown as rows (the candidate's are, a baseline's never); without,
+    `rows`: its items may be shown as rows (the candidate's are; a baseline's answers are shown
+    beside them, for the regressed items); without,
     a large report's records come from a full parse, when asked.
     `large`: from this many bytes on, the report is read the slim way, `chunk` bytes at a time.
     """
@@ -252,12 +253,12 @@ def load_pair(
         or min(_size(Path(report)), _size(Path(baseline))) < large
     ):
         return load(report, large=large), (
-            load(baseline, rows=False, large=large) if baseline is not None else None
+            load(baseline, rows=True, large=large) if baseline is not None else None
         )
     # The collector waits till both are read: the baseline's objects, what `meanwhile`
     # imports and the view handed back are all kept; it would walk them again and again.
     with gc_paused(), forked.Copy(lambda: _read_paused(Path(report), rows=True)) as copy:
-        base = load(baseline, rows=False, large=large)
+        base = load(baseline, rows=True, large=large)
         if meanwhile is not None:
             meanwhile()
         view = copy.result()

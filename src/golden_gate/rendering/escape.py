@@ -126,3 +126,13 @@ def legacy_marker_id(value: str) -> str:
     """The id as markers wrote it before they were one an id (read for one release)."""
     cleaned = re.sub(r"[^A-Za-z0-9_.-]", "-", value.strip())[:64]
     return cleaned or "default"
+
+
+def terminal(text: str | None, *, limit: int = 2000) -> str:
+    """Untrusted text for a terminal: no escape sequence, control or bidi character (an answer
+    cannot recolour, move the cursor or hide text), no registered secret; lines kept."""
+    if text is None:
+        return ""
+    text = _strip_invisible(text[: limit * 4 + redaction.longest() if limit > 0 else None])
+    lines = [" ".join(line.split()) for line in text.replace("\r", "\n").split("\n")]
+    return cut(redaction.scrub("\n".join(line for line in lines if line)), limit)

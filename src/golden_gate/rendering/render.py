@@ -104,11 +104,13 @@ class Section:
         total: int,
         row: Callable[[str], Row],
         read: Callable[[], object] | None = None,
+        before: Callable[[str], str] | None = None,
     ) -> None:
         self.total = total
         self._ids = ids
         self._row = row
         self._read = read
+        self._before = before  # an item's answer in the baseline, escaped
 
     @cached_property
     def rows(self) -> list[Row]:
@@ -128,6 +130,17 @@ class Section:
         the template costs a large summary's many attempts a few µs a row and yield."""
         return "".join(
             f"| {r.id} | {r.question} | {r.answer} | {r.why} | {r.runs} |\n" for r in self.rows
+        )
+
+    @cached_property
+    def before_after(self) -> str:
+        """With a baseline, the rows' answers as a second table's lines: `| id | the
+        baseline's answer | this run's answer |`; empty without one."""
+        if self._before is None:
+            return ""
+        return "".join(
+            f"| {r.id} | {self._before(item_id)} | {r.answer} |\n"
+            for item_id, r in zip(self._ids, self.rows, strict=True)
         )
 
 
@@ -381,6 +394,8 @@ class _Context:
         improved_ids = comparison.improvements if comparison else []
         self.report = view
         self._rows: dict[str, Row] = view.memo.setdefault("rows", {})  # shared by templates
+        self._baseline = slim.of(baseline) if baseline is not None else None
+        self._befores: dict[str, str] = {}
         tally = _tally(report)
         regressed = Counter(
             chain.from_iterable(tally.tags_of(i) for i in regressed_ids if i in tally.position)
@@ -458,6 +473,16 @@ class _Context:
             self._rows[item_id] = row
         return row
 
+    def before(self, item_id: str) -> str:
+        """The item's answer in the baseline, escaped as a row's answer is."""
+        text = self._befores.get(item_id)
+        if text is None:
+            assert self._baseline is not None
+            record = self._baseline.record(item_id)
+            text = inline(record.answer if record is not None else None, limit=240)
+            self._befores[item_id] = text
+        return text
+
     def make_rows(self, sections: Iterable[str]) -> None:
         """Escape the rows of these sections now: when there are many, half of them in a
         forked copy of this process (each row reads its item from the report and escapes it:
@@ -501,6 +526,9 @@ class _Context:
                     len(ids),
                     self.row,
                     None if read is None else functools.partial(read, name),
+                    before=self.before
+                    if name == "regressed" and self._baseline is not None
+                    else None,
                 )
                 for name, ids in self.sections.items()
             },

@@ -180,7 +180,12 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     if baseline is None and settings.baseline:
         notes.append(found.source + "; only the floor applies.")
     run_settings = settings.run.model_copy(
-        update={"comment_path": None, "comment_template": None, "junit_path": None}
+        update={
+            "comment_path": None,
+            "comment_template": None,
+            "junit_path": None,
+            "html_path": None,
+        }
     )
     outcome = gate_and_render(report, baseline, run_settings, notes=notes, unverified=True)
     body = outcome.comment

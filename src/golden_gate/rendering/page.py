@@ -1,0 +1,243 @@
+"""The report page: one self-contained HTML file a reviewer opens in a browser (`golden-gate
+view`, the Action's `html-report`).
+
+Nothing untrusted is in the HTML itself: the page is a fixed template (`templates/page/`) with
+the results embedded as JSON in a `<script type="application/json">` block, every `<`, `>`, `&`
+and line separator in it written as a JSON escape, so no string can close the block. The
+page's own script (hashed into a strict Content-Security-Policy, with Trusted Types required so
+no HTML sink can take a string) builds the table with `textContent` only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from golden_gate import redaction, surrogates
+from golden_gate.core.gate import GateResult
+from golden_gate.core.report import EvaluatorOutcome, ItemResult, Report, RunResult, counts
+from golden_gate.files import write_result
+from golden_gate.rendering.render import templates_dir
+
+# Long answers stay whole up to here (a reviewer reads them); beyond, the page would grow
+# without bound with a runaway answer.
+TEXT_LIMIT = 20_000
+_EXTRA_LIMIT = 4_000
+# A character that could end the data block or a JavaScript string, as a JSON escape.
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+
+
+def _text(value: str | None, limit: int = TEXT_LIMIT) -> str | None:
+    if value is None:
+        return None
+    return value if len(value) <= limit else value[:limit] + f" … [{len(value) - limit} more]"
+
+
+def _run(run: RunResult, *, with_answer: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {"st": run.status}
+    if run.rerun:
+        record["rerun"] = True
+    if with_answer and run.answer is not None:
+        record["a"] = _text(run.answer)
+    if run.checks:
+        record["ch"] = [[c.name, c.passed, _text(c.reason, 2000)] for c in run.checks]
+    if run.evaluations:
+        record["ev"] = [
+            [
+                e.evaluator,
+                e.status,
+                _text(e.comment, 4000),
+                e.score,
+                [[v.judge, v.passed, _text(v.comment, 4000), v.error] for v in e.votes],
+            ]
+            for e in run.evaluations
+        ]
+    elif run.verdict is not None:
+        record["v"] = [run.verdict.passed, run.verdict.score, _text(run.verdict.comment, 4000)]
+    if run.error:
+        record["err"] = _text(f"{run.error_side or 'error'}: {run.error}", 2000)
+    if run.sources:
+        record["src"] = [_text(s, 500) for s in run.sources[:50]]
+    if run.__pydantic_extra__:  # what later steps record (trajectories, turns): shown as is
+        extra = json.dumps(run.__pydantic_extra__, ensure_ascii=False, indent=1, default=str)
+        record["x"] = _text(extra, _EXTRA_LIMIT)
+    return record
+
+
+def _runs(item: ItemResult) -> list[dict[str, Any]]:
+    several = len(item.run_results) > 1
+    return [_run(run, with_answer=several) for run in item.run_results]
+
+
+def _outcomes(run: RunResult) -> list[EvaluatorOutcome]:
+    return run.evaluations or []
+
+
+def _failed_by(item: ItemResult) -> list[str]:
+    """The evaluators that failed some run of the item."""
+    names: dict[str, None] = {}
+    for run in item.run_results:
+        names.update(dict.fromkeys(run.failed_evaluators))
+    return list(names)
+
+
+def _flags(item: ItemResult, base: ItemResult | None) -> list[str]:
+    """Which filters an item is in: what a reviewer asks of a run."""
+    flags = []
+    if item.has_errors:
+        flags.append("errored")
+    if item.unstable:
+        flags.append("unstable")
+    if not item.errored and not item.passed:
+        flags.append("failing")
+    if base is None:
+        flags.append("new")
+    elif not item.errored and not base.errored:
+        if item.score < base.score:
+            flags.append("regressed")
+        elif item.score > base.score:
+            flags.append("improved")
+        if not item.passed and not base.passed:
+            flags.append("failing-both")
+    return flags
+
+
+def _item(item: ItemResult, base: ItemResult | None) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": item.id,
+        "tags": item.tags,
+        "f": _flags(item, base),
+        "p": item.passes,
+        "r": item.runs,
+        "q": _text(item.question or (base.question if base else None), 4000),
+        "a": _text(item.answer),
+        "why": _text(item.why, 4000),
+        "runs": _runs(item),
+    }
+    failed_by = _failed_by(item)
+    if failed_by:
+        record["ev"] = failed_by
+    if base is not None:
+        record["b"] = {
+            "p": base.passes,
+            "r": base.runs,
+            "a": _text(base.answer),
+            "why": _text(base.why, 4000),
+            "runs": _runs(base),
+        }
+    return record
+
+
+def _figures(report: Report, gate: GateResult, baseline: Report | None) -> list[list[str]]:
+    figures = [["items", str(gate.n)], ["pass rate", gate.pass_rate_text]]
+    if gate.lower_bound is not None:
+        figures.append(
+            [
+                f"Wilson lower bound ({gate.settings.confidence:.0%})",
+                f"{gate.lower_bound:.4f} (floor {gate.settings.floor:.2f})",
+            ]
+        )
+    comparison = gate.comparison
+    if comparison is not None:
+        figures += [
+            ["regressed / improved", f"{comparison.b} / {comparison.c} of {comparison.shared}"],
+            ["p-value", f"{comparison.p_value:.4g} ({comparison.method}, alpha "
+             f"{gate.settings.alpha:g})"],
+            ["net drop", f"{comparison.net_drop:.1%}"],
+        ]  # fmt: skip
+    figures.append(["judge", report.judge])
+    if report.created_at:
+        figures.append(["created", report.created_at])
+    if baseline is not None and baseline.created_at:
+        figures.append(["baseline created", baseline.created_at])
+    return figures
+
+
+def _tags(report: Report) -> list[list[Any]]:
+    """Per tag: items counted, passed."""
+    seen: dict[str, list[int]] = {}
+    for item in report.results:
+        if item.errored:
+            continue
+        for tag in item.tags:
+            tally = seen.setdefault(tag, [0, 0])
+            tally[0] += 1
+            tally[1] += item.passed
+    return [[tag, n, k] for tag, (n, k) in sorted(seen.items())]
+
+
+def page_data(report: Report, gate: GateResult, baseline: Report | None = None) -> dict[str, Any]:
+    """Everything the page shows, as plain JSON values."""
+    base = baseline.by_id() if baseline is not None else {}
+    return {
+        "verdict": gate.verdict if report.complete and not gate.inconclusive else "incomplete",
+        "headline": gate.headline,
+        "figures": _figures(report, gate, baseline),
+        "notes": [*gate.warnings, *gate.notes]
+        + ([report.incomplete_reason] if report.incomplete_reason else []),
+        "baseline": baseline is not None,
+        "counted": sum(counts(r) for item in report.results for r in item.run_results),
+        "tags": _tags(report),
+        "evaluators": sorted(
+            {e.evaluator for i in report.results for r in i.run_results for e in _outcomes(r)}
+        ),
+        "items": [_item(item, base.get(item.id)) for item in report.results],
+    }
+
+
+def _data_block(data: dict[str, Any]) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # half an emoji nobody repaired: repaired here
+        data, _ = surrogates.repair_json(data)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if redaction.present(text):  # rare: scrubbed string by string only then (as report_json)
+        data = redaction.scrub_json(json.loads(text))
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char, escape in _JSON_ESCAPES.items():
+        if char in text:
+            text = text.replace(char, escape)
+    return text
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+def render_page(report: Report, gate: GateResult, baseline: Report | None = None) -> str:
+    assets = templates_dir() / "page"
+    script = (assets / "page.js").read_text(encoding="utf-8")
+    style = (assets / "page.css").read_text(encoding="utf-8")
+    policy = (
+        f"default-src 'none'; script-src '{_sha256(script)}'; style-src '{_sha256(style)}'; "
+        "img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'; "
+        "require-trusted-types-for 'script'; trusted-types 'none'"
+    )
+    page = (assets / "page.html").read_text(encoding="utf-8")
+    # One replacement each, in this order: nothing inserted can hold a later placeholder's name.
+    for name, value in (
+        ("@POLICY@", policy),
+        ("@STYLE@", style),
+        ("@SCRIPT@", script),
+        ("@DATA@", _data_block(page_data(report, gate, baseline))),
+    ):
+        before, found, after = page.partition(name)
+        assert found, name
+        page = before + value + after
+    return page
+
+
+def write_page(
+    path: str | Path, report: Report, gate: GateResult, baseline: Report | None = None
+) -> None:
+    write_result(path, render_page(report, gate, baseline), what="report page")

@@ -1,0 +1,366 @@
+"""The report page (`golden-gate view`): the demo's page in headless Chromium, as a reviewer
+uses it, and hostile answers that render as text and run nothing."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.report import (
+    CheckOutcome,
+    EvaluatorOutcome,
+    ItemResult,
+    JudgeVote,
+    Report,
+    RunResult,
+    Verdict,
+    load_report,
+)
+from golden_gate.core.report import save_report as save
+from golden_gate.demo import baseline_path
+from golden_gate.rendering.page import render_page
+from tests.browser import CHROMIUM, browser
+from tests.helpers import golden_gate
+
+# Each would set window.__pwned if it ran: as a tag, a handler, a link, an escape from the data
+# block, a forged attribute.
+PAYLOAD = (
+    "<script>window.__pwned = 1</script>"
+    '<img src=x onerror="window.__pwned = 2">'
+    "[click](javascript:window.__pwned=3) "
+    '<a href="javascript:window.__pwned=4">link</a> '
+    "</script><script>window.__pwned = 5</script> "
+    "<!-- <svg onload=window.__pwned=6> --> \u2028 &lt;b&gt; "
+    "unseal the server"
+)
+CONTROL_JSON = json.dumps(PAYLOAD).replace("</", "<\\/")  # a JS string that ends no script
+HOSTILE_ID = '<img src=x onerror="window.__pwned=7">'
+REGRESSED = "backups-restore"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    done = golden_gate("demo", "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def _hostile(demo: Path, out: Path) -> Path:
+    """The demo's report with one regressed item's answer, question, tag and judge reason
+    hostile, and an item whose id is."""
+    report = load_report(demo / "report.json")
+    item = report.by_id()[REGRESSED]
+    item.question = PAYLOAD
+    item.tags.append("<b>tag</b>")
+    run = item.run_results[0]
+    run.answer = PAYLOAD
+    assert run.verdict is not None
+    run.verdict.comment = "missing key point: " + PAYLOAD
+    report.results.append(
+        ItemResult(
+            id=HOSTILE_ID,
+            tags=[PAYLOAD],
+            passes=0,
+            runs=1,
+            question=PAYLOAD,
+            run_results=[
+                RunResult(
+                    status="fail",
+                    answer=PAYLOAD,
+                    sources=[PAYLOAD],
+                    checks=[CheckOutcome(name=PAYLOAD, passed=False, reason=PAYLOAD)],
+                    verdict=Verdict(passed=False, comment=PAYLOAD),
+                )
+            ],
+        )
+    )
+    path = out / "hostile.json"
+    save(report, path)
+    return path
+
+
+def _view(report: Path, out: Path) -> Path:
+    page = out / "report.html"
+    done = golden_gate("view", report, "--baseline", baseline_path(), "-o", page)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {page}" in done.stdout
+    return page
+
+
+def _select(status: str) -> str:
+    return (
+        "(() => { const s = document.getElementById('f-status'); "
+        f"s.value = {json.dumps(status)}; s.dispatchEvent(new Event('change')); }})()"
+    )
+
+
+def _rows() -> str:
+    return "[...document.querySelectorAll('#items tr.row button')].map(b => b.textContent)"
+
+
+def _open(item_id: str) -> str:
+    return (
+        f"[...document.querySelectorAll('#items tr.row button')]"
+        f".find(b => b.textContent === {json.dumps(item_id)}).click()"
+    )
+
+
+def _text(selector: str) -> str:
+    return f"[...document.querySelectorAll({json.dumps(selector)})].map(e => e.textContent)"
+
+
+SCRIPT_RAN = (
+    "window.__pwned !== undefined || document.querySelectorAll("
+    "'img, a, iframe, object, embed, svg, [onerror], [onload]').length > 0 || "
+    "document.scripts.length !== 2"
+)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_the_demo_page_filters_opens_an_item_and_shows_both_answers(demo, tmp_path):
+    page = demo / "report.html"  # `golden-gate demo` writes it, as the Action does
+    report, baseline = load_report(demo / "report.json"), load_report(baseline_path())
+    gate = evaluate_gate(report, baseline, GateSettings())
+    assert gate.comparison is not None and len(gate.comparison.regressions) == 6
+    item, base = report.by_id()[REGRESSED], baseline.by_id()[REGRESSED]
+    with browser() as tab:
+        tab.open(page.as_uri())
+        tab.wait("document.body.dataset.ready === '1'")
+        assert tab.eval("document.getElementById('verdict').textContent") == "failed"
+        assert tab.eval("document.querySelectorAll('#items tr.row').length") == 14
+        tab.eval(_select("regressed"))
+        assert sorted(tab.eval(_rows())) == gate.comparison.regressions
+        assert tab.eval("document.getElementById('count').textContent").startswith("6 of 14")
+        tab.eval(_open(REGRESSED))
+        answers = tab.eval(_text("td.detail .side > .answer"))
+        assert answers == [base.answer, item.answer]  # baseline's, then this run's
+        deleted = " ".join(tab.eval(_text("td.detail .wdiff del")))
+        assert "unseal the server again with the original unseal keys." in deleted
+        assert item.run_results[0].verdict is not None
+        reasons = " ".join(tab.eval(_text("td.detail .judge")))
+        assert item.run_results[0].verdict.comment in reasons
+        assert "all 1 key points covered" in reasons  # the baseline's judge, beside it
+        # The view is in the address: a reload (or a link) shows the same.
+        assert tab.eval("location.hash") == f"#status=regressed&open={REGRESSED}"
+        tab.reload()
+        tab.wait("document.body.dataset.ready === '1'")
+        assert len(tab.eval(_rows())) == 6
+        assert tab.eval(_text("td.detail .side > .answer")) == answers
+        # Free text: the words of a reason, in any case.
+        tab.eval(
+            "(() => { const s = document.getElementById('f-search'); s.value = 'MISSING CITATION';"
+            " s.dispatchEvent(new Event('input')); })()"
+        )
+        tab.wait("document.getElementById('count').textContent.startsWith('2 of')")
+        assert sorted(tab.eval(_rows())) == ["trouble-address-in-use", "trouble-sealed-503"]
+        tab.eval(_select("improved"))
+        assert tab.eval(_rows()) == []
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_hostile_answers_render_as_text_and_run_nothing(demo, tmp_path):
+    page = _view(_hostile(demo, tmp_path), tmp_path)
+    with browser() as tab:
+        # The detector works: the same payload in a page without our policy runs.
+        control = tmp_path / "control.html"
+        control.write_text(
+            "<!doctype html><body><div id=x></div><script>document.getElementById('x')"
+            f".innerHTML = {CONTROL_JSON};</script>",
+            encoding="utf-8",
+        )
+        tab.open(control.as_uri())
+        tab.wait("window.__pwned !== undefined")
+        assert tab.errors == []
+
+        tab.open(page.as_uri() + "#open=" + REGRESSED)
+        tab.wait("document.body.dataset.ready === '1'")
+        answers = tab.eval(_text("td.detail .side > .answer"))
+        assert answers[1] == PAYLOAD  # as text, exactly
+        assert tab.eval(_text("td.detail .question")) == [PAYLOAD]
+        assert any(PAYLOAD in reason for reason in tab.eval(_text("td.detail .judge")))
+        tab.eval(_select("new"))
+        assert tab.eval(_rows()) == [HOSTILE_ID]
+        tab.eval(_open(HOSTILE_ID))
+        detail = tab.eval("document.querySelector('td.detail').textContent")
+        assert detail.count(PAYLOAD) >= 4  # question, answer, check, source, judge
+        tab.eval(_select(""))
+        tab.eval(
+            "(() => { const s = document.getElementById('f-search'); s.value = '<script>';"
+            " s.dispatchEvent(new Event('input')); })()"
+        )
+        tab.wait("document.getElementById('count').textContent.startsWith('2 of')")
+        tab.eval("new Promise(done => setTimeout(done, 500))")  # any error event has fired
+        assert not tab.eval(SCRIPT_RAN)
+        assert tab.errors == []  # and nothing threw (an HTML sink would, under Trusted Types)
+
+
+def test_no_string_can_leave_the_data_block_and_the_policy_hashes_the_script(demo, tmp_path):
+    report = load_report(_hostile(demo, tmp_path))
+    html = render_page(report, evaluate_gate(report, None, GateSettings()))
+    assert html.count("</script>") == 2 and html.count("<script") == 2
+    assert "<img" not in html and "<!--" not in html and "\u2028" not in html
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert policy is not None
+    script = re.findall(r"<script>(.*?)</script>", html, re.S)[-1]
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}';" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1) and "require-trusted-types-for" in html
+    block = re.search(r'<script type="application/json" id="gg-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    data = json.loads(block.group(1))
+    hostile = next(i for i in data["items"] if i["id"] == HOSTILE_ID)
+    assert hostile["a"] == PAYLOAD and hostile["runs"][0]["ch"][0][0] == PAYLOAD
+
+
+def test_view_of_a_report_that_is_not_one_is_bad_input(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    done = golden_gate("view", bad, "-o", tmp_path / "page.html")
+    assert done.returncode == 2
+    assert f"{bad}: not a report" in done.stderr and not (tmp_path / "page.html").exists()
+
+
+def test_the_action_writes_the_page_beside_the_report_and_says_where(world, candidate):
+    pull = world.pull(["prompts/answer.txt"])
+    event = world.event("pull_request.opened", pull)
+    done = world.run("pull_request", event, assistant_url=candidate)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.outputs["html-report"] == "golden-gate/report.html"
+    html = (world.workspace / "golden-gate" / "report.html").read_text(encoding="utf-8")
+    block = re.search(r'<script type="application/json" id="gg-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    data = json.loads(block.group(1))
+    assert data["verdict"] == "failed" and len(data["items"]) == 14
+    regressed = sorted(i["id"] for i in data["items"] if "regressed" in i["f"])
+    assert len(regressed) == 6 and all(i["b"]["a"] for i in data["items"] if "b" in i)
+
+    # Off in golden-gate.toml (an empty input means "not given").
+    (world.workspace / "golden-gate" / "report.html").unlink()
+    world.configure_options(html_report="")
+    off = world.run("pull_request", event, assistant_url=candidate)
+    assert off.returncode == 1 and off.outputs["html-report"] == ""
+    assert not (world.workspace / "golden-gate" / "report.html").exists()
+
+
+def test_a_registered_secret_in_an_answer_never_reaches_the_page():
+    from golden_gate import redaction
+
+    secret = "sk-test-0123456789abcdef"  # made up
+    redaction.register(secret)
+    try:
+        report = Report(
+            judge="j",
+            results=[
+                ItemResult(
+                    id="leak",
+                    passes=0,
+                    runs=1,
+                    run_results=[RunResult(status="fail", answer=f"the key is {secret}")],
+                )
+            ],
+        )
+        html = render_page(report, evaluate_gate(report, None, GateSettings()))
+    finally:
+        redaction.clear()
+    assert secret not in html and "the key is ***" in html
+
+
+def _judged(item_id: str, failing: list[str]) -> ItemResult:
+    outcomes = [
+        EvaluatorOutcome(
+            evaluator=name,
+            status="fail" if name in failing else "pass",
+            comment=f"{name} says {'no' if name in failing else 'yes'}",
+            votes=[
+                JudgeVote(judge="judge-a", passed=name not in failing, comment="a's reason"),
+                JudgeVote(judge="judge-b", passed=None, error="timed out"),
+            ],
+        )
+        for name in ("correctness", "groundedness")
+    ]
+    status = "fail" if failing else "pass"
+    run = RunResult(status=status, answer="an answer", evaluations=outcomes)
+    return ItemResult(id=item_id, passes=int(not failing), runs=1, run_results=[run])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_filter_by_the_evaluator_that_failed_and_read_each_judges_vote(tmp_path):
+    report = Report(
+        judge="judge-a,judge-b",
+        results=[
+            _judged("both", ["correctness", "groundedness"]),
+            _judged("grounded-only", ["groundedness"]),
+            _judged("fine", []),
+        ],
+    )
+    save(report, tmp_path / "r.json")
+    done = golden_gate("view", tmp_path / "r.json", "-o", tmp_path / "p.html")
+    assert done.returncode == 0, done.stderr
+    with browser() as tab:
+        tab.open((tmp_path / "p.html").as_uri() + "#evaluator=correctness")
+        tab.wait("document.body.dataset.ready === '1'")
+        assert tab.eval(_rows()) == ["both"]
+        options = "[...document.querySelectorAll('#f-evaluator option')].map(o => o.value)"
+        assert tab.eval(options) == ["", "correctness", "groundedness"]
+        tab.eval(
+            "(() => { const s = document.getElementById('f-evaluator'); s.value = 'groundedness';"
+            " s.dispatchEvent(new Event('change')); })()"
+        )
+        assert tab.eval(_rows()) == ["both", "grounded-only"]
+        tab.eval(_open("grounded-only"))
+        judged = " ".join(tab.eval(_text("td.detail .evals li")))
+        assert "groundedness: fail — groundedness says no" in judged
+        assert "judge-a: fail — a's reason" in judged
+        assert "judge-b: no vote (timed out)" in judged
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_errors_sources_reruns_and_other_fields_show_without_a_baseline(tmp_path):
+    runs = [
+        RunResult(status="pass", answer="first words", sources=["docs/a.md", "docs/b.md"]),
+        RunResult(status="fail", answer="second words", trajectory=["search", "answer"]),
+        RunResult(status="fail", answer="a re-run", rerun=True),
+    ]
+    report = Report(
+        judge="j",
+        results=[
+            ItemResult(id="several", passes=1, runs=2, run_results=runs),
+            ItemResult(
+                id="broken",
+                passes=0,
+                runs=0,
+                errors=1,
+                run_results=[
+                    RunResult(status="error", error_side="judge", error="judge timed out")
+                ],
+            ),
+        ],
+    )
+    save(report, tmp_path / "r.json")
+    assert golden_gate("view", tmp_path / "r.json", "-o", tmp_path / "p.html").returncode == 0
+    with browser() as tab:
+        tab.open((tmp_path / "p.html").as_uri() + "#status=errored&open=broken")
+        tab.wait("document.body.dataset.ready === '1'")
+        assert tab.eval(_rows()) == ["broken"]
+        assert "judge: judge timed out" in " ".join(tab.eval(_text("td.detail .st-error")))
+        tab.eval("location.hash = '#status=unstable&open=several'")
+        tab.wait("document.querySelector('td.detail .sources') !== null")
+        assert tab.eval(_text("td.detail .sources li")) == ["docs/a.md", "docs/b.md"]
+        assert '"trajectory"' in " ".join(tab.eval(_text("td.detail pre")))
+        runs_shown = " ".join(tab.eval(_text("td.detail .run h4")))
+        assert "run 3: fail (diagnostic re-run, not counted)" in runs_shown
+        assert tab.eval(_text("td.detail .run > .answer")) == [
+            "first words",
+            "second words",
+            "a re-run",
+        ]
+        disabled = "[...document.querySelectorAll('#f-status option:disabled')].map(o => o.value)"
+        assert "regressed" in tab.eval(disabled)  # no baseline: nothing can have regressed
+    assert tab.errors == []
