@@ -74,3 +74,11 @@ def test_items_that_happened_not_to_change_do_not_prove_every_item_steady():
     gate = evaluate_gate(base, base, GateSettings(floor=0))
     assert gate.power is not None and gate.power.items_for_drop is not None
     assert gate.power.items_for_drop > 150
+
+
+def test_no_drop_is_caught_no_more_often_than_a_false_alarm():
+    from golden_gate.core.stats import CONCENTRATED, SPREAD, paired_power
+
+    for loss in (SPREAD, CONCENTRATED):
+        model = ItemModel(mean=0.9, within=0.05, base_runs=3, runs=3, hit_loss=loss)
+        assert paired_power(model, 0.0, 30, alpha=0.05, min_drop=0.02) <= 0.05

@@ -363,7 +363,7 @@ class ItemModel:
         # The items hit lose the share `lost` of their passes (Σ hit · lost · p = drop); a drop
         # above hit_loss of the mean, or a spread one, takes from every item alike.
         lost = min(1.0, max(self.hit_loss, drop / mean))
-        hit = np.full(len(nodes), drop / (lost * mean))
+        hit = np.full(len(nodes), drop / (lost * mean) if lost > 0 else 0.0)
         lowered = np.clip(nodes * (1 - lost), 0.0, 1.0)
         if self.hit_loss == SPREAD:
             # Every item loses the same points (none below zero), as many as make the drop.
