@@ -10,7 +10,9 @@ The hashes were recorded with the code before the slim report view (tests/test_s
 recorded again the same way when the charts changed what the comment, the summary and the
 JSON verdict hold (with the charts' code still without the slim view; only those three hashes
 changed), and the pairs' outputs once more in step 18, when the power statement became the
-power of the gate's own test and baseline items a report leaves out became a warning (the
+power of the gate's own test and baseline items a report leaves out became a warning, and
+again when the statement gave two figures (spread, concentrated), an incomplete run stopped
+printing a verdict and the comment showed each regressed item before and after (the
 malformed reports' entries kept as the pre-slim code recorded them):
 
     .venv/bin/python -m tests.gate_pairs > tests/data/gate_outputs.json
