@@ -577,3 +577,21 @@ def test_a_reply_cut_off_by_the_generation_cap_is_not_asked_again(judge_server, 
     assert all(r.errored for r in rep.results)
     assert all("(judge-max-tokens)" in r.run_results[0].error for r in rep.results)
     assert "asked the judge again" not in capsys.readouterr().err
+
+
+def test_the_progress_line_says_the_runs_passed_and_the_time_left():
+    import time as clock
+
+    from golden_gate.evaluation.progress import Progress
+
+    stream = io.StringIO()
+    progress = Progress(4, stream=stream)
+    progress.started = clock.monotonic() - 10  # one item of four took ten seconds
+    progress.done, progress.passes, progress.runs = 1, 2, 3
+    line = progress.line()
+    assert "1/4 items" in line and "2/3 runs passed" in line
+    assert line.endswith("about 30 s left")
+    # Finished, nothing is left; and the clock is not part of what a log line repeats.
+    progress.done = 4
+    assert "left" not in progress.line(done=True)
+    assert "left" not in progress.counts() and "runs passed" in progress.counts()

@@ -438,6 +438,8 @@ class Evaluation:
             self.progress.done += 1
             self.progress.errors += result.errors
             self.progress.assistant_errors += result.unanswered
+            self.progress.passes += result.passes
+            self.progress.runs += result.runs
             self.progress.update()
         return result
 

@@ -1,10 +1,12 @@
 """Progress on stderr: a live line on a terminal, a periodic line in CI logs.
 
     golden-gate: 120/1000 items · 3 errors (2 from the assistant) · assistant 32/32 in flight
-    · judge 8/8 in flight · 98 judge calls made · 3 cache hits · 4.1 s
+    · judge 8/8 in flight · 98 judge calls made · 3 cache hits · 104/117 runs passed · 4.1 s,
+    about 30 s left
 
-(one line). "in flight" is calls sent and not answered yet, against the limit: a side at its
-limit while the other is not is where the run waits. Judge calls are counted once made
+(one line; the time left is the pace so far carried over the items not finished). "in flight"
+is calls sent and not answered yet, against the limit: a side at its limit while the other is
+not is where the run waits. Judge calls are counted once made
 (answered or failed), never while they wait for a slot.
 """
 
@@ -44,6 +46,8 @@ class Progress:
         self.judge_calls = 0  # made: answered or failed
         self.judge_in_flight = 0  # sent and not answered yet (not those waiting for a slot)
         self.cache_hits = 0
+        self.passes = 0  # counted runs that passed, of the items finished
+        self.runs = 0  # counted runs of the items finished
         # The limits, and where the assistant's requests in flight are read (`watch`).
         self.assistant_slots: int | None = None
         self.judge_slots: int | None = None
@@ -74,11 +78,15 @@ class Progress:
             )
         if self.judge_slots is not None:
             flights += f"judge {self.judge_in_flight}/{self.judge_slots} in flight · "
+        passing = f" · {self.passes}/{self.runs} runs passed" if self.runs else ""
+        left = ""
+        if not done and 0 < self.done < self.total:
+            left = f", about {_duration(elapsed / self.done * (self.total - self.done))} left"
         return (
             f"golden-gate: {'done: ' if done else ''}{self.done}/{self.total} items · "
             f"{self._errors()} · {flights}"
-            f"{self.judge_calls} judge calls made · {self.cache_hits} cache hits · "
-            f"{elapsed:.1f} s"
+            f"{self.judge_calls} judge calls made · {self.cache_hits} cache hits{passing} · "
+            f"{elapsed:.1f} s{left}"
         )
 
     def _errors(self) -> str:
@@ -119,3 +127,12 @@ class Progress:
         else:
             self.stream.write(self.line(done=True) + "\n")
         self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """A time left, as precise as it is worth: seconds, then minutes, then hours."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
