@@ -459,6 +459,7 @@ def test_eval_with_judge_errors_does_not_print_a_pass_count(tmp_path, monkeypatc
             "eval", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
             "--judge-model", "openai:gpt-4.1-mini", "--judge-base-url", judge.base_url,
             "--judge-concurrency", "1", "--judge-retries", "0", "-o", tmp_path / "r.json",
+            "--judge-canaries", "0",  # the two verdicts go to items, not probes
             cwd=tmp_path, timeout=120,
         )  # fmt: skip
     assert done.returncode == 3, done.stdout + done.stderr
