@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from golden_gate.core.report import ItemResult, Report, RunResult, Verdict
 
@@ -52,3 +54,40 @@ def golden_gate(
         cwd=cwd,
         timeout=timeout,
     )
+
+
+# A small golden set about configuring features, shared by the tests that judge answers through
+# the fake judge (evaluators, canaries, judge identity, review).
+FEATURE_CONTEXT = (
+    "Set option 0, option 1, option 2, option 3 or option 4 in the config, then restart "
+    "the server. Source: docs/config.md"
+)
+
+
+def feature_answer(i: int) -> str:
+    return f"Set option {i} in the config, then restart the server. Source: docs/config.md"
+
+
+def write_feature_golden(path: Path, n: int = 5, *, sources: bool = True) -> Path:
+    """n items; `sources`: with a reference URL and the smoke tag, as a RAG set has them."""
+    extra = {"reference_urls": ["docs/config.md"], "tags": ["smoke"]} if sources else {}
+    lines = [
+        {
+            "id": f"q{i}",
+            "question": f"How do I configure feature {i}?",
+            "reference_key_points": [f"set option {i}", "restart the server"],
+            **extra,
+        }
+        for i in range(n)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def with_feature_context(answer: str, sources: list[str]) -> dict[str, object]:
+    """The assistant's response with its retrieved passage, for evaluators that read it."""
+    return {
+        "answer": answer,
+        "sources": sources,
+        "retrieval": {"passages": [{"text": FEATURE_CONTEXT}]},
+    }

@@ -10,33 +10,10 @@ from golden_gate.errors import InputError
 from golden_gate.evaluation.evaluators import combine, parse_evaluators
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
+from tests.helpers import feature_answer as good
 from tests.helpers import golden_gate
-
-CONTEXT = "Set option 0, option 1, option 2, option 3 or option 4 in the config, then restart "
-CONTEXT += "the server. Source: docs/config.md"
-
-
-def good(i: int) -> str:
-    return f"Set option {i} in the config, then restart the server. Source: docs/config.md"
-
-
-def write_golden(path, n=5):
-    lines = [
-        {
-            "id": f"q{i}",
-            "question": f"How do I configure feature {i}?",
-            "reference_key_points": [f"set option {i}", "restart the server"],
-            "reference_urls": ["docs/config.md"],
-            "tags": ["smoke"],
-        }
-        for i in range(n)
-    ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
-
-
-def with_context(answer, sources):
-    return {"answer": answer, "sources": sources, "retrieval": {"passages": [{"text": CONTEXT}]}}
+from tests.helpers import with_feature_context as with_context
+from tests.helpers import write_feature_golden as write_golden
 
 
 @pytest.fixture

@@ -12,28 +12,11 @@ from golden_gate.core.report import JudgeIdentity
 from golden_gate.evaluation.providers import JUDGE_SEED
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
-from tests.helpers import golden_gate
+from tests.helpers import golden_gate, write_feature_golden
 
 ANSWERS = {
     f"How do I configure feature {i}?": f"Set option {i}. Restart the server." for i in (0, 1)
 }
-
-
-def write_golden(path):
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "id": f"q{i}",
-                    "question": f"How do I configure feature {i}?",
-                    "reference_key_points": [f"set option {i}", "restart the server"],
-                }
-            )
-            + "\n"
-            for i in (0, 1)
-        )
-    )
-    return path
 
 
 @pytest.fixture
@@ -44,7 +27,7 @@ def key(monkeypatch):
 def cli(command, tmp_path, judge, *flags, model="openai:judge"):
     golden = tmp_path / "golden.jsonl"
     if not golden.exists():
-        write_golden(golden)
+        write_feature_golden(golden, n=2, sources=False)
     with AssistantServer(answers=ANSWERS) as assistant:
         return golden_gate(
             command, golden, "--assistant-url", assistant.url, "--judge-model", model,

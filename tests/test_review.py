@@ -10,28 +10,11 @@ from golden_gate.core.report import Verdict as V
 from golden_gate.core.review import review_lines
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
-from tests.helpers import golden_gate
+from tests.helpers import golden_gate, write_feature_golden
 
 
 def good(i: int) -> str:
     return f"Set option {i} in the config, then restart the server."
-
-
-def write_golden(path, n=5):
-    path.write_text(
-        "".join(
-            json.dumps(
-                {
-                    "id": f"q{i}",
-                    "question": f"How do I configure feature {i}?",
-                    "reference_key_points": [f"set option {i}", "restart the server"],
-                }
-            )
-            + "\n"
-            for i in range(n)
-        )
-    )
-    return path
 
 
 @pytest.fixture
@@ -40,7 +23,7 @@ def key(monkeypatch):
 
 
 def test_review_output_round_trips_through_calibrate(tmp_path, key):
-    golden = write_golden(tmp_path / "golden.jsonl")
+    golden = write_feature_golden(tmp_path / "golden.jsonl", sources=False)
     panel = ["--judge-model", "openai:judge-strict,openai:judge-lenient"]
     candidate = {f"How do I configure feature {i}?": good(i) for i in range(5)}
     # right, in other words: the strict judge fails it, the lenient one passes it (a tie fails)
@@ -99,7 +82,7 @@ def test_review_output_round_trips_through_calibrate(tmp_path, key):
 
 
 def test_a_file_with_no_label_yet_is_one_sentence(tmp_path):
-    golden = write_golden(tmp_path / "golden.jsonl", n=2)
+    golden = write_feature_golden(tmp_path / "golden.jsonl", n=2, sources=False)
     labels = tmp_path / "review.jsonl"
     labels.write_text(
         json.dumps({"id": "q0", "answer": "x", "label": "", "why": "unstable"}) + "\n"
