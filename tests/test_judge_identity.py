@@ -97,6 +97,32 @@ def test_a_judge_that_is_the_assistants_own_model_is_warned_of(tmp_path, key):
     ) in warnings
 
 
+def test_a_judge_that_is_the_model_the_responses_name_is_warned_of(tmp_path, key):
+    # model-path: the assistant says which model answered; the judge is that model.
+    def with_model(answer, sources):
+        return {"answer": answer, "sources": sources, "meta": {"model": "Judge"}}
+
+    golden = write_feature_golden(tmp_path / "golden.jsonl", n=2, sources=False)
+    with JudgeServer() as judge, AssistantServer(answers=ANSWERS, shape=with_model) as assistant:
+        done = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--judge-model", "openai:judge",
+            "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
+            "--model-path", "meta.model", "-o", tmp_path / "r.json",
+        )  # fmt: skip
+        other = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--judge-model", "openai:judge",
+            "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
+            "--model-path", "meta.missing", "-o", tmp_path / "r2.json",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warnings = json.loads((tmp_path / "r.json").read_text())["warnings"]
+    assert any("judge 'openai:judge' is the assistant's own model (judge)" in w for w in warnings)
+    # A response that does not say is still an answer, and nothing is claimed of it.
+    assert other.returncode == 0, other.stderr
+    said = json.loads((tmp_path / "r2.json").read_text()).get("warnings") or []
+    assert not any("assistant's own model" in w for w in said)
+
+
 @pytest.mark.parametrize(
     ("name", "endpoint", "floats"),
     [

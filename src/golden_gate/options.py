@@ -165,6 +165,9 @@ OPTIONS: tuple[Option, ...] = (
        group="assistant", field="target.request_template"),
     _o("answer-path", "Dotted path to the answer in the response JSON.", group="assistant",
        field="target.answer_path"),
+    _o("model-path", "Dotted path to the model that answered in the response JSON (optional, "
+       "e.g. model): a judge that is that model is warned of, as with assistant-model.",
+       group="assistant", field="target.model_path", default=""),
     _o("sources-path", "Dotted path to the returned sources in the response JSON (optional).",
        group="assistant", field="target.sources_path", default=""),
     _o("context-path", "Dotted path to the retrieved passages in the response JSON (optional; "

@@ -600,7 +600,8 @@ async def evaluate(
     if panel is not None:
         report.judges = identities(panel, results, report.canaries) or None
         if report.judges:
-            said = identity_warnings(report.judges, settings.assistant_models)
+            models = [*settings.assistant_models, *sorted(client.served_models)]
+            said = identity_warnings(report.judges, models)
             report.warnings = (report.warnings or []) + said or None
     canaries_failed = canary_reason(report.canaries) if report.canaries else None
     total_runs = sum(r.runs + r.errors for r in results)

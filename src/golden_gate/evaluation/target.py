@@ -38,6 +38,7 @@ _HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")
 _SLOT = re.compile(r"\{(question|id)\}")
 _SOURCE_KEYS = ("url", "source", "path", "id")
 _EXCERPT_CHARS = 80
+MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
 
 
 class TargetSettings(BaseModel):
@@ -51,6 +52,7 @@ class TargetSettings(BaseModel):
     answer_path: str = "answer"
     sources_path: str | None = None
     context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
+    model_path: str | None = None  # the model that answered, to warn of a judge that is it
     headers: dict[str, str] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -71,7 +73,7 @@ class TargetSettings(BaseModel):
             raise ValueError(f"the assistant URL {shown!r} is not a usable URL ({problem})")
         return value
 
-    @field_validator("answer_path", "sources_path", "context_path")
+    @field_validator("answer_path", "sources_path", "context_path", "model_path")
     @classmethod
     def _paths_are_dotted(cls, value: str | None, info: ValidationInfo) -> str | None:
         # An empty segment ("", "a..b", ".x") matches nothing: every run would fail alike.
@@ -213,6 +215,7 @@ class AssistantClient:
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
+        self.served_models: set[str] = set()  # read at model_path: at most MAX_SERVED_MODELS
         self._primed: dict[str, Answer] = {}  # the preflight's answer, for the item's first run
         self._owns_client = client is None
         # The pools must hold the concurrency, or requests would queue in a pool and burn their
@@ -448,7 +451,20 @@ class AssistantClient:
             raise _BadResponse(
                 f"answer at '{answer_path}' is not a string (got {_json_type(text)})"
             )
+        self._note_model(document)
         return text, self._sources(document), self._context(document)
+
+    def _note_model(self, document: Any) -> None:
+        """The model the response says answered (model_path), kept for the judge check."""
+        path = self.settings.model_path
+        if path is None or len(self.served_models) >= MAX_SERVED_MODELS:
+            return
+        try:
+            value = _lookup(document, path, what="model")
+        except _BadResponse:
+            return  # a response that does not say is still an answer
+        if isinstance(value, str) and value.strip():
+            self.served_models.add(value.strip()[:200])
 
     def _context(self, document: Any) -> str | None:
         """Every string under `context_path` (passages, or objects holding them), joined."""
