@@ -595,3 +595,16 @@ def test_the_progress_line_says_the_runs_passed_and_the_time_left():
     progress.done = 4
     assert "left" not in progress.line(done=True)
     assert "left" not in progress.counts() and "runs passed" in progress.counts()
+
+
+def test_the_report_keeps_an_answer_whole_up_to_a_bound(tmp_path):
+    # Pairwise comparison and the report page read the answer the report keeps: a long answer
+    # whole (it was cut at 2,000 characters), a runaway one cut at the bound.
+    golden = items(2)
+    long, runaway = "word " * 1_500, "x" * 50_000
+    answers = {golden[0].question: long, golden[1].question: runaway}
+    with AssistantServer(answers=answers) as assistant:
+        report = run(golden, assistant.url, None)
+    kept = {r.id: r.run_results[0].answer or "" for r in report.results}
+    assert kept[golden[0].id] == long  # 7,500 characters, whole
+    assert len(kept[golden[1].id]) == 20_000 and kept[golden[1].id].endswith("…")

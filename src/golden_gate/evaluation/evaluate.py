@@ -64,7 +64,9 @@ class EvalSettings(BaseModel):
     judge_concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     # USD per million input and output tokens; only the user's prices, never a built-in table.
     judge_prices: tuple[float, float] | None = None
-    answer_excerpt_chars: int = Field(default=2000, ge=0)
+    # The answer as the report keeps it: whole for any answer a person reads (pairwise, the
+    # report page, review), cut only past this, so a runaway reply cannot swell the report.
+    answer_excerpt_chars: int = Field(default=20_000, ge=0)
     # The models the assistant answers with (assistant-model): a judge among them is warned of.
     assistant_models: list[str] = Field(default_factory=list)
     # Golden items each model judge's canaries are derived from, per evaluator (0: none).
