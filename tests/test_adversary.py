@@ -862,3 +862,14 @@ def test_every_run_flag_with_a_hostile_value_is_taken_or_refused_in_one_sentence
         assert exc.code == 2
     except InputError as exc:
         assert str(exc) and "Traceback" not in str(exc)
+
+
+def test_a_bad_ignore_pattern_in_the_rules_is_one_sentence_before_any_request(world, candidate):
+    # Checked with the other settings, not first when a pull request's files are matched.
+    world.configure({"scope": {"ignore-paths": ["docs/[a-Z]*"]}})
+    pull = world.pull(["docs/a.md"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
+    )
+    one_sentence_exit_2(done, says="ignore-paths")
+    assert "'docs/[a-Z]*' is not a gitignore-style pattern" in done.stdout + done.stderr

@@ -54,7 +54,12 @@ def checked_settings(env: Mapping[str, str], ctx: Context) -> ActionSettings:
     mask_secrets(settings, env)
     for path, what in rule_files(settings):
         files.inside(path, workspace, what=what)
-    check_patterns(settings.paths)  # said now, not first when a pull request lists files
+    # Said now, not first when a pull request lists files.
+    r = settings.resolved
+    check_patterns(settings.paths, name=r.where("paths") if r else "input 'paths'")
+    check_patterns(
+        settings.ignore_paths, name=r.where("ignore-paths") if r else "input 'ignore-paths'"
+    )
     return settings
 
 
