@@ -259,6 +259,26 @@ OPTIONS: tuple[Option, ...] = (
        kind="float", group="evaluation", field="evaluation.max_error_rate", rule="lower"),
     _o("forbidden", "Regular expressions an answer must not match, one a line.", kind="lines",
        group="evaluation", field="checks.forbidden_patterns", rule="superset"),
+    # --- the checks people write by hand (defaults for every item; items add their own) -----
+    _o("must-include", "What every answer must hold, one a line: a substring (case-insensitive) "
+       "or /regex/ (matched with a time limit); a golden item's must_include adds to it.",
+       kind="lines", group="checks", field="checks.must_include", rule="superset"),
+    _o("must-not-include", "What no answer may hold, one a line: a substring (case-insensitive) "
+       "or /regex/; a golden item's must_not_include adds to it.", kind="lines",
+       group="checks", field="checks.must_not_include", rule="superset"),
+    _o("json-schema", "A JSON Schema file every answer must parse and validate against (an "
+       "item's own json_schema replaces it).", kind="path", group="checks",
+       field="checks.json_schema_file", default="", rule="same"),
+    _o("citations-in-sources", "Every citation an answer makes (a Source: line, a link, a URL, "
+       "a path to a document) must be among the sources it returned (sources-path): no "
+       "invented citations. An item's citations_in_sources overrides it.", kind="bool",
+       group="checks", field="checks.citations_in_sources", rule="on"),
+    _o("custom-checks", "Custom checks, one a line: FILE.py:FUNCTION (default function: check), "
+       "a function (item, answer) -> (passed, reason) run in a separate process.",
+       kind="lines", group="checks", field="checks.custom_checks", default=[],
+       rule="superset", metavar="FILE.py:FUNCTION"),
+    _o("check-timeout", "Seconds one custom check may take on one answer; past it the run is an "
+       "error.", kind="float", group="checks", field="checks.check_timeout_s", rule="higher"),
     _o("deterministic-only", "Checks only, no judge.", kind="bool", field="deterministic_only",
        default=False, doors=CLI_ONLY),
     # --- the gate ------------------------------------------------------------------------------

@@ -80,6 +80,8 @@ EVAL = (
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
+    "must-include", "must-not-include", "json-schema", "citations-in-sources", "custom-checks",
+    "check-timeout",
     "deterministic-only", "report-path", "junit-xml", "html-report",
 )  # fmt: skip
 COMMENT = ("comment-file", "summary-file", "comment-id")
@@ -104,6 +106,7 @@ GROUP_TITLES = {
     "compose": "compose (start the assistant first, always tear down)",
     "judge": "judge",
     "evaluation": "evaluation",
+    "checks": "checks (written by hand)",
     "gate": "gate",
     "comment": "comment",
     "output": "output",

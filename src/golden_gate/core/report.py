@@ -30,7 +30,8 @@ REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
 # Which side an error run failed on: an answer the assistant could not give is a failed run;
 # a judge that could not judge is no verdict about the assistant and is counted apart.
-ErrorSide = Literal["assistant", "judge"]
+# A custom check that hung or crashed is no verdict either ("check"), counted apart like the judge.
+ErrorSide = Literal["assistant", "judge", "check"]
 DETERMINISTIC = "deterministic"  # the tier (and the judge's name) when no judge ran
 
 
@@ -40,6 +41,7 @@ class CheckOutcome(BaseModel):
     name: str
     passed: bool
     reason: str = ""
+    errored: bool | None = None  # the check could not decide (hung, crashed): the run errs
 
 
 class TokenUsage(BaseModel):
