@@ -529,6 +529,8 @@ def _toml(value: Any, kind: str) -> str:
             )
             + "}"
         )
+    if kind == "floats":
+        return "{" + ", ".join(f"{json.dumps(k)} = {v!r}" for k, v in value.items()) + "}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

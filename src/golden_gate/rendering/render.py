@@ -26,6 +26,7 @@ from golden_gate import forked, redaction
 from golden_gate.core import slim
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.slices import SliceVerdict
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.tally import Tally
 from golden_gate.errors import InputError
@@ -88,6 +89,10 @@ class TagRow(BaseModel):
     items: int
     rate: str
     regressions: int
+    # A sliced tag's (gate.slices): its floor, its bound and its verdict; empty otherwise.
+    floor: str = ""
+    bound: str = ""
+    verdict: str = ""
 
 
 class Section:
@@ -215,6 +220,39 @@ def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]
         )
         for tag, n in sorted(items.items())
     ]
+
+
+_SLICE_MARKS = {"passed": "✅ passed", "failed": "❌ failed"}
+
+
+def _with_slices(rows: list[TagRow], slices: Sequence[SliceVerdict]) -> list[TagRow]:
+    """The tag table with each sliced tag's floor, bound and verdict (and a row for a sliced
+    tag no item of this run carries: it says so, never nothing)."""
+    if not slices:
+        return rows
+    shown = {code_span(s.tag, limit=60): s for s in slices}
+    for row in rows:
+        verdict = shown.pop(row.tag, None)
+        if verdict is not None:
+            row.floor, row.bound, row.verdict = _slice_cells(verdict)
+    for tag, verdict in shown.items():
+        floor, bound, said = _slice_cells(verdict)
+        rows.append(TagRow(tag=tag, passed=0, items=0, rate="n/a", regressions=0,
+                           floor=floor, bound=bound, verdict=said))  # fmt: skip
+    return rows
+
+
+def _slice_cells(verdict: SliceVerdict) -> tuple[str, str, str]:
+    floor = f"{verdict.floor:.2f}" if verdict.floor is not None else ""
+    if verdict.critical:
+        floor = f"{floor} (critical)" if floor else "critical"
+    bound = f"{verdict.lower_bound:.3f}" if verdict.lower_bound is not None else "—"
+    said = _SLICE_MARKS.get(verdict.verdict, verdict.verdict)
+    if verdict.p_holm is not None:
+        said += f" (Holm p = {verdict.p_holm:.3f})"
+    if verdict.why and verdict.verdict != "passed":
+        said += f": {inline(verdict.why, limit=120)}"
+    return floor, bound, said
 
 
 def _tag_bars(
@@ -407,7 +445,7 @@ class _Context:
             "unstable": gate.unstable,
             "errors": gate.errored,
         }
-        self._tags = _tag_rows(tally.tagged, tally.passes, regressed)
+        self._tags = _with_slices(_tag_rows(tally.tagged, tally.passes, regressed), gate.slices)
         complete = header.complete and not gate.inconclusive
         improved = Counter(
             chain.from_iterable(tally.tags_of(i) for i in improved_ids if i in tally.position)
