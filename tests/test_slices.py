@@ -54,10 +54,8 @@ def test_a_critical_tag_with_one_regressed_item_fails_an_otherwise_passing_gate(
     assert "critical tag 'billing': 1 item(s) regressed (q03)" in critical.stdout
     comment = (tmp_path / "comment.md").read_text()
     assert "| tag | passed | items | rate | regressed | floor | lower bound | verdict |" in comment
-    assert (
-        "| <code>billing</code> | 4 | 5 | 80.0% | 1 | critical | — | ❌ failed: a critical item regressed"
-        in (comment)
-    )
+    row = "| <code>billing</code> | 4 | 5 | 80.0% | 1 | critical | — | ❌ failed: a critical item"
+    assert row + " regressed |" in comment
     # A critical tag with fewer items than min-slice-items still fails on its regressed item.
     small = golden_gate("gate", cand_path, base_path, "--critical-tags", "billing",
                         "--min-slice-items", "50")  # fmt: skip
@@ -89,8 +87,8 @@ def test_a_tag_below_its_own_floor_fails(tmp_path: Path) -> None:
     # 100 items pass 90 %: the global floor 0.8 holds, the refusals' 0.95 does not.
     outcomes = {f"q{i:03d}": (i % 10 != 0, ["refusal"] if i < 30 else ["docs"]) for i in range(100)}
     cand_path, base_path = _pair(tmp_path, _report(outcomes), _report(outcomes))
-    done = golden_gate("gate", cand_path, base_path, "--floor", "0.8",
-                       "--floor-by-tag", "refusal=0.95", "--floor-by-tag", "docs = 0.5")  # fmt: skip
+    floors = ("--floor-by-tag", "refusal=0.95", "--floor-by-tag", "docs = 0.5")
+    done = golden_gate("gate", cand_path, base_path, "--floor", "0.8", *floors)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "tag 'refusal' below its floor: lower bound 0.744 < 0.95 (27/30 passed)" in done.stdout
     assert "docs" not in done.stdout.split("below its floor")[0]
