@@ -41,7 +41,8 @@ class CheckOutcome(BaseModel):
     name: str
     passed: bool
     reason: str = ""
-    errored: bool | None = None  # the check could not decide (hung, crashed): the run errs
+    # The check could not decide (hung, crashed): the run is an error. Unsaid when False.
+    errored: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class TokenUsage(BaseModel):
