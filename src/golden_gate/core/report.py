@@ -293,6 +293,11 @@ class RuleChanges(BaseModel):
     # Rules the pull request's golden-gate.toml sets otherwise (`[gate] floor = 0.5 …`): the
     # base branch's decided the verdict.
     settings_not_used: list[str] = Field(default_factory=list)
+    # Who must approve these changes: CODEOWNERS at the base branch (where it was read), the
+    # owners of the changed rule files, and the changed rule files no owner covers.
+    codeowners: str | None = None
+    approvers: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    unowned: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @property
     def any(self) -> bool:
@@ -307,6 +312,12 @@ class RuleChanges(BaseModel):
             or self.own_rule_files
             or self.settings_not_used
         )
+
+    @property
+    def rule_paths(self) -> list[str]:
+        """The repository paths of the rules this pull request changes (not the items)."""
+        paths = [*self.files, *(f.path for f in (*self.not_used, *self.own_rule_files))]
+        return list(dict.fromkeys(paths))
 
 
 class RunSettings(BaseModel):

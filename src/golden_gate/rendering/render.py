@@ -205,6 +205,29 @@ def _rule_files(changes: RuleChanges | None, kind: str) -> list[str]:
     ]
 
 
+def _approvers(changes: RuleChanges | None) -> str | None:
+    """Who must approve the rule change (CODEOWNERS at the base), one escaped sentence; None
+    when no rule file changed. Owners are shown in code spans: named, not pinged."""
+    if changes is None or not (changes.approvers or changes.unowned):
+        return None
+    where = code_span(changes.codeowners, limit=200) if changes.codeowners else None
+    parts = []
+    if changes.approvers:
+        owners = ", ".join(code_span(o, limit=100) for o in changes.approvers[:20])
+        more = f" and {len(changes.approvers) - 20} more" if len(changes.approvers) > 20 else ""
+        said = "**Code owners who must approve this rule change**"
+        parts.append(f"{said} ({where}): {owners}{more}.")
+    if changes.unowned:
+        paths = ", ".join(code_span(p, limit=200) for p in changes.unowned[:10])
+        source = f"in {where}" if where else "(no CODEOWNERS at the base branch)"
+        them = "it" if len(changes.unowned) == 1 else "them"
+        parts.append(
+            f"**No code owner covers** {paths} {source}: anyone with write access can approve "
+            f"{them} (`golden-gate init --owners` writes a CODEOWNERS stanza for the gate's rules)."
+        )
+    return " ".join(parts)
+
+
 def _settings_not_used(changes: RuleChanges | None) -> list[str]:
     return list(changes.settings_not_used) if changes is not None else []
 
@@ -486,6 +509,7 @@ class _Context:
             "proposed": _rule_files(header.rule_changes, "not_used")
             + [inline(text, limit=300) for text in _settings_not_used(header.rule_changes)],
             "own_rule_files": _rule_files(header.rule_changes, "own_rule_files"),
+            "approvers": _approvers(header.rule_changes),
             "evaluator_rates": _evaluators_text(view),
             "judge_agreement": _agreement_text(view),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
