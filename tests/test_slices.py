@@ -172,3 +172,19 @@ def test_slice_settings_in_the_config_file_and_their_mistakes(tmp_path: Path) ->
     done = golden_gate("gate", cand_path, base_path, cwd=tmp_path)
     assert done.returncode == 2
     assert "golden-gate.toml:2: unknown setting '[gate] critical-tag' (did you mean" in done.stderr
+
+
+def test_a_pull_requests_own_items_cannot_carry_a_slice_over_its_floor() -> None:
+    # The base's 20 refusal items pass 16; the pull request adds 40 easy ones of its own.
+    base = {f"r{i:02d}": (i >= 4, ["refusal"]) for i in range(20)}
+    own = {f"easy{i:02d}": (True, ["refusal"]) for i in range(40)}
+    report = _report({**base, **own})
+    for result in report.results:
+        result.origin = "pull-request" if result.id.startswith("easy") else "base"
+    settings = GateSettings(floor=0.5, floor_by_tag={"refusal": 0.6})
+    result = evaluate_gate(report, None, settings)
+    (refusal,) = result.slices
+    assert refusal.lower_bound is not None and refusal.lower_bound > 0.6  # carried, all items
+    assert refusal.verdict == "failed"
+    said = "tag 'refusal' below its floor: lower bound 0.584 < 0.60 (on the base branch's 20 items)"
+    assert said in result.headline

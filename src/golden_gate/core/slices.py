@@ -140,15 +140,27 @@ def gate_slices(
                 verdict.verdict = "not enough items"
                 verdict.why = f"{tally.n} items, fewer than min-slice-items {min_items}"
             continue
-        verdict.lower_bound = tally.floor_bound(confidence, mine.clusters).lower
+        # The base branch's clusters rule, as in the whole gate.
+        clusters = {**mine.clusters, **(theirs.clusters if theirs is not None else {})}
+        verdict.lower_bound = tally.floor_bound(confidence, clusters).lower
+        # The pull request's own items may only make a floor stricter, never carry it.
+        base_lower = (
+            tally.floor_bound(confidence, clusters, base_only=True).lower
+            if tally.own and tally.base_n
+            else verdict.lower_bound
+        )
         if verdict.floor is not None and verdict.floor > 0:
-            if verdict.lower_bound < verdict.floor:
+            if min(verdict.lower_bound, base_lower) < verdict.floor:
+                low, over = (
+                    (verdict.lower_bound, f"{tally.k}/{tally.n} passed")
+                    if verdict.lower_bound < verdict.floor
+                    else (base_lower, f"on the base branch's {tally.base_n} items")
+                )
                 problems.append(
                     SliceProblem(
                         code="slice-below-floor",
                         message=f"tag '{tag}' below its floor: lower bound "
-                        f"{verdict.lower_bound:.3f} < {verdict.floor:.2f} "
-                        f"({tally.k}/{tally.n} passed)",
+                        f"{low:.3f} < {verdict.floor:.2f} ({over})",
                     )
                 )
                 verdict.verdict = "failed"
