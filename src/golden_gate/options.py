@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -29,7 +29,9 @@ from typing import Any, Literal, TypeVar
 from golden_gate.errors import InputError
 
 Door = Literal["cli", "action", "file"]
-Kind = Literal["str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice"]
+Kind = Literal[
+    "str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice", "floats"
+]
 # How a rule may move on a pull request: a stricter floor is higher, a stricter min-drop lower,
 # a stricter tag list selects a superset, a stricter ignore list a subset, a stricter switch is
 # on (or off); "same" cannot move.
@@ -259,6 +261,26 @@ OPTIONS: tuple[Option, ...] = (
        kind="float", group="evaluation", field="evaluation.max_error_rate", rule="lower"),
     _o("forbidden", "Regular expressions an answer must not match, one a line.", kind="lines",
        group="evaluation", field="checks.forbidden_patterns", rule="superset"),
+    # --- the checks people write by hand (defaults for every item; items add their own) -----
+    _o("must-include", "What every answer must hold, one a line: a substring (case-insensitive) "
+       "or /regex/ (matched with a time limit); a golden item's must_include adds to it.",
+       kind="lines", group="checks", field="checks.must_include", rule="superset"),
+    _o("must-not-include", "What no answer may hold, one a line: a substring (case-insensitive) "
+       "or /regex/; a golden item's must_not_include adds to it.", kind="lines",
+       group="checks", field="checks.must_not_include", rule="superset"),
+    _o("json-schema", "A JSON Schema file every answer must parse and validate against (an "
+       "item's own json_schema replaces it).", kind="path", group="checks",
+       field="checks.json_schema_file", default="", rule="same"),
+    _o("citations-in-sources", "Every citation an answer makes (a Source: line, a link, a URL, "
+       "a path to a document) must be among the sources it returned (sources-path): no "
+       "invented citations. An item's citations_in_sources overrides it.", kind="bool",
+       group="checks", field="checks.citations_in_sources", rule="on"),
+    _o("custom-checks", "Custom checks, one a line: FILE.py:FUNCTION (default function: check), "
+       "a function (item, answer) -> (passed, reason) run in a separate process.",
+       kind="lines", group="checks", field="checks.custom_checks", default=[],
+       rule="superset", metavar="FILE.py:FUNCTION"),
+    _o("check-timeout", "Seconds one custom check may take on one answer; past it the run is an "
+       "error.", kind="float", group="checks", field="checks.check_timeout_s", rule="higher"),
     _o("deterministic-only", "Checks only, no judge.", kind="bool", field="deterministic_only",
        default=False, doors=CLI_ONLY),
     # --- the gate ------------------------------------------------------------------------------
@@ -275,6 +297,17 @@ OPTIONS: tuple[Option, ...] = (
        "the judge's verdicts corrected by its errors on the calibration's labels; needs "
        "calibration, a calibration of this judge and prompt).", kind="choice",
        choices=("judge", "human"), group="gate", field="gate.floor_basis", rule="same"),
+    _o("floor-by-tag", "A floor of a tag's own, on the Wilson bound of its items: `refusal = "
+       "0.95`, one a line (in golden-gate.toml a table, [gate.floor-by-tag]). Each such slice "
+       "also gets the paired test against the baseline, Holm-adjusted across the slices.",
+       kind="floats", group="gate", field="gate.floor_by_tag", default={}, rule="higher",
+       metavar="TAG = FLOOR"),
+    _o("critical-tags", "Comma-separated tags where any one regressed item (passing in the "
+       "baseline, failing now) fails the gate.", kind="tags", group="gate",
+       field="gate.critical_tags", default=[], rule="superset"),
+    _o("min-slice-items", "The fewest items a sliced tag (floor-by-tag, critical-tags) needs "
+       "for a floor or test verdict of its own; below it the slice says \"not enough items\".",
+       kind="int", group="gate", field="gate.min_slice_items", rule="lower"),
     _o("require-comparable", "Fail when the baseline used another golden set, judge model or "
        "judge prompt.", kind="bool", group="gate", field="gate.require_comparable", rule="on"),
     _o("fail-on-regression", "Fail the step when the gate fails; false turns it into a warning.",
@@ -418,6 +451,9 @@ GATE_OPTIONS = {
     "confidence": "confidence",
     "require-comparable": "require_comparable",
     "floor-basis": "floor_basis",
+    "floor-by-tag": "floor_by_tag",
+    "critical-tags": "critical_tags",
+    "min-slice-items": "min_slice_items",
 }
 
 
@@ -494,7 +530,39 @@ def clean(option: Option, raw: Any, where: str) -> Any:
         return [p.strip() for p in parts if p.strip()]
     if kind == "headers":
         return _headers(raw, where)
+    if kind == "floats":
+        return _floats(raw, where)
     raise AssertionError(kind)
+
+
+def _floats(raw: Any, where: str) -> dict[str, float]:
+    """A table of names to numbers: TOML's own, or `name = number` lines (an input, flags)."""
+    if isinstance(raw, dict):
+        pairs = list(raw.items())
+    elif isinstance(raw, str | list):
+        lines = raw.splitlines() if isinstance(raw, str) else raw
+        pairs = []
+        for line in lines:
+            if not isinstance(line, str):
+                raise InputError(f"{where} expects one 'name = number' a line")
+            if not line.strip():
+                continue
+            name, sep, value = line.partition("=")
+            if not sep or not name.strip():
+                raise InputError(f"{where} expects one 'name = number' a line, got '{line}'")
+            pairs.append((name.strip(), value.strip()))
+    else:
+        raise InputError(f"{where} must be a table of names to numbers")
+    table: dict[str, float] = {}
+    for name, value in pairs:
+        try:
+            number = float(value) if not isinstance(value, bool) else math.nan
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number):
+            raise InputError(f"{where}: the value of '{name}' must be a number, got '{value}'")
+        table[str(name)] = number
+    return table
 
 
 def _headers(raw: Any, where: str) -> dict[str, str]:
@@ -605,6 +673,11 @@ def tightens(option: Option, base: Any, given: Any) -> bool:
         given, base = os.path.normpath(str(given)), os.path.normpath(str(base))
     if given == base:
         return True
+    if isinstance(base, dict):  # a floor a name: each of the base's kept, none lowered
+        return isinstance(given, dict) and all(
+            name in given and tightens(replace(option, kind="float"), value, given[name])
+            for name, value in base.items()
+        )
     if how == "higher":
         # 0 switches a test off: any level switched on is stricter than off.
         return (
@@ -680,6 +753,7 @@ _JSON_TYPES = {
         "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
     },
     "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+    "floats": {"type": "object", "additionalProperties": {"type": "number"}},
 }
 
 

@@ -13,6 +13,7 @@ from golden_gate.core.gate import GateSettings
 from golden_gate.core.golden import Shard
 from golden_gate.evaluation.checks import CheckSettings
 from golden_gate.evaluation.compose import ComposeSettings
+from golden_gate.evaluation.custom_checks import CustomCheck
 from golden_gate.evaluation.evaluate import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
@@ -53,6 +54,26 @@ class Settings(BaseModel):
     index_snapshot: str | None = None
     calibration: Path | None = None  # the judge's last calibration report, shown in comments
     progress: bool = True
+
+
+def check_settings(r: Resolved, root: Path, *, evaluating: bool = True) -> CheckSettings:
+    """The deterministic checks' settings; a custom check's file relative to `root`."""
+    from golden_gate.errors import InputError
+
+    if evaluating and r["citations-in-sources"] and not r["sources-path"]:
+        raise InputError(
+            f"{r.where('citations-in-sources')} needs sources-path: without the sources an "
+            "answer returned, every citation it makes would count as invented"
+        )
+    return CheckSettings(
+        forbidden_patterns=r["forbidden"],
+        must_include=r["must-include"],
+        must_not_include=r["must-not-include"],
+        json_schema_file=_path(r["json-schema"], root),
+        citations_in_sources=r["citations-in-sources"],
+        custom_checks=[CustomCheck.parse(text, root) for text in r["custom-checks"]],
+        check_timeout_s=r["check-timeout"],
+    )
 
 
 def _path(value: Any, root: Path) -> Path | None:
@@ -163,7 +184,7 @@ def build(
             if evaluating and compose_file
             else None,
             index_snapshot=r["index-snapshot"] or None,
-            checks=CheckSettings(forbidden_patterns=r["forbidden"]),
+            checks=check_settings(r, root, evaluating=evaluating),
             evaluation=EvalSettings(
                 runs=r["runs"],
                 rerun_failures=r["rerun-failures"],

@@ -435,6 +435,49 @@ class Written(NamedTuple):
     kept: list[str]
     warnings: list[str]
     compose_file: str | None
+    # A CODEOWNERS stanza to add by hand (no --owners given), printed, not written.
+    codeowners: str | None = None
+
+
+OWNER_PLACEHOLDER = "@OWNER"
+
+
+def owned_paths(golden: str, baseline: str) -> list[str]:
+    """The gate's rules as CODEOWNERS patterns: the golden set's folder (the baseline, judge
+    prompts, labels and calibration usually live beside it), the config, the workflows."""
+    paths: list[str] = []
+    for name in (golden, baseline):
+        parent = Path(name).parent
+        paths.append(f"/{parent.as_posix()}/" if parent != Path(".") else f"/{name}")
+    return [
+        *dict.fromkeys(paths),
+        "/golden-gate.toml",
+        "/golden-gate/calibration.json",
+        "/.github/workflows/golden-gate*.yml",
+    ]
+
+
+def codeowners_text(
+    root: Path, *, golden: str, baseline: str, owners: list[str]
+) -> tuple[str, str | None, str | None]:
+    """(where CODEOWNERS is or goes, its new text or None to leave it, a stanza to print)."""
+    from golden_gate.core import codeowners
+
+    for owner in owners:
+        if not owner.startswith("@") and "@" not in owner.strip("@"):
+            raise InputError(
+                f"--owners: '{owner}' is not a code owner (@user, @org/team or an email)"
+            )
+    existing = next((n for n in codeowners.LOCATIONS if (root / n).is_file()), None)
+    name = existing or codeowners.LOCATIONS[0]
+    text = read_text(root / name, what="CODEOWNERS") if existing else ""
+    if codeowners.MARKER in text:
+        return name, None, None  # init ran before: the team's lines stay as they are
+    stanza = codeowners.stanza(owned_paths(golden, baseline), owners or [OWNER_PLACEHOLDER])
+    if not owners:
+        return name, None, stanza
+    gap = "\n" if text and not text.endswith("\n") else ""
+    return name, text + gap + ("\n" if text.strip() else "") + stanza, None
 
 
 def _count_selected(path: Path, tags: list[str]) -> tuple[int, str]:
@@ -456,11 +499,14 @@ def init(
     judge_model: str,
     compose_file: str | None,
     force: bool,
+    owners: list[str] | None = None,
 ) -> Written:
     """Write the starter files into the repository at `root`.
 
     A golden set already at `golden` is kept whatever `force` says (a team's items are never
     replaced); `force` overwrites what `init` generates, golden-gate.toml and the workflows.
+    With `owners`, a CODEOWNERS stanza makes them the owners of the gate's rules (appended to
+    an existing CODEOWNERS, never replacing a line of it); without, the stanza is printed.
     """
     if not (root / ".git").exists():
         raise InputError(f"{root}: not a git repository (run `git init` first, or pass --dir)")
@@ -517,11 +563,17 @@ def init(
         )
     if (ignore := gitignore_text(root)) is not None:
         files[".gitignore"] = ignore
+    owners_file, owners_text, to_print = codeowners_text(
+        root, golden=golden, baseline=baseline, owners=list(owners or [])
+    )
+    if owners_text is not None:
+        files[owners_file] = owners_text
     written = []
     for name, text in files.items():
         write_result(root / name, text, what=name)
         written.append(root / name)
-    return Written(written, [golden] if golden_exists else [], warnings, compose_file)
+    kept = [golden] if golden_exists else []
+    return Written(written, kept, warnings, compose_file, to_print)
 
 
 EXAMPLE_CONFIG = """\

@@ -92,6 +92,9 @@ def own_inputs(settings: ActionSettings) -> dict[str, str]:
     for spec in run.evaluators.evaluators:
         if spec.prompt_file is not None:  # a custom evaluator's prompt is a rule file too
             files.setdefault(f"evaluators ({spec.name})", spec.prompt_file)
+    files["json-schema"] = run.checks.json_schema_file
+    for check in run.checks.custom_checks:  # a custom check is code the gate runs: a rule
+        files.setdefault(f"custom-checks ({check.name})", check.path)
     found = {CONFIG_FILE: "the config file"}
     for name, path in files.items():
         if path:

@@ -4,9 +4,10 @@ On `pull_request` the runner runs the workflow of the pull request's merge commi
 file the gate reads from the checkout is the pull request's own: a judge prompt edited to
 "grade leniently" would grade its own change. So, like the golden set, the judge prompt
 (`judge-prompt`), each custom evaluator's prompt (an `evaluators` entry that is a
-file), the comment template (`comment-template`) and the calibration report (`calibration`)
-are read at the pull request's base branch (`common.rules_ref`: not `baseline-ref`, which the
-pull request's workflow sets), and the verdict uses the base's text:
+file), the comment template (`comment-template`), the calibration report (`calibration`), the
+answers' JSON Schema (`json-schema`) and each custom check (`custom-checks`) are read at the
+pull request's base branch (`common.rules_ref`: not `baseline-ref`, which the pull request's
+workflow sets), and the verdict uses the base's text:
 
 - the same text in the checkout: the checkout's file is used (it is the base's);
 - another text: the base's is written under RUNNER_TEMP (outside the checkout) and the
@@ -65,6 +66,9 @@ def _rule_files(settings: ActionSettings) -> list[tuple[str, Path]]:
         files.append(("comment-template", run.comment_template))
     if run.calibration is not None:
         files.append(("calibration", run.calibration))
+    if run.checks.json_schema_file is not None:
+        files.append(("json-schema", run.checks.json_schema_file))
+    files += [("custom-checks", c.path) for c in run.checks.custom_checks]
     return files
 
 
@@ -96,6 +100,18 @@ def _replaced(settings: ActionSettings, old: Path, new: Path | None) -> ActionSe
         update["comment_template"] = new
     if run.calibration == old:
         update["calibration"] = new
+    checks = run.checks
+    if checks.json_schema_file == old:
+        checks = checks.model_copy(update={"json_schema_file": new})
+    if any(c.path == old for c in checks.custom_checks):
+        kept = [
+            c if c.path != old else c.model_copy(update={"path": new})
+            for c in checks.custom_checks
+            if c.path != old or new is not None
+        ]
+        checks = checks.model_copy(update={"custom_checks": kept})
+    if checks is not run.checks:
+        update["checks"] = checks
     return settings.model_copy(update={"run": run.model_copy(update=update)})
 
 

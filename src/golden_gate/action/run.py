@@ -123,6 +123,10 @@ def evaluated(
     proposed = settings.resolved.notes if settings.resolved is not None else []
     if rule_changes is not None and proposed:
         rule_changes = rule_changes.model_copy(update={"settings_not_used": list(proposed)})
+    if rule_changes is not None and rule_changes.rule_paths:
+        from golden_gate.action.owners import with_approvers
+
+        rule_changes = with_approvers(rule_changes, settings, ctx)
     mode = mode_from_env(ctx.env, settings.cache_mode)
     if settings.cache_mode.strip().lower() == "actions" and mode != "actions":
         runner.warning(

@@ -273,6 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="overwrite golden-gate.toml and the workflows if they exist (never the golden set)",
     )
+    p.add_argument(
+        "--owners",
+        default="",
+        metavar="@ORG/TEAM,...",
+        help="the code owners of the gate's rules (golden set, config, judge prompts, "
+        "calibration, workflows): a CODEOWNERS stanza naming them is written, or appended to "
+        "the CODEOWNERS you have; without it the stanza is printed for you to add",
+    )
     p.set_defaults(handler=cmd_init)
 
     p = sub.add_parser(

@@ -440,6 +440,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             judge_model=args.judge_model,
             compose_file=args.compose_file,
             force=args.force,
+            owners=[o for o in args.owners.replace(",", " ").split() if o],
         )
         steps = starter.next_steps(
             golden=args.golden, baseline=args.baseline, compose_file=done.compose_file
@@ -455,6 +456,11 @@ def cmd_init(args: argparse.Namespace) -> int:
         )
     for warning in done.warnings:
         warn(warning)
+    if done.codeowners:
+        print(
+            "golden-gate: CODEOWNERS: own the gate's rules (init --owners @org/team writes "
+            "this; it is printed, not written):\n" + done.codeowners.rstrip("\n")
+        )
     print("Next:")
     for number, step in enumerate(steps, start=1):
         print(f"  {number}. {step}")
@@ -529,6 +535,8 @@ def _toml(value: Any, kind: str) -> str:
             )
             + "}"
         )
+    if kind == "floats":
+        return "{" + ", ".join(f"{json.dumps(k)} = {v!r}" for k, v in value.items()) + "}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

@@ -38,7 +38,7 @@ class _HelpFormatter(argparse.HelpFormatter):
         if option is not None:  # a table option: its default found only when help is shown
             default = option.default_for("cli")
             unsaid = default is None or default is False or default in ("", [], {})
-            repeat = " (repeatable)" if option.kind in ("lines", "headers") else ""
+            repeat = " (repeatable)" if option.kind in ("lines", "headers", "floats") else ""
             shown = "" if unsaid else f" (default: {show(default, sep=',')})".replace("%", "%%")
             return text + shown + repeat
         default = action.default
@@ -66,7 +66,10 @@ def warn(message: str) -> None:
 
 # --- which options each command takes --------------------------------------------------------
 
-GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis")
+GATE = (
+    "floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis",
+    "floor-by-tag", "critical-tags", "min-slice-items",
+)  # fmt: skip
 JUDGE = (
     "judge-model", "judge-prompt", "judge-base-url", "judge-temperature", "judge-timeout",
     "judge-retries", "judge-max-tokens", "judge-concurrency", "on-missing-judge-key",
@@ -80,6 +83,8 @@ EVAL = (
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
+    "must-include", "must-not-include", "json-schema", "citations-in-sources", "custom-checks",
+    "check-timeout",
     "deterministic-only", "report-path", "junit-xml", "html-report",
 )  # fmt: skip
 COMMENT = ("comment-file", "summary-file", "comment-id")
@@ -104,6 +109,7 @@ GROUP_TITLES = {
     "compose": "compose (start the assistant first, always tear down)",
     "judge": "judge",
     "evaluation": "evaluation",
+    "checks": "checks (written by hand)",
     "gate": "gate",
     "comment": "comment",
     "output": "output",
@@ -123,7 +129,7 @@ class _Given(argparse.Action):
                 f"{option_string} is deprecated and goes in the next minor release: "
                 f"use {option.flag}"
             )
-        if option.kind in ("lines", "headers"):
+        if option.kind in ("lines", "headers", "floats"):
             previous = getattr(namespace, self.dest, None) or []
             values = [*previous, values]
         setattr(namespace, self.dest, values)
@@ -228,7 +234,7 @@ def resolve(
         spelled = getattr(args, f"_flag_{option.dest}", None) or option.flag
         if option.kind == "bool":
             value = bool(raw)
-        elif option.kind in ("lines", "headers"):
+        elif option.kind in ("lines", "headers", "floats"):
             value = clean(option, list(raw), spelled)  # one flag, one line: kept whole
         else:
             value = clean(option, raw, spelled)

@@ -38,6 +38,7 @@ from golden_gate.core.power import (
 )
 from golden_gate.core.report import Report, selection_digest
 from golden_gate.core.rules import PR_SUFFIX
+from golden_gate.core.slices import SliceProblem, SliceVerdict, gate_slices
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import (
     MONTE_CARLO_DRAWS,
@@ -49,7 +50,17 @@ from golden_gate.core.stats import (
 )
 from golden_gate.core.tally import Tally, changed_items, tally_of
 
-ReasonCode = Literal["no-results", "below-floor", "significant-regression", "not-comparable"]
+ReasonCode = Literal[
+    "no-results",
+    "below-floor",
+    "significant-regression",
+    "not-comparable",
+    "slice-below-floor",
+    "slice-regression",
+    "critical-regression",
+]
+# The per-slice settings, left out of the gate's JSON at their defaults (it stays what it was).
+_SLICE_DEFAULTS = {"floor_by_tag": {}, "critical_tags": [], "min_slice_items": 10}
 
 
 class GateSettings(BaseModel):
@@ -61,6 +72,11 @@ class GateSettings(BaseModel):
     # judge: the floor is on the judge's pass rate; human: on what people would say, by
     # prediction-powered inference from the calibration's labels (core/human_basis.py).
     floor_basis: Literal["judge", "human"] = "judge"
+    # Per-slice floors (core/slices.py): a tag's own floor, tags where one regressed item
+    # fails the gate, and the fewest items a slice needs for a verdict of its own.
+    floor_by_tag: dict[str, float] = Field(default_factory=dict)
+    critical_tags: list[str] = Field(default_factory=list)
+    min_slice_items: int = Field(default=10, ge=1)
 
     @model_serializer(mode="wrap")
     def _default_basis_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -68,7 +84,22 @@ class GateSettings(BaseModel):
         data = handler(self)
         if self.floor_basis == "judge":
             data.pop("floor_basis", None)
+        for name, default in _SLICE_DEFAULTS.items():
+            if data.get(name) == default:
+                data.pop(name, None)
         return data
+
+    @field_validator("floor_by_tag")
+    @classmethod
+    def _slice_floors(cls, floors: dict[str, float]) -> dict[str, float]:
+        for tag, floor in floors.items():
+            if not 0 <= floor < 1:
+                raise ValueError(f"the floor of tag '{tag}' must be in [0, 1), got {floor}")
+        return floors
+
+    @property
+    def sliced(self) -> bool:
+        return bool(self.floor_by_tag or self.critical_tags)
 
     @field_validator("confidence")
     @classmethod
@@ -201,6 +232,8 @@ class GateResult(BaseModel):
     # Runs without a verdict could flip a pass: then the result is no result (exit 3).
     inconclusive: str | None = None
     unstable: list[str] = Field(default_factory=list)
+    # Each sliced tag's verdict (floor-by-tag, critical-tags); none without them.
+    slices: list[SliceVerdict] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @property
     def passed(self) -> bool:
@@ -830,6 +863,15 @@ def _evaluate_gate(
                 f"p was estimated by {MONTE_CARLO_DRAWS:,} seeded random sign flips "
                 f"(standard error {comparison.p_value_error:.4f})."
             )
+    slices: list[SliceVerdict] = []
+    if settings.sliced:
+        slices, problems = _slices(items, base_tally, settings, comparison, _dropped(candidate))
+        reasons.extend(Reason(code=p.code, message=p.message) for p in problems)
+        notes.extend(
+            f"tag '{s.tag}': not enough items for a verdict of its own ({s.why})."
+            for s in slices
+            if s.verdict == "not enough items"
+        )
     power = None
     if with_power:
         power = power_note(tally, base_tally, spread, settings, comparison)
@@ -851,6 +893,34 @@ def _evaluate_gate(
         errored=errored,
         unanswered=tally.unanswered,
         unstable=unstable,
+        slices=slices,
+    )
+
+
+def _slices(
+    items: ItemColumns,
+    base_tally: Tally | None,
+    settings: GateSettings,
+    comparison: Comparison | None,
+    dropped: frozenset[str],
+) -> tuple[list[SliceVerdict], list[SliceProblem]]:
+    """The sliced tags' verdicts, each slice's paired test the same as the whole gate's."""
+
+    def compare(cand: Tally, base: Tally) -> tuple[float, float, int, list[str]]:
+        result, _ = _compare(cand, base, settings, dropped)
+        return result.p_value, result.net_drop, result.shared, result.regressions
+
+    return gate_slices(
+        items,
+        base_tally.items if base_tally is not None else None,
+        floor_by_tag=settings.floor_by_tag,
+        critical_tags=settings.critical_tags,
+        min_items=settings.min_slice_items,
+        confidence=settings.confidence,
+        alpha=settings.alpha,
+        min_drop=settings.min_drop,
+        compare=compare,
+        regressed=comparison.regressions if comparison is not None else (),
     )
 
 

@@ -6,10 +6,20 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from golden_gate import jsonl
+from golden_gate.core.patterns import check_entries, check_schema
 from golden_gate.errors import InputError
 from golden_gate.files import read_text, write_result
 from golden_gate.jsonl import Problems, records
@@ -75,6 +85,13 @@ class GoldenItem(BaseModel):
     # Related questions (e.g. several about one page): the regression test flips their signs
     # together, so they are not counted as independent evidence.
     cluster: str | None = Field(default=None, min_length=1)
+    # Hand-written checks (evaluation/checks.py): substrings or `/regex/` the answer must or
+    # must not hold, a JSON Schema the answer must parse and validate against ({} = any JSON),
+    # and whether every citation the answer makes must be among its returned sources.
+    must_include: list[str] = Field(default_factory=list)
+    must_not_include: list[str] = Field(default_factory=list)
+    json_schema: dict[str, Any] | None = None
+    citations_in_sources: bool | None = None  # None: the config's `citations-in-sources`
     # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
     _surrogates_replaced: int = PrivateAttr(default=0)
     _where: str = PrivateAttr(default="")  # `file:line` it was read from, for problems
@@ -95,6 +112,18 @@ class GoldenItem(BaseModel):
                         )
         return data
 
+    @field_validator("must_include", "must_not_include")
+    @classmethod
+    def _patterns_compile(cls, entries: list[str], info: ValidationInfo) -> list[str]:
+        return check_entries(entries, what=str(info.field_name))
+
+    @field_validator("json_schema")
+    @classmethod
+    def _schema_valid(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            check_schema(schema, what="json_schema")
+        return schema
+
     @field_validator("question")
     @classmethod
     def _question_not_blank(cls, value: str) -> str:
@@ -114,6 +143,8 @@ class GoldenItem(BaseModel):
     @property
     def has_reference(self) -> bool:
         """Whether anything in the item judges an answer: key points, URLs or a refusal."""
+        if self.must_include or self.must_not_include or self.json_schema is not None:
+            return True
         return self.must_refuse or any(
             isinstance(x, str) and x.strip()
             for x in [*self.reference_key_points, *self.reference_urls]
@@ -226,7 +257,20 @@ def canonical_line(item: GoldenItem) -> str:
 
 def item_hash(item: GoldenItem) -> str:
     """Hash of what an answer is judged against (not the tags): did a shared item change?"""
-    what = [item.question, item.reference_key_points, item.reference_urls, item.must_refuse]
+    what: list[Any] = [
+        item.question,
+        item.reference_key_points,
+        item.reference_urls,
+        item.must_refuse,
+    ]
+    # The hand-written checks only when set: the hash of an item without them is unchanged.
+    checks = {
+        name: getattr(item, name)
+        for name in ("must_include", "must_not_include", "json_schema", "citations_in_sources")
+        if getattr(item, name) not in (None, [])
+    }
+    if checks:
+        what.append(checks)
     return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 

@@ -30,7 +30,8 @@ REPORT_FORMAT = "golden-gate/1"
 RunStatus = Literal["pass", "fail", "error"]
 # Which side an error run failed on: an answer the assistant could not give is a failed run;
 # a judge that could not judge is no verdict about the assistant and is counted apart.
-ErrorSide = Literal["assistant", "judge"]
+# A custom check that hung or crashed is no verdict either ("check"), counted apart like the judge.
+ErrorSide = Literal["assistant", "judge", "check"]
 DETERMINISTIC = "deterministic"  # the tier (and the judge's name) when no judge ran
 
 
@@ -40,6 +41,8 @@ class CheckOutcome(BaseModel):
     name: str
     passed: bool
     reason: str = ""
+    # The check could not decide (hung, crashed): the run is an error. Unsaid when False.
+    errored: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class TokenUsage(BaseModel):
@@ -290,6 +293,11 @@ class RuleChanges(BaseModel):
     # Rules the pull request's golden-gate.toml sets otherwise (`[gate] floor = 0.5 …`): the
     # base branch's decided the verdict.
     settings_not_used: list[str] = Field(default_factory=list)
+    # Who must approve these changes: CODEOWNERS at the base branch (where it was read), the
+    # owners of the changed rule files, and the changed rule files no owner covers.
+    codeowners: str | None = None
+    approvers: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    unowned: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @property
     def any(self) -> bool:
@@ -304,6 +312,12 @@ class RuleChanges(BaseModel):
             or self.own_rule_files
             or self.settings_not_used
         )
+
+    @property
+    def rule_paths(self) -> list[str]:
+        """The repository paths of the rules this pull request changes (not the items)."""
+        paths = [*self.files, *(f.path for f in (*self.not_used, *self.own_rule_files))]
+        return list(dict.fromkeys(paths))
 
 
 class RunSettings(BaseModel):

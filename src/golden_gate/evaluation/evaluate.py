@@ -42,7 +42,13 @@ from golden_gate.core.report import (
 from golden_gate.errors import InputError
 from golden_gate.evaluation import canaries
 from golden_gate.evaluation.cache import VerdictCache
-from golden_gate.evaluation.checks import CheckSettings, checks_hash, needs_judge, run_checks
+from golden_gate.evaluation.checks import (
+    Checker,
+    CheckSettings,
+    checks_hash,
+    errored,
+    needs_judge,
+)
 from golden_gate.evaluation.evaluators import Evaluator, Panel, combine
 from golden_gate.evaluation.judge import Judge, JudgeError
 from golden_gate.evaluation.judge_identity import identities, identity_warnings, served
@@ -114,6 +120,7 @@ class Evaluation:
         self.cache = cache
         self.settings = settings
         self.checks = checks
+        self.checker = Checker(checks)
         self.progress = progress
         self.stats = RunStats()
         self.finished: dict[str, ItemResult] = {}  # kept as items finish: an interrupt keeps them
@@ -258,13 +265,17 @@ class Evaluation:
                 **base,
             )
         sources = answer.sources or []
-        checks = run_checks(item, answer.text, sources, self.checks)
+        checks = await self.checker.run(item, answer.text, sources)
         result = {
             **base,
             "answer": cut(answer.text, excerpt_limit),
             "sources": answer.sources,
             "checks": checks,
         }
+        undecided = errored(checks)
+        if undecided is not None:  # a check that hung or crashed: no verdict, never a pass
+            error = f"check {undecided.name}: {undecided.reason}"
+            return RunResult(status="error", error_side="check", error=error, **result)
         if any(not c.passed for c in checks):
             return RunResult(status="fail", **result)
         if self.panel is None or not needs_judge(item):
@@ -558,6 +569,7 @@ async def evaluate(
             current.uncancel()
     finally:
         gc.unfreeze()
+        await evaluation.checker.close()
         if heartbeat is not None:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)

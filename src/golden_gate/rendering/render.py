@@ -26,6 +26,7 @@ from golden_gate import forked, redaction
 from golden_gate.core import slim
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.slices import SliceVerdict
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.tally import Tally
 from golden_gate.errors import InputError
@@ -88,6 +89,10 @@ class TagRow(BaseModel):
     items: int
     rate: str
     regressions: int
+    # A sliced tag's (gate.slices): its floor, its bound and its verdict; empty otherwise.
+    floor: str = ""
+    bound: str = ""
+    verdict: str = ""
 
 
 class Section:
@@ -200,6 +205,29 @@ def _rule_files(changes: RuleChanges | None, kind: str) -> list[str]:
     ]
 
 
+def _approvers(changes: RuleChanges | None) -> str | None:
+    """Who must approve the rule change (CODEOWNERS at the base), one escaped sentence; None
+    when no rule file changed. Owners are shown in code spans: named, not pinged."""
+    if changes is None or not (changes.approvers or changes.unowned):
+        return None
+    where = code_span(changes.codeowners, limit=200) if changes.codeowners else None
+    parts = []
+    if changes.approvers:
+        owners = ", ".join(code_span(o, limit=100) for o in changes.approvers[:20])
+        more = f" and {len(changes.approvers) - 20} more" if len(changes.approvers) > 20 else ""
+        said = "**Code owners who must approve this rule change**"
+        parts.append(f"{said} ({where}): {owners}{more}.")
+    if changes.unowned:
+        paths = ", ".join(code_span(p, limit=200) for p in changes.unowned[:10])
+        source = f"in {where}" if where else "(no CODEOWNERS at the base branch)"
+        them = "it" if len(changes.unowned) == 1 else "them"
+        parts.append(
+            f"**No code owner covers** {paths} {source}: anyone with write access can approve "
+            f"{them} (`golden-gate init --owners` writes a CODEOWNERS stanza for the gate's rules)."
+        )
+    return " ".join(parts)
+
+
 def _settings_not_used(changes: RuleChanges | None) -> list[str]:
     return list(changes.settings_not_used) if changes is not None else []
 
@@ -215,6 +243,39 @@ def _tag_rows(items: Counter[str], passes: Counter[str], regressed: Counter[str]
         )
         for tag, n in sorted(items.items())
     ]
+
+
+_SLICE_MARKS = {"passed": "✅ passed", "failed": "❌ failed"}
+
+
+def _with_slices(rows: list[TagRow], slices: Sequence[SliceVerdict]) -> list[TagRow]:
+    """The tag table with each sliced tag's floor, bound and verdict (and a row for a sliced
+    tag no item of this run carries: it says so, never nothing)."""
+    if not slices:
+        return rows
+    shown = {code_span(s.tag, limit=60): s for s in slices}
+    for row in rows:
+        verdict = shown.pop(row.tag, None)
+        if verdict is not None:
+            row.floor, row.bound, row.verdict = _slice_cells(verdict)
+    for tag, verdict in shown.items():
+        floor, bound, said = _slice_cells(verdict)
+        rows.append(TagRow(tag=tag, passed=0, items=0, rate="n/a", regressions=0,
+                           floor=floor, bound=bound, verdict=said))  # fmt: skip
+    return rows
+
+
+def _slice_cells(verdict: SliceVerdict) -> tuple[str, str, str]:
+    floor = f"{verdict.floor:.2f}" if verdict.floor is not None else ""
+    if verdict.critical:
+        floor = f"{floor} (critical)" if floor else "critical"
+    bound = f"{verdict.lower_bound:.3f}" if verdict.lower_bound is not None else "—"
+    said = _SLICE_MARKS.get(verdict.verdict, verdict.verdict)
+    if verdict.p_holm is not None:
+        said += f" (Holm p = {verdict.p_holm:.3f})"
+    if verdict.why and verdict.verdict != "passed":
+        said += f": {inline(verdict.why, limit=120)}"
+    return floor, bound, said
 
 
 def _tag_bars(
@@ -407,7 +468,7 @@ class _Context:
             "unstable": gate.unstable,
             "errors": gate.errored,
         }
-        self._tags = _tag_rows(tally.tagged, tally.passes, regressed)
+        self._tags = _with_slices(_tag_rows(tally.tagged, tally.passes, regressed), gate.slices)
         complete = header.complete and not gate.inconclusive
         improved = Counter(
             chain.from_iterable(tally.tags_of(i) for i in improved_ids if i in tally.position)
@@ -448,6 +509,7 @@ class _Context:
             "proposed": _rule_files(header.rule_changes, "not_used")
             + [inline(text, limit=300) for text in _settings_not_used(header.rule_changes)],
             "own_rule_files": _rule_files(header.rule_changes, "own_rule_files"),
+            "approvers": _approvers(header.rule_changes),
             "evaluator_rates": _evaluators_text(view),
             "judge_agreement": _agreement_text(view),
             # a fork's report: its numbers are a claim, shown without the trusted check marks
