@@ -66,7 +66,10 @@ def warn(message: str) -> None:
 
 # --- which options each command takes --------------------------------------------------------
 
-GATE = ("floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis")
+GATE = (
+    "floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis",
+    "retrieval-k", "retrieval-floor",
+)  # fmt: skip
 JUDGE = (
     "judge-model", "judge-prompt", "judge-base-url", "judge-temperature", "judge-timeout",
     "judge-retries", "judge-max-tokens", "judge-concurrency", "on-missing-judge-key",
