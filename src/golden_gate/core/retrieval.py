@@ -291,7 +291,7 @@ def gate(
         return None
     result = RetrievalGate(k=k, measured=False, floor=floor)
     base_scores = scores(baseline, k) if baseline is not None else {}
-    result.baseline = figures(base_scores.values())
+    result.baseline = figures(base_scores.values())  # over the items this run measured, below
     if candidate is None:
         result.notes.append(NO_SOURCES)
         return result
@@ -307,6 +307,8 @@ def gate(
         return result
     result.measured = True
     result.overall = figures(cand_scores.values())
+    # The baseline's figures on this run's items, so the two columns speak of the same items.
+    result.baseline = figures(s for i, s in base_scores.items() if i in cand_scores)
     result.by_tag = by_tag(cand_scores, tags)
     ids = list(cand_scores)
     bound = floor_bound(
