@@ -183,6 +183,13 @@ def test_without_sources_the_layer_says_so_and_never_gates():
     gate = evaluate_gate(silent, None, GateSettings(floor=0, retrieval_floor=0.9))
     assert gate.passed and gate.retrieval is not None and not gate.retrieval.measured
     assert gate.retrieval.notes == [retrieval.NO_SOURCES]
+    assert not gate.warnings  # no baseline that measured it
+    base = _report({"x": [[1]]})
+    gate = evaluate_gate(silent, base, GateSettings(floor=0))
+    assert (
+        gate.passed
+        and "the baseline measured retrieval and this run did not" in (gate.warnings[-1])
+    )
     # No retrieval data on either side, no retrieval floor: nothing said at all.
     assert evaluate_gate(silent, None, GateSettings(floor=0)).retrieval is None
     # Sources recorded, but no item has reference_urls (or no answer returned sources).
@@ -210,3 +217,20 @@ def test_gate_json_is_unchanged_without_retrieval_data():
     data = evaluate_gate(report, None, GateSettings(floor=0.5)).model_dump(mode="json")
     assert "retrieval" not in data
     assert "retrieval_k" not in data["settings"] and "retrieval_floor" not in data["settings"]
+
+
+def test_shards_merge_their_retrieval_records():
+    from golden_gate.core.merge import merge_reports
+    from golden_gate.core.report import DatasetInfo
+
+    shards = []
+    for index, ranks_by_item in enumerate(({"a": [[1]], "b": [[9]]}, {"c": [[2]]}), start=1):
+        report = _report(ranks_by_item)
+        report.dataset = DatasetInfo(shard=f"{index}/2")
+        shards.append((f"shard{index}.json", report))
+    merged = merge_reports(shards)
+    assert merged.retrieval is not None
+    assert list(merged.retrieval.items) == ["a", "b", "c"]
+    assert merged.retrieval.overall is not None
+    assert merged.retrieval.overall.hit_rate == pytest.approx(2 / 3)
+    assert merged.retrieval.by_tag["t"].items == 3

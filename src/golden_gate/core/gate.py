@@ -627,6 +627,13 @@ def _gate_retrieval(
     if found is None:
         return
     result.retrieval = found
+    if cand.header.retrieval is None and base is not None and base.header.retrieval is not None:
+        # Retrieval the baseline measured and this run did not: a set-up that lost its
+        # sources-path should be seen, though it cannot fail the gate.
+        result.warnings.append(
+            "the baseline measured retrieval and this run did not: set `sources-path` to "
+            "where the response lists its sources"
+        )
     k = found.k
     if found.below_floor and found.overall is not None and found.lower_bound is not None:
         result.reasons.append(
