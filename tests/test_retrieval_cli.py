@@ -132,8 +132,16 @@ def test_hostile_source_strings_stay_inert_in_the_comment(tmp_path):
     ]
     golden = _golden(tmp_path / "golden.jsonl", urls=hostile)
     assert _eval(golden, _answers(set(), hostile), tmp_path / "base.json").returncode == 0
-    done = _run(golden, _answers({0, 1, 2}, hostile), tmp_path, "--sources-path", "sources")
+    page = tmp_path / "page.html"
+    done = _run(
+        golden, _answers({0, 1, 2}, hostile), tmp_path, "--sources-path", "sources",
+        "--html-report", page,
+    )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
+    assert "<img" not in done.stdout + done.stderr  # the log
+    html = page.read_text()
+    assert "onerror=alert" in html.replace("\\u003c", "<")  # the source is on the page ...
+    assert "<img src=x" not in html  # ... as data, never markup
     comment = (tmp_path / "comment.md").read_text()
     section = comment.split("### Retrieval")[1]
     assert "<img" not in comment and "](javascript:" not in comment
