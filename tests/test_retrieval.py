@@ -154,6 +154,11 @@ def test_retrieval_that_got_worse_fails_a_gate_every_answer_passes():
         ("q1", 1, 9),
     ]
     assert found.comparison.p_value == pytest.approx(0.5**6)
+    assert not found.notes  # six changed: enough to reach significance
+    pair = _report({"q0": [[1]], "q1": [[1]]})
+    few = evaluate_gate(_report({"q0": [[9]], "q1": [[1]]}), pair, GateSettings(floor=0))
+    assert few.passed and few.retrieval is not None
+    assert "changed for only 1 item(s)" in few.retrieval.notes[-1]
 
 
 def test_several_runs_use_the_share_of_runs_that_hit_in_the_paired_test():

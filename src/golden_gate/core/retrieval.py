@@ -330,6 +330,13 @@ def gate(
         alpha=alpha,
         min_drop=min_drop,
     )
+    units = result.comparison.units
+    if alpha > 0 and units > 0 and 0.5**units >= alpha:
+        result.notes.append(
+            f"hit@{k} changed for only {units} item(s) or cluster(s): with so few the paired "
+            f"test can never reach significance at alpha {alpha:g}, so 'no retrieval "
+            "regression' is not evidence of none"
+        )
     return result
 
 
