@@ -25,6 +25,35 @@ def test_demo_fails_the_gate_with_named_regressions(tmp_path):
     assert (tmp_path / "out" / "summary.md").is_file()
 
 
+def test_demo_shows_the_page_its_retriever_lost(tmp_path):
+    done = golden_gate("demo", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    section = done.stdout.split("### Retrieval")[1].split("<details>")[0]
+    assert "| hit@5 | **69.2%** | 100.0% |" in section
+    assert "| <code>install-ports</code> | <code>docs/install.md</code> | 1 → 6 |" in section
+    assert "| <code>trouble-sealed-503</code> | <code>docs/troubleshooting.md</code> | 1 → not" in (
+        section
+    )
+
+
+def test_demo_retriever_variant_fails_on_retrieval_alone_with_every_answer_passing(tmp_path):
+    done = golden_gate("demo", "--variant", "retriever", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    comment = done.stdout
+    assert "golden-gate failed" in comment
+    headline = comment.splitlines()[2]
+    assert headline.startswith("**failed: retrieval below the floor: hit@")
+    assert "regression" not in headline and "pass rate" not in headline  # the only reason
+    assert "| Pass rate | **14/14** (100.0%)" in comment
+    assert "**0** regressed · **0** improved" in comment
+    assert "| <code>install-requirements</code> | <code>docs/install.md</code> | 1 → 6 |" in comment
+    report = load_report(tmp_path / "report.json")
+    assert all(r.passes == r.runs == 1 for r in report.results)
+    assert report.retrieval is not None
+    assert report.retrieval.items["install-ports"].ranks == [[6]]
+    assert "`golden-gate run` would exit 1" in done.stderr
+
+
 def test_demo_baseline_variant_passes(tmp_path):
     done = golden_gate("demo", "--variant", "baseline", "--out", tmp_path)
     assert done.returncode == 0, done.stderr

@@ -128,7 +128,10 @@ def test_in_scope_question_is_answered_from_the_docs_with_a_citation(
     body = ask(baseline, "Which port does the API listen on?")
     assert "TCP port 8200" in body["answer"]
     assert body["answer"].endswith("\n\nSource: docs/install.md")
-    assert body["sources"] == ["docs/install.md"]
+    # Every page, ranked: the answer's own first.
+    assert body["sources"][0] == "docs/install.md"
+    pages = Path(str(golden_path())).parent / "pages"
+    assert sorted(body["sources"]) == sorted(f"docs/{p.stem}.md" for p in pages.glob("*.md"))
 
 
 @pytest.mark.parametrize(
@@ -256,9 +259,24 @@ def test_candidate_keeps_most_answers(
     same = [
         item["id"]
         for item in GOLDEN
-        if ask(baseline, item["question"]) == ask(candidate, item["question"])
+        if ask(baseline, item["question"])["answer"] == ask(candidate, item["question"])["answer"]
     ]
     assert len(same) >= len(GOLDEN) // 2
+
+
+def test_the_retriever_variant_ranks_the_install_page_last_and_answers_as_the_baseline(
+    baseline: RunningAssistant,
+) -> None:
+    with start("retriever") as retriever:
+        for item in GOLDEN:
+            before, after = ask(baseline, item["question"]), ask(retriever, item["question"])
+            assert after["answer"] == before["answer"]
+            assert sorted(after["sources"]) == sorted(before["sources"])
+            if after["sources"]:
+                assert after["sources"][-1] == "docs/install.md"
+                assert after["sources"][:-1] == [
+                    s for s in before["sources"] if s != "docs/install.md"
+                ]
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -309,7 +327,7 @@ def test_a_settings_file_is_read_again_on_every_request(tmp_path: Path) -> None:
         match = re.search(r"\(baseline\) listening on (http://\S+)", line)
         assert match, line
         url, question = match.group(1), b'{"text": "Why does the server return 503?"}'
-        assert request(url, "/ask", question)[1]["sources"] == ["docs/troubleshooting.md"]
+        assert request(url, "/ask", question)[1]["sources"][0] == "docs/troubleshooting.md"
         settings.write_text('variant = "candidate"\n')
         assert request(url, "/ask", question)[1]["sources"] == []
         settings.write_text('variant = "cand')  # not TOML: the candidate stays

@@ -292,6 +292,12 @@ OPTIONS: tuple[Option, ...] = (
        "regression to fail.", kind="float", group="gate", field="gate.min_drop", rule="lower"),
     _o("confidence", "Level of the Wilson interval.", kind="float", group="gate",
        field="gate.confidence", rule="higher"),
+    _o("retrieval-k", "How many of the returned sources count as retrieved for hit@k and "
+       "recall@k (the retrieval layer, with sources-path).", kind="int", group="gate",
+       field="gate.retrieval_k", rule="same"),
+    _o("retrieval-floor", "Minimum Wilson lower bound of hit@k (the share of items whose "
+       "expected source is in the top retrieval-k); 0 switches it off.", kind="float",
+       group="gate", field="gate.retrieval_floor", rule="higher"),
     _o("floor-basis", "What the floor is on: judge (the Wilson bound of the judge's pass rate) "
        "or human (the prediction-powered lower bound of the pass rate people would give, from "
        "the judge's verdicts corrected by its errors on the calibration's labels; needs "
@@ -454,6 +460,8 @@ GATE_OPTIONS = {
     "floor-by-tag": "floor_by_tag",
     "critical-tags": "critical_tags",
     "min-slice-items": "min_slice_items",
+    "retrieval-k": "retrieval_k",
+    "retrieval-floor": "retrieval_floor",
 }
 
 

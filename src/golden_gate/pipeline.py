@@ -151,6 +151,7 @@ async def _evaluate(
                 dataset=dataset,
                 assistant=assistant,
                 progress=progress if asked else None,
+                retrieval_k=settings.gate.retrieval_k,
             )
             if unusable is not None:
                 report.complete = False

@@ -25,6 +25,8 @@ words of four or more letters ("long words"):
   fraction of the answer's long words found in the context; true when all are;
 - relevancy (`<input>`, `<output>`): the fraction of the question's long words in the answer;
   true at one half or more;
+- retrieval relevance (`<inputs>`, `<retrieved_context>`): the fraction of the question's long
+  words in the context; true at one half or more;
 - conciseness: true when the answer has at most 40 words (score 1, else 40 / words).
 
 The pairwise prompt (`<answer_a>`, `<answer_b>`, `<reference_outputs>`) scores 1 when answer A
@@ -82,6 +84,8 @@ _REFERENCE = re.compile(r"<reference_outputs>\s*(.*?)\s*</reference_outputs>", r
 _OUTPUTS = re.compile(r"<outputs>\s*(.*?)\s*</outputs>", re.DOTALL)
 _CONTEXT = re.compile(r"<context>\s*(.*?)\s*</context>", re.DOTALL)
 _INPUT = re.compile(r"<input>\s*(.*?)\s*</input>", re.DOTALL)
+_INPUTS = re.compile(r"<inputs>\s*(.*?)\s*</inputs>", re.DOTALL)
+_RETRIEVED = re.compile(r"<retrieved_context>\s*(.*?)\s*</retrieved_context>", re.DOTALL)
 _ANSWER_A = re.compile(r"<answer_a>\s*(.*?)\s*</answer_a>", re.DOTALL)
 _ANSWER_B = re.compile(r"<answer_b>\s*(.*?)\s*</answer_b>", re.DOTALL)
 _FENCE_LINE = re.compile(r'^</?untrusted_text id="[0-9a-f]+">$', re.MULTILINE)
@@ -209,6 +213,7 @@ def evaluator_of(prompt: str) -> str:
         ("hallucination", "for hallucinations"),
         ("groundedness", "supported by the retrieved context"),
         ("relevancy", "relevant to the given input"),
+        ("retrieval-relevance", "retrieved context for relevance"),
         ("conciseness", "for conciseness"),
     ):
         if marker in head:
@@ -223,6 +228,10 @@ def _other_verdict(
         answer = _section(_OUTPUTS if kind == "groundedness" else _OUTPUT, prompt)
         context = answer if blind else _section(_CONTEXT, prompt)
         fraction = _fraction(_long_words(answer), words(context))
+    elif kind == "retrieval-relevance":
+        question = _long_words(_section(_INPUTS, prompt))
+        fraction = _fraction(question, words(_section(_RETRIEVED, prompt)))
+        bar = min(bar, 0.5)
     elif kind == "relevancy":
         question = _long_words(_section(_INPUT, prompt))
         fraction = _fraction(question, words(_section(_OUTPUT, prompt)))

@@ -308,9 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=Path("demo-output"), help="folder for the files")
     p.add_argument(
         "--variant",
-        choices=["candidate", "baseline"],
+        choices=["candidate", "baseline", "retriever"],
         default="candidate",
-        help="the example assistant's configuration: a regressed prompt, or main's",
+        help="the example assistant's configuration: a regressed prompt (and retriever), "
+        "main's, or only the retriever change (every answer as main's, a page ranked last)",
     )
     p.add_argument(
         "--junit-xml",

@@ -69,6 +69,7 @@ def warn(message: str) -> None:
 GATE = (
     "floor", "alpha", "min-drop", "confidence", "require-comparable", "floor-basis",
     "floor-by-tag", "critical-tags", "min-slice-items",
+    "retrieval-k", "retrieval-floor",
 )  # fmt: skip
 JUDGE = (
     "judge-model", "judge-prompt", "judge-base-url", "judge-temperature", "judge-timeout",

@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from golden_gate import __version__
-from golden_gate.core import judges, slim
+from golden_gate.core import judges, retrieval, slim
 from golden_gate.core.power import (
     Differences,
     PowerNote,
@@ -37,6 +37,7 @@ from golden_gate.core.power import (
     unreachable_floor_message,
 )
 from golden_gate.core.report import Report, selection_digest
+from golden_gate.core.retrieval import RetrievalGate
 from golden_gate.core.rules import PR_SUFFIX
 from golden_gate.core.slices import SliceProblem, SliceVerdict, gate_slices
 from golden_gate.core.slim import ItemColumns, SlimReport
@@ -58,6 +59,8 @@ ReasonCode = Literal[
     "slice-below-floor",
     "slice-regression",
     "critical-regression",
+    "retrieval-below-floor",
+    "retrieval-regression",
 ]
 # The per-slice settings, left out of the gate's JSON at their defaults (it stays what it was).
 _SLICE_DEFAULTS = {"floor_by_tag": {}, "critical_tags": [], "min_slice_items": 10}
@@ -77,6 +80,9 @@ class GateSettings(BaseModel):
     floor_by_tag: dict[str, float] = Field(default_factory=dict)
     critical_tags: list[str] = Field(default_factory=list)
     min_slice_items: int = Field(default=10, ge=1)
+    # The retrieval layer (core/retrieval.py): hit@k's k, and a floor on hit@k (0: off).
+    retrieval_k: int = Field(default=retrieval.DEFAULT_K, ge=1, le=1000)
+    retrieval_floor: float = Field(default=0.0, ge=0, lt=1)
 
     @model_serializer(mode="wrap")
     def _default_basis_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -87,6 +93,9 @@ class GateSettings(BaseModel):
         for name, default in _SLICE_DEFAULTS.items():
             if data.get(name) == default:
                 data.pop(name, None)
+        if self.retrieval_k == retrieval.DEFAULT_K and not self.retrieval_floor:
+            data.pop("retrieval_k", None)
+            data.pop("retrieval_floor", None)
         return data
 
     @field_validator("floor_by_tag")
@@ -234,6 +243,8 @@ class GateResult(BaseModel):
     unstable: list[str] = Field(default_factory=list)
     # Each sliced tag's verdict (floor-by-tag, critical-tags); none without them.
     slices: list[SliceVerdict] = Field(default_factory=list, exclude_if=lambda v: not v)
+    # The retrieval layer's figures and decision; absent when it is not in use.
+    retrieval: RetrievalGate | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def passed(self) -> bool:
@@ -582,6 +593,7 @@ def evaluate_gate(
     # Questions changed since the baseline: the same count for the pessimistic pass below.
     changed = changed_items(cand.items, base.items) if base is not None else None
     result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings)
+    _gate_retrieval(result, cand, base, settings)
     if missing:
         shown = ", ".join(missing[:MISSING_SHOWN])
         more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
@@ -619,6 +631,59 @@ def evaluate_gate(
                 "judge them again"
             )
     return result
+
+
+def _gate_retrieval(
+    result: GateResult, cand: SlimReport, base: SlimReport | None, settings: GateSettings
+) -> None:
+    """The retrieval layer's floor and paired test (core/retrieval.py), as reasons of their own:
+    retrieval that got worse fails the gate even when every answer passes."""
+    items = cand.items
+    clusters = {**items.clusters, **(base.items.clusters if base is not None else {})}
+    found = retrieval.gate(
+        cand.header.retrieval,
+        base.header.retrieval if base is not None else None,
+        tags=dict(zip(items.ids, items.tags, strict=True)),
+        clusters=clusters,
+        own=items.own,
+        k=settings.retrieval_k,
+        floor=settings.retrieval_floor,
+        alpha=settings.alpha,
+        min_drop=settings.min_drop,
+        confidence=settings.confidence,
+    )
+    if found is None:
+        return
+    result.retrieval = found
+    if cand.header.retrieval is None and base is not None and base.header.retrieval is not None:
+        # Retrieval the baseline measured and this run did not: a set-up that lost its
+        # sources-path should be seen, though it cannot fail the gate.
+        result.warnings.append(
+            "the baseline measured retrieval and this run did not: set `sources-path` to "
+            "where the response lists its sources"
+        )
+    k = found.k
+    if found.below_floor and found.overall is not None and found.lower_bound is not None:
+        result.reasons.append(
+            Reason(
+                code="retrieval-below-floor",
+                message=f"retrieval below the floor: hit@{k} lower bound "
+                f"{found.lower_bound:.3f} < {found.floor:.2f} (hit@{k} "
+                f"{found.overall.hit_rate:.1%} over {found.overall.items} items)",
+            )
+        )
+    compared = found.comparison
+    if compared is not None and compared.significant:
+        result.reasons.append(
+            Reason(
+                code="retrieval-regression",
+                message=f"significant retrieval regression: hit@{k} fell for "
+                f"{len(compared.fell)} item(s), rose for {len(compared.rose)}, p = "
+                f"{compared.p_value:.4f} < {settings.alpha:g}, net drop {compared.net_drop:.1%}",
+            )
+        )
+    if result.reasons:
+        result.verdict = "failed"
 
 
 # Differences whose design effect by page reaches this (over at least PAGES_FOR_WARNING pages

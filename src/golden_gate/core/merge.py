@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from golden_gate.core import retrieval
 from golden_gate.core.canaries import Canaries, check
 from golden_gate.core.golden import Shard
 from golden_gate.core.report import (
     DatasetInfo,
+    ItemResult,
     JudgeIdentity,
     Report,
+    RetrievalRecord,
     RunStats,
     add_digests,
     new_report,
@@ -108,8 +111,25 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         not_asked=[i for _, r in reports for i in r.not_asked or []] or None,
         canaries=_merged_canaries([r for _, r in reports]),
         judges=_merged_judges([r for _, r in reports]),
+        retrieval=_merged_retrieval([r for _, r in reports], results),
         shards=count,
     )
+
+
+def _merged_retrieval(
+    reports: list[Report], results: Sequence[ItemResult]
+) -> RetrievalRecord | None:
+    """Every shard's items' ranks, summarised again over them all."""
+    found = [r.retrieval for r in reports if r.retrieval is not None]
+    if not found:
+        return None
+    merged = RetrievalRecord(
+        k=found[0].k,
+        items={i: item for record in found for i, item in record.items.items()},
+        without_sources=[i for record in found for i in record.without_sources],
+    )
+    retrieval.summarise(merged, {r.id: r.tags for r in results})
+    return merged
 
 
 def _merged_canaries(reports: list[Report]) -> Canaries | None:

@@ -374,6 +374,35 @@ class RunStats(BaseModel):
     judge_cache: JudgeCacheStats | None = None  # the Action's judge cache; None elsewhere
 
 
+class RetrievalItem(BaseModel):
+    """One item's expected sources (`reference_urls`) and, for each run that returned sources,
+    the rank of each among the distinct pages returned (1 = first; None: not returned)."""
+
+    expected: list[str]
+    ranks: list[list[int | None]] = Field(default_factory=list)
+
+
+class RetrievalFigures(BaseModel):
+    """Means over items of per-item hit@k, reciprocal rank and recall@k."""
+
+    items: int
+    hit_rate: float
+    mrr: float
+    recall: float
+
+
+class RetrievalRecord(BaseModel):
+    """The retrieval layer's data (core/retrieval.py): written only with `sources-path`, and
+    only for items with `reference_urls`. Ranks do not depend on k, so a gate can use its own."""
+
+    k: int
+    items: dict[str, RetrievalItem] = Field(default_factory=dict)
+    # Items with reference_urls whose every answer came without sources: not measured.
+    without_sources: list[str] = Field(default_factory=list)
+    overall: RetrievalFigures | None = None  # at `k`
+    by_tag: dict[str, RetrievalFigures] = Field(default_factory=dict)
+
+
 class Report(BaseModel):
     """One evaluation; `judge` and `results` are the minimal shape, the rest is ours."""
 
@@ -400,6 +429,7 @@ class Report(BaseModel):
     # counted by the floor or the paired test.
     canaries: Canaries | None = None
     judges: list[JudgeIdentity] | None = None  # one per judge model of the panel
+    retrieval: RetrievalRecord | None = None  # with `sources-path` only
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Report:

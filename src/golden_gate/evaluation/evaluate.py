@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
+from golden_gate.core import retrieval
 from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.golden import GoldenItem, item_hash
 from golden_gate.core.report import (
@@ -30,6 +31,7 @@ from golden_gate.core.report import (
     ItemResult,
     JudgeVote,
     Report,
+    RetrievalRecord,
     RunResult,
     RunSettings,
     RunStats,
@@ -483,6 +485,32 @@ def _aggregate(item: GoldenItem, runs: list[RunResult]) -> ItemResult:
     )
 
 
+def _retrieval(
+    items: Sequence[GoldenItem], results: Sequence[ItemResult], k: int
+) -> RetrievalRecord:
+    """Ranks of each item's reference_urls among its answers' sources (core/retrieval.py).
+    A run without an answer, or whose response had no sources at sources-path, is not a
+    retrieval observation (the first already counts as a failed run)."""
+    by_id = {r.id: r for r in results}
+    return retrieval.record(
+        (
+            (
+                item.id,
+                item.tags,
+                item.reference_urls,
+                [
+                    r.sources
+                    for r in by_id[item.id].run_results
+                    if not r.rerun and r.answer is not None
+                ],
+            )
+            for item in items
+            if item.id in by_id
+        ),
+        k,
+    )
+
+
 def _judge_warnings(
     results: Sequence[ItemResult], stats: RunStats, settings: EvalSettings
 ) -> list[str]:
@@ -524,6 +552,7 @@ async def evaluate(
     dataset: DatasetInfo | None = None,
     assistant: AssistantInfo | None = None,
     progress: Progress | None = None,
+    retrieval_k: int = retrieval.DEFAULT_K,
 ) -> Report:
     """Evaluate every item; `judge=None` runs the deterministic tier only."""
     settings = settings or EvalSettings()
@@ -609,6 +638,8 @@ async def evaluate(
         stats=stats,
         warnings=_judge_warnings(results, stats, settings) or None,
     )
+    if client.settings.sources_path:
+        report.retrieval = _retrieval(items, results, retrieval_k)
     if probing is not None and probing.done() and not probing.cancelled():
         report.canaries = probing.result()
     if panel is not None:

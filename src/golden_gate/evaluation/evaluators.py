@@ -47,6 +47,9 @@ PRESETS = {
     "groundedness": Preset("RAG_GROUNDEDNESS_PROMPT", needs_context=True),
     "conciseness": Preset("CONCISENESS_PROMPT"),
     "hallucination": Preset("HALLUCINATION_PROMPT", needs_context=True),
+    # The RAG triad's third leg: is what was retrieved relevant to the question (no answer, no
+    # reference)? Beside groundedness (answer vs context) and correctness (answer vs reference).
+    "retrieval-relevance": Preset("RAG_RETRIEVAL_RELEVANCE_PROMPT", needs_context=True),
 }
 
 

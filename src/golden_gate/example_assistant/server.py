@@ -5,12 +5,16 @@ next to this module: it splits the pages into `##` sections, scores every sectio
 question with BM25 (section titles weigh more) and answers with the best section, citing its
 page as `docs/<page>.md`. Questions that match nothing well enough are refused.
 
-Two variants play "main" and "a pull request":
+Its `sources` are every page, ranked by its best section (the retriever's order). Variants
+play "main" and "a pull request":
 
 - `baseline` answers as described above;
 - `candidate` simulates a prompt change ("answer more concisely") that regressed: on some pages
-  it keeps only the first sentence of the section, on others it drops the citation. The rest
-  of its answers are those of the baseline, and both are deterministic.
+  it keeps only the first sentence of the section, on others it drops the citation (and its
+  sources); and a re-built index that ranks the install page last among the sources (the
+  answers do not change). The rest of its answers are those of the baseline, and all are
+  deterministic;
+- `retriever` is that index change alone: every answer as the baseline's, the sources not.
 
 HTTP: `POST /ask` with `{"text": question}` -> `{"answer": str, "sources": [str]}`;
 `GET /health` -> `{"status": "ok"}` (plus `index_snapshot` when one is set). Standard library
@@ -43,7 +47,7 @@ from types import FrameType, TracebackType
 from typing import Any, Final, Self
 from urllib.parse import urlsplit
 
-VARIANTS: Final = ("baseline", "candidate")
+VARIANTS: Final = ("baseline", "candidate", "retriever")
 REFUSAL: Final = "I can't answer that from the Acme Vault documentation."
 GOLDEN_FILE: Final = "golden.jsonl"
 MAX_BODY_BYTES: Final = 64 * 1024
@@ -52,6 +56,9 @@ MAX_BODY_BYTES: Final = 64 * 1024
 # drawn at random so the regression is stable and a reader can predict which items it breaks.
 _FIRST_SENTENCE_ONLY: Final = frozenset({"backups", "upgrades"})
 _NO_CITATION: Final = frozenset({"troubleshooting"})
+# The retriever change both `candidate` and `retriever` carry: a re-built index that ranks this
+# page last among the sources it returns (rank 1 → 6, out of the top 5), answers unchanged.
+_DEMOTED: Final = frozenset({"install"})
 
 # BM25 parameters (the usual defaults) and the weights of title words over body words.
 _K1: Final = 1.2
@@ -176,6 +183,18 @@ class Index:
                 total += self._idf[term] * tf * (_K1 + 1) / (tf + norm)
         return total
 
+    def ranked_pages(self, question: str, demoted: frozenset[str] = frozenset()) -> list[str]:
+        """Every page, best first by its best section (ties: the earlier section), as the
+        retriever returns its sources; `demoted` pages last."""
+        best: dict[str, tuple[float, int]] = {}
+        for i, section in enumerate(self.sections):
+            key = (-self.score(question, section), i)
+            best[section.source] = min(best.get(section.source, key), key)
+        order = sorted(best, key=lambda source: best[source])
+        return [s for s in order if _page(s) not in demoted] + [
+            s for s in order if _page(s) in demoted
+        ]
+
     def best(self, question: str) -> tuple[Section, float]:
         """The best section and its score; ties go to the earlier section (stable)."""
         scored = [(self.score(question, s), i) for i, s in enumerate(self.sections)]
@@ -209,10 +228,16 @@ def _check_variant(variant: str) -> str:
     return variant
 
 
+def _page(source: str) -> str:
+    return source.removeprefix("docs/").removesuffix(".md")
+
+
 def answer(question: str, variant: str = "baseline", index: Index | None = None) -> dict[str, Any]:
-    """The response body for one question: `{"answer": str, "sources": [str]}`."""
+    """The response body for one question: `{"answer": str, "sources": [str]}`, the sources
+    being every page, ranked as the retriever ranked them (the answer's page first)."""
     _check_variant(variant)
-    section, score = (index or default_index()).best(question)
+    index = index or default_index()
+    section, score = index.best(question)
     if score < _MIN_SCORE:
         return {"answer": REFUSAL, "sources": []}
     sentences = section.sentences
@@ -225,7 +250,9 @@ def answer(question: str, variant: str = "baseline", index: Index | None = None)
     text = " ".join(sentences)
     if not cite:
         return {"answer": text, "sources": []}
-    return {"answer": f"{text}\n\nSource: {section.source}", "sources": [section.source]}
+    demoted = _DEMOTED if variant in ("candidate", "retriever") else frozenset()
+    sources = index.ranked_pages(question, demoted)
+    return {"answer": f"{text}\n\nSource: {section.source}", "sources": sources}
 
 
 # -- HTTP ------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from golden_gate import forked, redaction
 from golden_gate.core import slim
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.retrieval import RankChange, RetrievalGate, rank_text
 from golden_gate.core.slices import SliceVerdict
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.tally import Tally
@@ -334,6 +335,66 @@ def _agreement_text(report: SlimReport, limit: int = 20) -> str | None:
     return text
 
 
+RETRIEVAL_ROWS = 30  # items whose hit@k changed, listed in the comment
+
+
+def _retrieval(found: RetrievalGate | None) -> dict[str, object] | None:
+    """The Retrieval section's context, every untrusted string escaped (ids, URLs, tags)."""
+    if found is None:
+        return None
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1%}"
+
+    def num(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    def row(change: RankChange) -> dict[str, str]:
+        expected = ", ".join(code_span(u, limit=120) for u in change.expected[:3])
+        return {
+            "id": code_span(change.id, limit=80),
+            "expected": expected + (" …" if len(change.expected) > 3 else ""),
+            "before": rank_text(change.before),
+            "after": rank_text(change.after),
+            "hit": f"{change.hit_before:.0%} → {change.hit_after:.0%}",
+        }
+
+    now, base, compared = found.overall, found.baseline, found.comparison
+    return {
+        "k": found.k,
+        "measured": found.measured,
+        "hit": pct(now.hit_rate if now else None),
+        "mrr": num(now.mrr if now else None),
+        "recall": pct(now.recall if now else None),
+        "count": now.items if now else 0,
+        "base_hit": pct(base.hit_rate if base else None),
+        "base_mrr": num(base.mrr if base else None),
+        "base_recall": pct(base.recall if base else None),
+        "base_count": base.items if base else 0,
+        "lower_bound": num(found.lower_bound),
+        "floor": f"{found.floor:.2f}" if found.floor > 0 else None,
+        "below_floor": found.below_floor,
+        "comparison": compared,
+        "p_value": num(compared.p_value) if compared else None,
+        "fell": [row(c) for c in compared.fell[:RETRIEVAL_ROWS]] if compared else [],
+        "fell_total": len(compared.fell) if compared else 0,
+        "rose_total": len(compared.rose) if compared else 0,
+        "notes": [inline(n, limit=400) for n in found.notes],
+        "without_sources": [code_span(i, limit=80) for i in found.without_sources[:10]],
+        "without_sources_total": len(found.without_sources),
+        "tags": [
+            {
+                "tag": code_span(tag, limit=60),
+                "count": f.items,
+                "hit": pct(f.hit_rate),
+                "mrr": num(f.mrr),
+                "recall": pct(f.recall),
+            }
+            for tag, f in found.by_tag.items()
+        ],
+    }
+
+
 def _environment(template_dir: Path, user_template: Path | None) -> jinja2.Environment:
     """The templates' environment; the built-in one is made (and its templates compiled)
     once a process, since the comment and the summary share it."""
@@ -517,6 +578,7 @@ class _Context:
             "trend_chart": trend_chart,
             "tag_chart": tag_chart[0] if tag_chart else None,
             "tag_chart_left_out": tag_chart[1] if tag_chart else 0,
+            "retrieval": _retrieval(gate.retrieval),
         }
         changes = header.rule_changes
         self._dropped = set(changes.dropped) if changes is not None else set()
