@@ -37,7 +37,8 @@ def _answer(value):
         and isinstance(value[0], bool)
         and isinstance(value[1], str | None)
     ):
-        return {"passed": value[0], "reason": value[1] or ""}
+        reason = value[1] or ""
+        return {"passed": value[0], "reason": reason if len(reason) <= 500 else reason[:499] + "…"}
     shown = repr(value)
     shown = shown if len(shown) <= 80 else shown[:79] + "…"
     return {"error": f"returned {shown}, not (passed: bool, reason: str)"}
