@@ -352,6 +352,10 @@ OPTIONS: tuple[Option, ...] = (
        default="golden-gate/baseline", doors=ACTION_FILE),
     _o("drift-label", "For mode drift, the label of the one drift issue.",
        default="golden-gate-drift", doors=ACTION_FILE),
+    _o("junit-results", "For modes gate and baseline, a JUnit XML results file (Maven Surefire, "
+       "pytest --junitxml) to gate instead of evaluating: test case name = item id, class name "
+       "= tag, repeated cases = runs; the assistant is not started and no judge is called.",
+       kind="path", default="", doors=ACTION_ONLY),
     _o("pr-number", "Pull request number for mode post-comment (read from comment-file's "
        "metadata when empty).", kind="int", default=None, doors=ACTION_ONLY),
     _o("config", "The config file (golden-gate.toml); default: found from the working directory "

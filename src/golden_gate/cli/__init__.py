@@ -25,6 +25,7 @@ from golden_gate.cli.commands import (
     cmd_run,
     cmd_subset,
 )
+from golden_gate.cli.junit import cmd_import_junit
 from golden_gate.cli.options import (
     COMMANDS,
     Parser,
@@ -204,6 +205,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, default=Path("report.json"), help="merged report")
     add_format_arg(p)
     p.set_defaults(handler=cmd_merge, command_options=COMMANDS["merge"])
+
+    p = sub.add_parser(
+        "import-junit",
+        help="turn a test suite's JUnit XML results into a report to gate",
+        description=(
+            "Read JUnit XML (Maven Surefire, Gradle, pytest --junitxml): a test case's name is "
+            "the item id, its class name the tag, repeated cases are runs, <failure> a failed "
+            "run, <error> a run without a verdict, <skipped> no run. Write a report that "
+            "`gate`, `merge` and the Action gate like any. Exit 3 when errors pass "
+            "max-error-rate."
+        ),
+    )
+    p.add_argument("results", type=Path, help="the JUnit XML results file")
+    p.set_defaults(handler=cmd_import_junit, command_options=COMMANDS["import-junit"])
 
     p = sub.add_parser(
         "plan",

@@ -95,6 +95,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),
     "view": (*GATE, "baseline"),
+    "import-junit": ("max-error-rate", "report-path"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
 COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")
