@@ -220,8 +220,9 @@ OPTIONS: tuple[Option, ...] = (
        group="judge", field="judge.max_tokens", verdict=True),
     _o("judge-timeout", "Seconds one judge call may take, time queued inside the server "
        "included.", kind="float", group="judge", field="judge.timeout_s"),
-    _o("judge-retries", "Retries of a judge call on 408, 409, 429, 5xx and timeouts (by the "
-       "SDK).", kind="int", group="judge", field="judge.max_retries"),
+    _o("judge-retries", "Retries of a judge call on 408, 409, 429, 5xx and timeouts (the only "
+       "retry layer; every request is counted in stats.judge_attempts).", kind="int",
+       group="judge", field="judge.max_retries"),
     _o("judge-concurrency", "Judge calls in flight at once; empty follows concurrency. At most "
        "the judge server's parallel slots, since a call's timeout includes its wait there.",
        kind="int", group="judge", default=None),

@@ -62,6 +62,8 @@ class Verdict(BaseModel):
     tokens: TokenUsage | None = None
     latency_ms: float | None = None
     served_model: str | None = None  # the model the judge's server says answered
+    # Requests sent to the judge's server for this verdict: 1, or more after retries.
+    attempts: int | None = None
 
 
 class JudgeVote(BaseModel):
@@ -348,6 +350,8 @@ class JudgeCacheStats(BaseModel):
 
 class RunStats(BaseModel):
     judge_calls: int = 0  # made: answered or failed (not cut short by an interrupt)
+    # HTTP requests really sent to the judge for those calls: first tries and retries.
+    judge_attempts: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
     assistant_calls: int = 0

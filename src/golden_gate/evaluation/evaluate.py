@@ -150,6 +150,7 @@ class Evaluation:
                 )
             except JudgeError as exc:
                 self.stats.judge_timeouts += exc.timed_out
+                self.stats.judge_attempts += exc.attempts  # requests sent, retries included
                 self._count_tokens(exc.tokens)  # a failed call is paid for too
                 raise
             finally:
@@ -161,7 +162,9 @@ class Evaluation:
                     if self.progress:
                         self.progress.judge_calls += 1
         self._count_tokens(verdict.tokens)
-        self.cache.put(key, verdict)  # only successful verdicts reach this line
+        self.stats.judge_attempts += verdict.attempts or 0
+        # The cache keeps the verdict, not how many tries this run's call took.
+        self.cache.put(key, verdict.model_copy(update={"attempts": None}))
         return verdict
 
     def _count_tokens(self, tokens: TokenUsage | None) -> None:
