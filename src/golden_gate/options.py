@@ -168,6 +168,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("model-path", "Dotted path to the model that answered in the response JSON (optional, "
        "e.g. model): a judge that is that model is warned of, as with assistant-model.",
        group="assistant", field="target.model_path", default=""),
+    _o("usage-path", "Dotted path to the assistant's own token usage in the response JSON "
+       "(optional, e.g. usage): recorded per run, for the cost (c_sys in `plan --cost`) and "
+       "max-cost-usd.", group="assistant", field="target.usage_path", default=""),
     _o("sources-path", "Dotted path to the returned sources in the response JSON (optional).",
        group="assistant", field="target.sources_path", default=""),
     _o("context-path", "Dotted path to the retrieved passages in the response JSON (optional; "
@@ -233,6 +236,12 @@ OPTIONS: tuple[Option, ...] = (
        "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
     _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",
        field="evaluation.max_judge_calls"),
+    _o("assistant-prices", "\"input,output\": USD per million of the assistant's own input "
+       "and output tokens (read at usage-path), for the cost (empty: tokens only).",
+       group="assistant", default="", metavar="INPUT,OUTPUT"),
+    _o("max-cost-usd", "Stop the run as incomplete (exit 3, the report written) once what it "
+       "has spent passes this many USD, at judge-prices and assistant-prices (empty for none).",
+       kind="float", group="evaluation", field="evaluation.max_cost_usd"),
     _o("judge-canaries", "Golden items each model judge's canaries are derived from, per "
        "evaluator: answers with a known verdict (the key points, an empty answer, another "
        "item's key points, one key point left out, ...) asked every run, cached like any "

@@ -232,6 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("golden", nargs="?", default=None, help="golden set (JSONL)")
     p.add_argument("--items", type=int, default=None, help="plan for this many items instead")
+    p.add_argument(
+        "--cost",
+        action="store_true",
+        help="also the cost before the run: N · R · (c_sys + (1 − h) · c_judge), its terms "
+        "measured on the baseline (token usage, judge cache hit rate) at judge-prices and "
+        "assistant-prices",
+    )
     p.set_defaults(handler=cmd_plan, command_options=COMMANDS["plan"])
 
     p = sub.add_parser(

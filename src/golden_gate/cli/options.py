@@ -75,7 +75,8 @@ JUDGE = (
 EVAL = (
     "golden-strict", "subset-tags", "shard", "index-snapshot",
     "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
-    "model-path", "context-path", "assistant-headers", "assistant-model", "concurrency",
+    "model-path", "context-path", "usage-path", "assistant-headers", "assistant-model",
+    "concurrency", "assistant-prices", "max-cost-usd",
     "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
@@ -91,7 +92,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
     "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml", "html-report"),
-    "plan": (*GATE, "subset-tags", "runs", "baseline"),
+    "plan": (*GATE, "subset-tags", "runs", "baseline", "judge-prices", "assistant-prices"),
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),
     "view": (*GATE, "baseline"),
