@@ -309,3 +309,44 @@ def test_the_action_gates_junit_results_without_an_assistant_or_a_judge(world):
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
     assert report["judge"] == "junit" and len(report["results"]) == len(ids)
     assert done.outputs["ran"] == "true"
+
+
+def test_mode_baseline_writes_the_imported_results_as_the_baseline(world):
+    xml = world.workspace / "build" / "test-results" / "TEST-GoldenSetTest.xml"
+    xml.parent.mkdir(parents=True)
+    xml.write_text(_surefire({"a": ["pass", "pass"], "b": ["fail", "pass"]}, classname="Golden"))
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        mode="baseline",
+        junit_results="build/test-results/TEST-GoldenSetTest.xml",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.outputs["verdict"] == "promoted"
+    written = json.loads((world.workspace / "evals" / "baseline.json").read_text())
+    assert written["judge"] == "junit"
+    assert [(r["id"], r["passes"], r["runs"]) for r in written["results"]] == [
+        ("a", 2, 2),
+        ("b", 1, 2),
+    ]
+
+
+def test_junit_results_outside_the_workspace_or_in_another_mode_is_refused(world, tmp_path):
+    outside = tmp_path / "elsewhere.xml"
+    outside.write_text(_surefire({"a": ["pass"]}))
+    link = world.workspace / "results.xml"
+    link.symlink_to(outside)
+    pull = world.pull(["src/x.java"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), junit_results="results.xml"
+    )
+    assert done.returncode == 2 and "JUnit results file" in done.stdout + done.stderr
+    done = world.run(
+        "workflow_dispatch",
+        world.event("workflow_dispatch"),
+        mode="calibrate",
+        labels="labels.jsonl",
+        junit_results="results.xml",
+    )
+    assert done.returncode == 2
+    assert "input 'junit-results' is for modes gate and baseline" in done.stdout + done.stderr
