@@ -76,8 +76,7 @@ def test_the_formula_from_a_measured_report():
     assert terms.hit_rate == pytest.approx(0.4)
     assert terms.total == pytest.approx(100 * 3 * (0.0007 + 0.6 * 0.00056))
     assert terms.formula() == (
-        "N · R · (c_sys + (1 − h) · c_judge) = 100 × 3 × ($0.00070 + (1 − 0.40) × $0.00056) "
-        "= $0.31"
+        "N · R · (c_sys + (1 − h) · c_judge) = 100 × 3 × ($0.00070 + (1 − 0.40) × $0.00056) = $0.31"
     )
     unpriced = cost_terms(items=100, runs=3, measured=measured)
     assert unpriced.total is None and unpriced.sys_tokens == 600
