@@ -478,6 +478,11 @@ class LLMJudge(Judge):
         spent = TokenUsage()  # over every try: a failed try that got a reply is paid for
         records: list[judge_client.CallRecord] = []
 
+        def keep(record: judge_client.CallRecord) -> None:
+            records.append(record)
+            spent.input_tokens += record.tokens.input_tokens
+            spent.output_tokens += record.tokens.output_tokens
+
         async def attempt() -> Any:
             record = judge_client.CallRecord()
             # The direct client fills the record itself; LangChain reports to a callback.
@@ -496,15 +501,12 @@ class LLMJudge(Judge):
                         **extra,
                     )
             except Exception as exc:
-                records.append(_recorded(handler, record, exc))
+                keep(_recorded(handler, record, exc))
                 raise
             else:
-                records.append(_recorded(handler, record))
+                keep(_recorded(handler, record))
             finally:
                 var.reset(token)
-                if records:
-                    spent.input_tokens += records[-1].tokens.input_tokens
-                    spent.output_tokens += records[-1].tokens.output_tokens
             return result
 
         async with binding.semaphore:
@@ -583,7 +585,7 @@ class LLMJudge(Judge):
             elif isinstance(exc, openai.APIStatusError):
                 status = exc.status_code
                 body = _one_line(str(exc)).removeprefix(f"Error code: {status} - ")
-                retried = status in (408, 409, 429) or status >= 500  # what the SDK retries
+                retried = status in (408, 409, 429) or status >= 500  # what retry.py retries
                 after = f" after {s.max_retries} retries" if retried and s.max_retries else ""
                 reason = f"HTTP {status}{after}: {body}"
             elif isinstance(exc, openai.APIConnectionError):
