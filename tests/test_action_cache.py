@@ -63,6 +63,7 @@ def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services
     assert first.returncode == 1, first.stdout + first.stderr
     judged = judge.calls
     assert judged > 0 and first.outputs["judge-calls"] == str(judged)
+    assert first.outputs["judge-attempts"] == str(judged)  # each request counted, once
     assert first.outputs["cache-restored-key"] == ""
     assert V2_LINE in first.stdout
     assert "golden-gate: saved" in first.stdout

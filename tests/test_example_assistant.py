@@ -104,7 +104,11 @@ def request(
 def ask(assistant: RunningAssistant, question: str) -> dict[str, Any]:
     status, body = request(assistant.url, "/ask", json.dumps({"text": question}).encode())
     assert status == 200, body
-    assert set(body) == {"answer", "sources"}
+    assert set(body) == {"answer", "sources", "usage"}
+    # The tokens a model would have billed, as OpenAI's API says them (usage-path: usage).
+    usage = body.pop("usage")
+    assert set(usage) == {"prompt_tokens", "completion_tokens"}
+    assert usage["prompt_tokens"] > 420 and usage["completion_tokens"] > 0
     return body
 
 

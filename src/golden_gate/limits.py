@@ -12,3 +12,4 @@ MAX_CANARIES = 20  # golden items the judge's canaries are derived from, per eva
 MAX_RETRIES = 10  # retries of one request on transport faults
 MAX_TIMEOUT_S = 3600.0  # any timeout or wait, in seconds: finite, and at most an hour
 MAX_JUDGE_TOKENS = 65536  # generation cap of one verdict: far above what a verdict needs
+MAX_JUNIT_BYTES = 256 * 1024 * 1024  # a JUnit results file read by import-junit

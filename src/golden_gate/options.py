@@ -170,6 +170,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("model-path", "Dotted path to the model that answered in the response JSON (optional, "
        "e.g. model): a judge that is that model is warned of, as with assistant-model.",
        group="assistant", field="target.model_path", default=""),
+    _o("usage-path", "Dotted path to the assistant's own token usage in the response JSON "
+       "(optional, e.g. usage): recorded per run, for the cost (c_sys in `plan --cost`) and "
+       "max-cost-usd.", group="assistant", field="target.usage_path", default=""),
     _o("sources-path", "Dotted path to the returned sources in the response JSON (optional).",
        group="assistant", field="target.sources_path", default=""),
     _o("context-path", "Dotted path to the retrieved passages in the response JSON (optional; "
@@ -222,8 +225,9 @@ OPTIONS: tuple[Option, ...] = (
        group="judge", field="judge.max_tokens", verdict=True),
     _o("judge-timeout", "Seconds one judge call may take, time queued inside the server "
        "included.", kind="float", group="judge", field="judge.timeout_s"),
-    _o("judge-retries", "Retries of a judge call on 408, 409, 429, 5xx and timeouts (by the "
-       "SDK).", kind="int", group="judge", field="judge.max_retries"),
+    _o("judge-retries", "Retries of a judge call on 408, 409, 429, 5xx and timeouts (the only "
+       "retry layer; every request is counted in stats.judge_attempts).", kind="int",
+       group="judge", field="judge.max_retries"),
     _o("judge-concurrency", "Judge calls in flight at once; empty follows concurrency. At most "
        "the judge server's parallel slots, since a call's timeout includes its wait there.",
        kind="int", group="judge", default=None),
@@ -234,6 +238,12 @@ OPTIONS: tuple[Option, ...] = (
        "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
     _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",
        field="evaluation.max_judge_calls"),
+    _o("assistant-prices", "\"input,output\": USD per million of the assistant's own input "
+       "and output tokens (read at usage-path), for the cost (empty: tokens only).",
+       group="assistant", default="", metavar="INPUT,OUTPUT"),
+    _o("max-cost-usd", "Stop the run as incomplete (exit 3, the report written) once what it "
+       "has spent passes this many USD, at judge-prices and assistant-prices (empty for none).",
+       kind="float", group="evaluation", field="evaluation.max_cost_usd"),
     _o("judge-canaries", "Golden items each model judge's canaries are derived from, per "
        "evaluator: answers with a known verdict (the key points, an empty answer, another "
        "item's key points, one key point left out, ...) asked every run, cached like any "
@@ -391,6 +401,10 @@ OPTIONS: tuple[Option, ...] = (
        default="golden-gate/baseline", doors=ACTION_FILE),
     _o("drift-label", "For mode drift, the label of the one drift issue.",
        default="golden-gate-drift", doors=ACTION_FILE),
+    _o("junit-results", "For modes gate and baseline, a JUnit XML results file (Maven Surefire, "
+       "pytest --junitxml) to gate instead of evaluating: test case name = item id, class name "
+       "= tag, repeated cases = runs; the assistant is not started and no judge is called.",
+       kind="path", default="", doors=ACTION_ONLY),
     _o("pr-number", "Pull request number for mode post-comment (read from comment-file's "
        "metadata when empty).", kind="int", default=None, doors=ACTION_ONLY),
     _o("config", "The config file (golden-gate.toml); default: found from the working directory "

@@ -160,6 +160,7 @@ def build(
                 sources_path=r["sources-path"] or None,
                 context_path=r["context-path"] or None,
                 model_path=r["model-path"] or None,
+                usage_path=r["usage-path"] or None,
                 headers=expand_headers(r, env),
                 concurrency=concurrency,
                 timeout_s=r["timeout"],
@@ -194,6 +195,12 @@ def build(
                 assistant_models=r["assistant-model"],
                 judge_concurrency=judge_concurrency(r),
                 judge_prices=parse_prices(prices, name=r.where("judge-prices")) if prices else None,
+                assistant_prices=parse_prices(
+                    r["assistant-prices"], name=r.where("assistant-prices")
+                )
+                if r["assistant-prices"]
+                else None,
+                max_cost_usd=r["max-cost-usd"],
             ),
             gate=gate_settings(r),
             cache_dir=cache_dir,

@@ -57,6 +57,7 @@ class ActionSettings(BaseModel):
     open_pr: bool
     baseline_branch: str
     drift_label: str
+    junit_results: Path | None = None  # gate a test suite's results instead of evaluating
     resolved: Resolved | None = None  # every option with its origin, for the log
     run: Settings
 
@@ -69,7 +70,12 @@ def action_settings(
     mode = r["mode"]
     if mode == "calibrate" and not r["labels"]:
         raise InputError("input 'labels' is required for mode calibrate: the human labels")
-    if mode in EVALUATING and not r["assistant-url"] and not r["compose-file"]:
+    junit = workspace / r["junit-results"] if r["junit-results"] else None
+    if junit is not None and mode not in ("gate", "baseline"):
+        raise InputError(f"input 'junit-results' is for modes gate and baseline, not {mode}")
+    if junit is not None and r["shard"]:
+        raise InputError("input 'junit-results' and 'shard' do not go together: import it whole")
+    if mode in EVALUATING and junit is None and not r["assistant-url"] and not r["compose-file"]:
         raise InputError(
             "input 'assistant-url' or 'compose-file' is required: where the assistant runs, "
             "or how to start it"
@@ -147,6 +153,7 @@ def action_settings(
         drift_label=r["drift-label"],
         calibration_path=workspace / r["calibration-path"],
         shard_reports=r["shard-reports"],
+        junit_results=junit,
         resolved=r,
         run=run,
     )

@@ -58,6 +58,7 @@ def outputs_for(outcome: Any, settings: ActionSettings) -> dict[str, str]:
         if settings.run.html_path
         else "",
         "judge-calls": str(stats.judge_calls if stats else 0),
+        "judge-attempts": str(stats.judge_attempts if stats else 0),
         "cache-hits": str(stats.cache_hits if stats else 0),
     }
 

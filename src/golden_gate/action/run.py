@@ -112,6 +112,9 @@ def evaluated(
     from golden_gate.pipeline import check_floor, check_golden, evaluate_report
 
     run_settings = settings.run
+    if settings.junit_results is not None:
+        yield _imported(settings, ctx, failures)
+        return
     items, rule_changes = items_to_gate(settings, ctx, scope, baseline)
     if items:  # before the cache is restored or a judge is built
         check_golden(items, run_settings)  # the base's items too: a vacuous item never counts
@@ -169,3 +172,23 @@ def evaluated(
         }
         failures.attempt(lambda: runner.set_outputs(cache_outputs))
         yield report
+
+
+def _imported(settings: ActionSettings, ctx: Context, failures: WriteFailures) -> Report:
+    """The report of a test suite's JUnit results (`junit-results`): nothing is started or
+    judged; the suite's own assertions are the verdicts, gated like any report's."""
+    from golden_gate.core.report import save_report
+    from golden_gate.evaluation.junit import report_from_junit
+    from golden_gate.files import inside
+
+    path = settings.junit_results
+    assert path is not None
+    inside(path, ctx.workspace, what="JUnit results file")
+    report = report_from_junit(path, max_error_rate=settings.run.evaluation.max_error_rate)
+    runs = sum(r.runs + r.errors for r in report.results)
+    print(
+        f"golden-gate: imported {len(report.results)} items ({runs} runs) from "
+        f"{workspace_relative(path, settings)}; no assistant started, no judge called"
+    )
+    failures.attempt(lambda: save_report(report, settings.run.report_path))
+    return report

@@ -25,6 +25,7 @@ from golden_gate.cli.commands import (
     cmd_run,
     cmd_subset,
 )
+from golden_gate.cli.junit import cmd_import_junit
 from golden_gate.cli.options import (
     COMMANDS,
     Parser,
@@ -206,6 +207,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_merge, command_options=COMMANDS["merge"])
 
     p = sub.add_parser(
+        "import-junit",
+        help="turn a test suite's JUnit XML results into a report to gate",
+        description=(
+            "Read JUnit XML (Maven Surefire, Gradle, pytest --junitxml): a test case's name is "
+            "the item id, its class name the tag, repeated cases are runs, <failure> a failed "
+            "run, <error> a run without a verdict, <skipped> no run. Write a report that "
+            "`gate`, `merge` and the Action gate like any. Exit 3 when errors pass "
+            "max-error-rate."
+        ),
+    )
+    p.add_argument("results", type=Path, help="the JUnit XML results file")
+    p.set_defaults(handler=cmd_import_junit, command_options=COMMANDS["import-junit"])
+
+    p = sub.add_parser(
         "plan",
         help="before running: what the floor demands and what drop the gate could catch",
         description=(
@@ -217,6 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("golden", nargs="?", default=None, help="golden set (JSONL)")
     p.add_argument("--items", type=int, default=None, help="plan for this many items instead")
+    p.add_argument(
+        "--cost",
+        action="store_true",
+        help="also the cost before the run: N · R · (c_sys + (1 − h) · c_judge), its terms "
+        "measured on the baseline (token usage, judge cache hit rate) at judge-prices and "
+        "assistant-prices",
+    )
     p.set_defaults(handler=cmd_plan, command_options=COMMANDS["plan"])
 
     p = sub.add_parser(

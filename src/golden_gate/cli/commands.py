@@ -417,9 +417,42 @@ def cmd_plan(args: argparse.Namespace) -> int:
         settings=settings,
     )
     print(text, end="")
+    if args.cost:
+        print(_cost_text(args, golden, items=args.items), end="")
     if out_of_reach is not None:  # the same configuration error `eval` and `run` stop on
         raise InputError(f"floor: {out_of_reach}")
     return EXIT_PASSED
+
+
+def _cost_text(args: argparse.Namespace, golden: Path | None, *, items: int | None) -> str:
+    """`plan --cost`: the seed's formula with its terms, measured on the baseline."""
+    from golden_gate.core import golden as golden_set
+    from golden_gate.core.cost import cost_terms
+    from golden_gate.core.report import load_report
+    from golden_gate.evaluation.evaluate import parse_prices
+
+    if items is None:
+        assert golden is not None
+        items = len(golden_set.select(golden_set.load_golden(golden), args.subset_tags))
+    r = args.resolved
+    prices = {
+        name: parse_prices(r[name], name=r.where(name)) if r[name] else None
+        for name in ("judge-prices", "assistant-prices")
+    }
+    measured = load_report(args.baseline) if args.baseline is not None else None
+    terms = cost_terms(
+        items=items,
+        runs=args.runs,
+        measured=measured,
+        judge_prices=prices["judge-prices"],
+        assistant_prices=prices["assistant-prices"],
+        source=Path(args.baseline).name if args.baseline is not None else "",
+    )
+    lines = [f"  cost: {terms.formula()}"]
+    lines += [f"    {line}" for line in terms.terms_lines()]
+    if measured is None:
+        lines.append("    (no baseline: give one to measure the terms)")
+    return "\n".join(lines) + "\n"
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -79,7 +79,8 @@ JUDGE = (
 EVAL = (
     "golden-strict", "subset-tags", "shard", "index-snapshot",
     "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
-    "model-path", "context-path", "assistant-headers", "assistant-model", "concurrency",
+    "model-path", "context-path", "usage-path", "assistant-headers", "assistant-model",
+    "concurrency", "assistant-prices", "max-cost-usd",
     "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
@@ -97,10 +98,11 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
     "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml", "html-report"),
-    "plan": (*GATE, "subset-tags", "runs", "baseline"),
+    "plan": (*GATE, "subset-tags", "runs", "baseline", "judge-prices", "assistant-prices"),
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),
     "view": (*GATE, "baseline"),
+    "import-junit": ("max-error-rate", "report-path"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
 COMMANDS["config"] = tuple(o.name for o in OPTIONS if "cli" in o.doors and o.name != "config")

@@ -65,6 +65,8 @@ class Verdict(BaseModel):
     tokens: TokenUsage | None = None
     latency_ms: float | None = None
     served_model: str | None = None  # the model the judge's server says answered
+    # Requests sent to the judge's server for this verdict: 1, or more after retries.
+    attempts: int | None = None
 
 
 class JudgeVote(BaseModel):
@@ -106,6 +108,7 @@ class RunResult(BaseModel):
     http_status: int | None = None
     latency_ms: float | None = None
     surrogates_replaced: int | None = None  # halves of emoji in the answer, now U+FFFD
+    usage: TokenUsage | None = None  # the assistant's own tokens for this answer (usage-path)
 
     @property
     def failed_check(self) -> CheckOutcome | None:
@@ -360,14 +363,30 @@ class JudgeCacheStats(BaseModel):
     note: str = ""  # the log's line, e.g. "legacy cache service v1 (...); no saved verdicts ..."
 
 
+class Percentiles(BaseModel):
+    """p50 and p95 (nearest rank) of one measure over a run's answers."""
+
+    p50: float
+    p95: float
+    count: int
+
+
 class RunStats(BaseModel):
     judge_calls: int = 0  # made: answered or failed (not cut short by an interrupt)
+    # HTTP requests really sent to the judge for those calls: first tries and retries.
+    judge_attempts: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
     assistant_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None  # only with the user's judge-prices
+    # The assistant's own tokens (usage-path) and, with assistant-prices, their cost.
+    assistant_tokens: TokenUsage | None = None
+    assistant_cost_usd: float | None = None
+    # For information, never gated: the assistant's latency (ms) and tokens an answer.
+    latency_ms: Percentiles | None = None
+    tokens_per_answer: Percentiles | None = None
     elapsed_s: float | None = None
     budget_exhausted: bool = False
     judge_timeouts: int = 0  # judge calls that failed because every try timed out

@@ -72,6 +72,10 @@ class EvalSettings(BaseModel):
     judge_concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     # USD per million input and output tokens; only the user's prices, never a built-in table.
     judge_prices: tuple[float, float] | None = None
+    # The same for the assistant's own tokens (usage-path): c_sys.
+    assistant_prices: tuple[float, float] | None = None
+    # Past this spend (judge + assistant, at the prices above) the run stops, incomplete.
+    max_cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     # The answer as the report keeps it: whole for any answer a person reads (pairwise, the
     # report page, review), cut only past this, so a runaway reply cannot swell the report.
     answer_excerpt_chars: int = Field(default=20_000, ge=0)
@@ -133,6 +137,23 @@ class Evaluation:
         # run (the report keeps only an excerpt of the answer): keyed by the run's identity.
         self._unjudged: dict[int, tuple[RunResult, str, str | None, dict[str, object]]] = {}
         self.rejudged = (0, 0)  # (re-asked, judged now)
+        self.over_budget = asyncio.Event()  # max-cost-usd passed: the run stops
+
+    def spent_usd(self) -> float:
+        """What the run has spent so far at the user's prices (judge and assistant)."""
+        from golden_gate.core.cost import price
+
+        s, stats = self.settings, self.stats
+        judge = TokenUsage(input_tokens=stats.input_tokens, output_tokens=stats.output_tokens)
+        total = price(judge, s.judge_prices) if s.judge_prices else 0.0
+        if s.assistant_prices and stats.assistant_tokens is not None:
+            total += price(stats.assistant_tokens, s.assistant_prices)
+        return total
+
+    def _check_cost(self) -> None:
+        limit = self.settings.max_cost_usd
+        if limit is not None and not self.over_budget.is_set() and self.spent_usd() > limit:
+            self.over_budget.set()
 
     async def _judge_call(
         self,
@@ -159,6 +180,7 @@ class Evaluation:
                 )
             except JudgeError as exc:
                 self.stats.judge_timeouts += exc.timed_out
+                self.stats.judge_attempts += exc.attempts  # requests sent, retries included
                 self._count_tokens(exc.tokens)  # a failed call is paid for too
                 raise
             finally:
@@ -170,13 +192,16 @@ class Evaluation:
                     if self.progress:
                         self.progress.judge_calls += 1
         self._count_tokens(verdict.tokens)
-        self.cache.put(key, verdict)  # only successful verdicts reach this line
+        self.stats.judge_attempts += verdict.attempts or 0
+        # The cache keeps the verdict, not how many tries this run's call took.
+        self.cache.put(key, verdict.model_copy(update={"attempts": None}))
         return verdict
 
     def _count_tokens(self, tokens: TokenUsage | None) -> None:
         if tokens:
             self.stats.input_tokens += tokens.input_tokens
             self.stats.output_tokens += tokens.output_tokens
+            self._check_cost()
 
     async def verdict(
         self,
@@ -258,7 +283,15 @@ class Evaluation:
             "http_status": answer.http_status,
             "latency_ms": round(answer.latency_ms, 1),
             "surrogates_replaced": answer.surrogates_replaced or None,
+            "usage": answer.usage,
         }
+        if answer.usage is not None:
+            spent = self.stats.assistant_tokens or TokenUsage()
+            self.stats.assistant_tokens = TokenUsage(
+                input_tokens=spent.input_tokens + answer.usage.input_tokens,
+                output_tokens=spent.output_tokens + answer.usage.output_tokens,
+            )
+            self._check_cost()
         if answer.error is not None or answer.text is None:
             return RunResult(
                 status="error",
@@ -556,6 +589,12 @@ async def evaluate(
 ) -> Report:
     """Evaluate every item; `judge=None` runs the deterministic tier only."""
     settings = settings or EvalSettings()
+    priced = settings.judge_prices or settings.assistant_prices
+    if settings.max_cost_usd is not None and not priced:
+        raise InputError(
+            "max-cost-usd needs judge-prices or assistant-prices: without prices nothing the "
+            "run spends has a cost to compare with it"
+        )
     evaluation = Evaluation(
         client=client,
         judge=judge,
@@ -586,7 +625,7 @@ async def evaluate(
     # flight for ~0.1 s while it walks them.
     gc.freeze()
     try:
-        await asyncio.gather(*tasks)
+        await _gather_within_budget(evaluation, tasks)
     except asyncio.CancelledError:
         # Interrupted (SIGTERM, a cancelled job): keep what finished, as an incomplete report.
         interrupted = True
@@ -602,7 +641,8 @@ async def evaluate(
         if heartbeat is not None:
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
-    if not interrupted and evaluation.panel is not None:
+    over_budget = evaluation.over_budget.is_set()
+    if not interrupted and not over_budget and evaluation.panel is not None:
         try:
             await evaluation.judge_again(items)
         except asyncio.CancelledError:
@@ -620,6 +660,12 @@ async def evaluate(
         per_input, per_output = settings.judge_prices
         cost = (stats.input_tokens * per_input + stats.output_tokens * per_output) / 1e6
         stats.cost_usd = round(cost, 6)
+    _performance(stats, results)
+    if settings.assistant_prices is not None and stats.assistant_tokens is not None:
+        from golden_gate.core.cost import price
+
+        assistant_cost = price(stats.assistant_tokens, settings.assistant_prices)
+        stats.assistant_cost_usd = round(assistant_cost, 6)
     report = new_report(
         judge=panel.name if panel is not None else DETERMINISTIC,
         judge_prompt_hash=panel.prompt_hash if panel is not None else None,
@@ -651,7 +697,15 @@ async def evaluate(
     canaries_failed = canary_reason(report.canaries) if report.canaries else None
     total_runs = sum(r.runs + r.errors for r in results)
     error_runs = sum(r.errors + r.unanswered for r in results)
-    if interrupted:
+    if over_budget:
+        # A budget is not a verdict: what was not asked is not a regression, and no pass.
+        report.complete = False
+        report.incomplete_reason = (
+            f"stopped at max-cost-usd {settings.max_cost_usd:g}: the run had spent "
+            f"${evaluation.spent_usd():.4f} after {len(results)} of {len(items)} items"
+        )
+        report.not_asked = [i.id for i in items if i.id not in evaluation.finished] or None
+    elif interrupted:
         report.complete = False
         report.incomplete_reason = (
             f"interrupted after {len(results)} of {len(items)} items; the report holds those"
@@ -688,3 +742,38 @@ async def evaluate(
     elif explained:
         report.warnings = [*(report.warnings or []), *(f"the assistant: {e}" for e in explained)]
     return report
+
+
+async def _gather_within_budget(evaluation: Evaluation, tasks: list[asyncio.Future]) -> None:
+    """Every task to its end, or, once the run passes max-cost-usd, every task cancelled."""
+    if evaluation.settings.max_cost_usd is None:
+        await asyncio.gather(*tasks)
+        return
+    gathered = asyncio.gather(*tasks)
+    stop = asyncio.ensure_future(evaluation.over_budget.wait())
+    try:
+        await asyncio.wait({gathered, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if not gathered.done():
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if gathered.cancelled():
+            return
+    if gathered.exception() is not None:
+        raise gathered.exception()  # type: ignore[misc]
+
+
+def _performance(stats: RunStats, results: Sequence[ItemResult]) -> None:
+    """The assistant's latency and tokens an answer, p50 and p95: shown, never gated."""
+    from golden_gate.core.cost import percentiles
+
+    asked = [
+        run
+        for item in results
+        for run in item.run_results
+        if not run.rerun and run.error_side != "assistant"
+    ]
+    stats.latency_ms = percentiles([r.latency_ms for r in asked if r.latency_ms is not None])
+    stats.tokens_per_answer = percentiles([float(r.usage.total) for r in asked if r.usage])

@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field, field_validator
 from golden_gate import redaction
 from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import InputError
-from golden_gate.evaluation import fence, judge_client, providers, tracing
+from golden_gate.evaluation import fence, judge_client, providers, retry, tracing
 from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
 
@@ -91,9 +91,11 @@ class JudgeError(Exception):
         tokens: TokenUsage | None = None,
         timed_out: bool = False,
         final: bool = False,
+        attempts: int = 0,
     ) -> None:
         super().__init__(message)
         self.tokens = tokens  # spent before the failure, for cost accounting
+        self.attempts = attempts  # requests sent to the judge's server (retry.py)
         self.timed_out = timed_out  # every try timed out: a sign of too few server slots
         # Asking again cannot help (the reply hit the generation cap): never re-asked.
         self.final = final
@@ -392,6 +394,7 @@ class LLMJudge(Judge):
         self.prompt_hash = _sha256(self.prompt)
         self._delimiters = fence.delimiter_lines(self.prompt)
         _register_usage_hook()
+        self._retry = retry.RetryPolicy(settings.max_retries)  # the only retries (retry.py)
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
         self.endpoint = self._binding.endpoint
         self.seed = providers.seeded(providers.resolve(settings.model)[0].name)
@@ -471,13 +474,21 @@ class LLMJudge(Judge):
 
         binding = self._current()
         assert binding.semaphore is not None
-        async with binding.semaphore:
+        outcome = retry.Outcome()
+        spent = TokenUsage()  # over every try: a failed try that got a reply is paid for
+        records: list[judge_client.CallRecord] = []
+
+        def keep(record: judge_client.CallRecord) -> None:
+            records.append(record)
+            spent.input_tokens += record.tokens.input_tokens
+            spent.output_tokens += record.tokens.output_tokens
+
+        async def attempt() -> Any:
             record = judge_client.CallRecord()
             # The direct client fills the record itself; LangChain reports to a callback.
             handler = None if binding.direct else providers.reply_recorder()
             var: ContextVar[Any] = judge_client.current_call if handler is None else _usage_var
             token = var.set(record if handler is None else handler)
-            start = time.perf_counter()
             try:
                 with tracing_context(enabled=False):
                     # Everything but the golden set's reference is untrusted: fenced (fence.py).
@@ -490,31 +501,48 @@ class LLMJudge(Judge):
                         **extra,
                     )
             except Exception as exc:
-                raise self._error(exc, _recorded(handler, record, exc)) from None
+                keep(_recorded(handler, record, exc))
+                raise
+            else:
+                keep(_recorded(handler, record))
             finally:
                 var.reset(token)
+            return result
+
+        async with binding.semaphore:
+            start = time.perf_counter()
+            try:
+                result = await self._retry.call(attempt, outcome)
+            except Exception as exc:
+                last = records[-1] if records else judge_client.CallRecord()
+                record = last.model_copy(update={"tokens": spent})
+                raise self._error(exc, record, outcome.attempts) from None
             latency_ms = (time.perf_counter() - start) * 1000
-        record = _recorded(handler, record)
-        passed = self._passed(result, record.tokens)
+        record = records[-1]
+        passed = self._passed(result, spent, outcome.attempts)
         return Verdict(
             passed=passed,
             score=result["score"],
             comment=repair(str(result.get("comment") or ""))[0],  # the model's text, untrusted
-            tokens=record.tokens,
+            tokens=spent,
             latency_ms=latency_ms,
             # The `model` of the server's reply (usage is keyed by it): what really judged.
             served_model=record.served_model,
+            attempts=outcome.attempts,
         )
 
-    def _error(self, exc: Exception, record: judge_client.CallRecord) -> JudgeError:
+    def _error(
+        self, exc: Exception, record: judge_client.CallRecord, attempts: int = 1
+    ) -> JudgeError:
         return JudgeError(
-            self._describe(exc, record.stopped),
+            self._describe(exc, record.stopped, retries=max(attempts - 1, 0)),
             tokens=record.tokens,
             timed_out=providers.is_timeout(exc),
             final=bool(record.stopped),
+            attempts=attempts,
         )
 
-    def _passed(self, result: Any, tokens: TokenUsage) -> bool:
+    def _passed(self, result: Any, tokens: TokenUsage, attempts: int = 1) -> bool:
         score = result.get("score") if isinstance(result, dict) else None
         if self.numeric:
             # A score on another scale (3 of 10), NaN or infinity is no verdict: read as
@@ -537,10 +565,12 @@ class LLMJudge(Judge):
         raise JudgeError(
             f"judge {self.name} failed: the score was {shown}, expected {expected}",
             tokens=tokens,
+            attempts=attempts,
         )
 
-    def _describe(self, exc: Exception, stopped: str | None = None) -> str:
-        s = self.settings
+    def _describe(self, exc: Exception, stopped: str | None = None, *, retries: int = 0) -> str:
+        # The retries really made (retry.py), not the most allowed.
+        s = self.settings.model_copy(update={"max_retries": retries})
         reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
         try:
             import openai
@@ -555,8 +585,8 @@ class LLMJudge(Judge):
             elif isinstance(exc, openai.APIStatusError):
                 status = exc.status_code
                 body = _one_line(str(exc)).removeprefix(f"Error code: {status} - ")
-                retried = status in (408, 409, 429) or status >= 500  # what the SDK retries
-                after = f" after {s.max_retries} retries" if retried else ""
+                retried = status in (408, 409, 429) or status >= 500  # what retry.py retries
+                after = f" after {s.max_retries} retries" if retried and s.max_retries else ""
                 reason = f"HTTP {status}{after}: {body}"
             elif isinstance(exc, openai.APIConnectionError):
                 reason = f"cannot connect ({_one_line(str(exc))})"

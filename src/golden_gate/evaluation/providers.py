@@ -152,7 +152,8 @@ def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model_provider": provider.name,
         "timeout": settings.timeout_s,
-        "max_retries": settings.max_retries,
+        # No retries inside the SDK: the judge retries, once, and counts each try (retry.py).
+        "max_retries": 0,
         "temperature": settings.temperature,
         # ChatOpenAI sends it as max_completion_tokens, ChatAnthropic as max_tokens (which the
         # Messages API requires), ChatGoogleGenerativeAI as generationConfig.maxOutputTokens.
@@ -172,9 +173,9 @@ def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
             base_url = None
     if provider.name == "google_genai":
         # The Gemini Developer API (not Vertex AI, whatever GOOGLE_GENAI_USE_VERTEXAI says),
-        # and the SDK counts attempts, not retries.
+        # and the SDK counts attempts, not retries: one.
         kwargs["vertexai"] = False
-        kwargs["max_retries"] = settings.max_retries + 1
+        kwargs["max_retries"] = 1
     if base_url:
         kwargs["base_url"] = base_url
     return kwargs

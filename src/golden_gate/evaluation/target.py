@@ -23,7 +23,9 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from golden_gate import jsontext, redaction
+from golden_gate.core.cost import read_usage
 from golden_gate.core.golden import GoldenItem
+from golden_gate.core.report import TokenUsage
 from golden_gate.errors import IncompleteError, InputError
 from golden_gate.evaluation.transport import sharded
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
@@ -53,6 +55,7 @@ class TargetSettings(BaseModel):
     sources_path: str | None = None
     context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
     model_path: str | None = None  # the model that answered, to warn of a judge that is it
+    usage_path: str | None = None  # the assistant's own token usage, for the cost (c_sys)
     headers: dict[str, str] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -73,7 +76,7 @@ class TargetSettings(BaseModel):
             raise ValueError(f"the assistant URL {shown!r} is not a usable URL ({problem})")
         return value
 
-    @field_validator("answer_path", "sources_path", "context_path", "model_path")
+    @field_validator("answer_path", "sources_path", "context_path", "model_path", "usage_path")
     @classmethod
     def _paths_are_dotted(cls, value: str | None, info: ValidationInfo) -> str | None:
         # An empty segment ("", "a..b", ".x") matches nothing: every run would fail alike.
@@ -130,6 +133,7 @@ class Answer(BaseModel):
     error: str | None = None
     attempts: int
     surrogates_replaced: int = 0  # halves of emoji in the answer and sources, now U+FFFD
+    usage: TokenUsage | None = None  # what the response says it used (usage_path)
 
     @property
     def ok(self) -> bool:
@@ -149,6 +153,7 @@ class _Outcome:
     retryable: bool = False
     retry_after: float | None = None
     surrogates_replaced: int = 0
+    usage: TokenUsage | None = None
 
 
 class AssistantUnusable(IncompleteError):
@@ -340,6 +345,7 @@ class AssistantClient:
             error=error,
             attempts=attempts,
             surrogates_replaced=outcome.surrogates_replaced,
+            usage=outcome.usage,
         )
 
     async def _attempt(self, body: bytes) -> _Outcome:
@@ -419,7 +425,19 @@ class AssistantClient:
             sources=sources,
             context=context,
             surrogates_replaced=replaced,
+            usage=self._usage(raw),
         )
+
+    def _usage(self, raw: bytes) -> TokenUsage | None:
+        """The token usage at usage_path; None without one. Read apart from the answer (a
+        second parse, only when set) so the answer's reading stays as it is."""
+        path = self.settings.usage_path
+        if path is None:
+            return None
+        try:
+            return read_usage(_lookup(jsontext.loads(raw, check_depth=False), path, what="usage"))
+        except (ValueError, _BadResponse):
+            return None  # a response that does not say is still an answer
 
     async def _read_capped(self, response: httpx.Response) -> bytes | None:
         """The body, or None once it passes the cap (the rest is never read)."""

@@ -16,7 +16,7 @@ play "main" and "a pull request":
   deterministic;
 - `retriever` is that index change alone: every answer as the baseline's, the sources not.
 
-HTTP: `POST /ask` with `{"text": question}` -> `{"answer": str, "sources": [str]}`;
+HTTP: `POST /ask` with `{"text": question}` -> `{"answer": str, "sources": [str], "usage"}`;
 `GET /health` -> `{"status": "ok"}` (plus `index_snapshot` when one is set). Standard library
 only, so it runs anywhere the package does, including a bare container.
 
@@ -255,6 +255,15 @@ def answer(question: str, variant: str = "baseline", index: Index | None = None)
     return {"answer": f"{text}\n\nSource: {section.source}", "sources": sources}
 
 
+def usage(question: str, text: str) -> dict[str, int]:
+    """The tokens a model would have billed, as OpenAI's API says them (`usage-path: usage`):
+    a fixed prompt with the retrieved page, the question, and the answer (about 4/3 a word)."""
+    return {
+        "prompt_tokens": 420 + len(question.split()) * 4 // 3,
+        "completion_tokens": len(text.split()) * 4 // 3,
+    }
+
+
 # -- HTTP ------------------------------------------------------------------------------------
 
 
@@ -340,7 +349,8 @@ class _Handler(BaseHTTPRequestHandler):
         except _BadRequest as exc:
             self._send(exc.status, {"error": str(exc)})
             return
-        self._send(HTTPStatus.OK, answer(question, self.server.variant, self.server.index))
+        body = answer(question, self.server.variant, self.server.index)
+        self._send(HTTPStatus.OK, {**body, "usage": usage(question, body["answer"])})
 
     def _question(self) -> str:
         length_header = self.headers.get("Content-Length")

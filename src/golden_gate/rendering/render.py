@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from golden_gate import forked, redaction
 from golden_gate.core import slim
+from golden_gate.core.cost import cost_terms, money, performance_line
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
 from golden_gate.core.retrieval import RankChange, RetrievalGate, rank_text
@@ -489,6 +490,25 @@ def _tally(report: Report | SlimReport) -> _TagTally:
     return tally
 
 
+def _cost_line(header: Report, items: int) -> str | None:
+    """What this run cost and, measured on it, the formula for the next: only when the run
+    recorded a cost or the assistant's tokens."""
+    stats = header.stats
+    if stats is None or (stats.cost_usd is None and stats.assistant_tokens is None):
+        return None
+    runs = header.run_settings.runs if header.run_settings is not None else 1
+    spent = [
+        f"judge {money(stats.cost_usd)}" if stats.cost_usd is not None else None,
+        f"assistant {money(stats.assistant_cost_usd)}"
+        if stats.assistant_cost_usd is not None
+        else None,
+    ]
+    now = " + ".join(part for part in spent if part)
+    terms = cost_terms(items=items, runs=runs, measured=header)
+    text = (f"this run {now} · " if now else "") + "a run of this size: " + terms.formula()
+    return text.replace("$", "\\$")  # a pair of dollars is math in GitHub's Markdown
+
+
 class _Context:
     """The template's context for a number of rows a section.
 
@@ -579,6 +599,10 @@ class _Context:
             "tag_chart": tag_chart[0] if tag_chart else None,
             "tag_chart_left_out": tag_chart[1] if tag_chart else 0,
             "retrieval": _retrieval(gate.retrieval),
+            "cost_line": _cost_line(header, len(view.items)),
+            "performance": performance_line(
+                header.stats, self._baseline.header.stats if self._baseline else None
+            ),
         }
         changes = header.rule_changes
         self._dropped = set(changes.dropped) if changes is not None else set()
