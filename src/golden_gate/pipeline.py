@@ -110,10 +110,12 @@ async def _evaluate(
 ) -> Report:
     assert settings.target is not None and settings.target.url
     if judge is not None:
+        from golden_gate.evaluation import providers
         from golden_gate.evaluation.preflight import JudgeUnreachable, judge_endpoint
 
+        url = providers.endpoint(settings.judge.model, settings.judge.base_url)
         try:
-            await judge_endpoint(settings.judge.base_url)  # before any question is asked
+            await judge_endpoint(url)  # before any question is asked
         except JudgeUnreachable:
             await judge.aclose()
             raise

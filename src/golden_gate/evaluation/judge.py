@@ -299,7 +299,10 @@ def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
 
 
 def _recorded(
-    handler: Any, record: judge_client.CallRecord, exc: Exception | None = None
+    provider: providers.Provider,
+    handler: Any,
+    record: judge_client.CallRecord,
+    exc: Exception | None = None,
 ) -> judge_client.CallRecord:
     """The call's record: as the direct client filled it, or read from LangChain's callback."""
     if handler is None:
@@ -309,32 +312,18 @@ def _recorded(
         served_model=min(handler.usage_metadata, default=None),
         stopped=handler.stopped,
     )
-    usage = getattr(getattr(exc, "completion", None), "usage", None)
-    if usage is not None:  # a reply that could not be parsed was still paid for
-        record.tokens.input_tokens += usage.prompt_tokens or 0
-        record.tokens.output_tokens += usage.completion_tokens or 0
+    if exc is not None and (usage := provider.error_usage(exc)) is not None:
+        record.tokens.input_tokens += usage.input_tokens
+        record.tokens.output_tokens += usage.output_tokens
     return record
 
 
-def _sdk_url(chat_model: Any) -> str | None:
-    """The base URL the provider's SDK resolved (from settings or its own environment
-    variables, e.g. ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL), where it can be read."""
-    client = getattr(chat_model, "root_async_client", None)  # OpenAI, Azure OpenAI
-    if client is not None:
-        return str(client.base_url)
-    url = getattr(chat_model, "anthropic_api_url", None)  # Anthropic
-    if url:
-        return str(url)
-    try:  # Gemini: the google-genai client's resolved HTTP options
-        url = chat_model.client._api_client._http_options.base_url
-    except AttributeError:
-        return None
-    return str(url) if url else None
+def endpoint(provider: providers.Provider, chat_model: Any, base_url: str | None) -> str | None:
+    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials.
 
-
-def endpoint(chat_model: Any, base_url: str | None) -> str | None:
-    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials."""
-    url = _sdk_url(chat_model) or base_url
+    As the SDK resolved it where it can be read: its own variables (ANTHROPIC_BASE_URL, ...)
+    can send a judge elsewhere than the settings say."""
+    url = provider.sdk_url(chat_model) or base_url
     if not url:
         return None
     try:
@@ -392,9 +381,10 @@ class LLMJudge(Judge):
         self.prompt_hash = _sha256(self.prompt)
         self._delimiters = fence.delimiter_lines(self.prompt)
         _register_usage_hook()
+        self.provider, self._model_name = providers.resolve(settings.model)
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
         self.endpoint = self._binding.endpoint
-        self.seed = providers.seeded(providers.resolve(settings.model)[0].name)
+        self.seed = self.provider.seed
         self._identity = json.dumps(
             {
                 "judge": self.name,
@@ -429,20 +419,16 @@ class LLMJudge(Judge):
         return self.settings.continuous or bool(self.settings.choices)
 
     def _bind(self) -> _Binding:
-        from langchain.chat_models import init_chat_model
         from openevals.llm import create_async_llm_as_judge
 
         s = self.settings
-        provider, model_name = providers.resolve(s.model)
-        kwargs = providers.model_kwargs(provider, s)
-        client = providers.own_http_client(provider, kwargs, s.concurrency)
+        provider = self.provider
         try:
-            chat_model = init_chat_model(model_name, **kwargs)
-            client = providers.attach_http_client(provider, chat_model) or client
-            direct = judge_client.wanted(provider.name, chat_model)
+            chat_model, client = provider.build(self._model_name, s)
+            direct = judge_client.wanted(provider, chat_model)
             evaluator = create_async_llm_as_judge(
                 prompt=fence.fenced_prompt(self.prompt),
-                judge=judge_client.JudgeClient(chat_model) if direct else chat_model,
+                judge=judge_client.JudgeClient(chat_model, provider) if direct else chat_model,
                 model=chat_model.model_name if direct else None,
                 continuous=s.continuous,
                 choices=s.choices,
@@ -451,7 +437,7 @@ class LLMJudge(Judge):
         except Exception as exc:
             detail = redact(_one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
-        url = endpoint(chat_model, s.base_url)
+        url = endpoint(provider, chat_model, s.base_url or provider.default_endpoint)
         return _Binding(evaluator, client, s.concurrency, url, direct=direct)
 
     def _current(self) -> _Binding:
@@ -490,11 +476,11 @@ class LLMJudge(Judge):
                         **extra,
                     )
             except Exception as exc:
-                raise self._error(exc, _recorded(handler, record, exc)) from None
+                raise self._error(exc, _recorded(self.provider, handler, record, exc)) from None
             finally:
                 var.reset(token)
             latency_ms = (time.perf_counter() - start) * 1000
-        record = _recorded(handler, record)
+        record = _recorded(self.provider, handler, record)
         passed = self._passed(result, record.tokens)
         return Verdict(
             passed=passed,
@@ -510,7 +496,7 @@ class LLMJudge(Judge):
         return JudgeError(
             self._describe(exc, record.stopped),
             tokens=record.tokens,
-            timed_out=providers.is_timeout(exc),
+            timed_out=self.provider.is_timeout(exc),
             final=bool(record.stopped),
         )
 
@@ -542,28 +528,14 @@ class LLMJudge(Judge):
     def _describe(self, exc: Exception, stopped: str | None = None) -> str:
         s = self.settings
         reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
-        try:
-            import openai
-            from langchain_core.exceptions import OutputParserException
-        except ImportError:  # pragma: no cover - both ship with langchain-openai
-            pass
-        else:
-            if (special := providers.describe_error(exc, s, stopped)) is not None:
-                reason = special
-            elif isinstance(exc, openai.APITimeoutError):
-                reason = f"timed out after {s.timeout_s:g}s (tried {s.max_retries + 1} times)"
-            elif isinstance(exc, openai.APIStatusError):
-                status = exc.status_code
-                body = _one_line(str(exc)).removeprefix(f"Error code: {status} - ")
-                retried = status in (408, 409, 429) or status >= 500  # what the SDK retries
-                after = f" after {s.max_retries} retries" if retried else ""
-                reason = f"HTTP {status}{after}: {body}"
-            elif isinstance(exc, openai.APIConnectionError):
-                reason = f"cannot connect ({_one_line(str(exc))})"
-            elif isinstance(exc, OutputParserException):
-                reason = "the reply was not the JSON verdict asked for"
-            elif isinstance(exc, KeyError):
-                reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason
+        from langchain_core.exceptions import OutputParserException
+
+        if (special := providers.describe_error(self.provider, exc, s, stopped)) is not None:
+            reason = special
+        elif isinstance(exc, OutputParserException):
+            reason = "the reply was not the JSON verdict asked for"
+        elif isinstance(exc, KeyError):
+            reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason
         return redact(_one_line(f"judge {self.name} failed: {reason}", 300))
 
     async def aclose(self) -> None:
