@@ -126,6 +126,18 @@ STAND_INS = {
             lambda body: body["generationConfig"]["temperature"],
             lambda body, path: path.rpartition("/")[2].partition(":")[0],
         ),
+        StandIn(
+            "ollama",
+            JudgeServer,
+            "llama3.2",
+            "OLLAMA_API_KEY",
+            "authorization",
+            "/v1/chat/completions",
+            _openai_schema,
+            lambda body: body["max_tokens"],  # Ollama reads no max_completion_tokens
+            lambda body: body["temperature"],
+            lambda body, path: body["model"],
+        ),
     )
 }
 PROVIDERS = list(STAND_INS)
@@ -334,7 +346,8 @@ def test_a_reply_cut_off_at_the_cap_is_a_judge_error(
 
     error = judge_error(llm_judge(stand_in, server, max_tokens=50))
 
-    stop = {"openai": "length", "azure_openai": "length"}.get(stand_in.provider, "max_tokens")
+    chat_completions = ("openai", "azure_openai", "ollama")
+    stop = "length" if stand_in.provider in chat_completions else "max_tokens"
     assert str(error) == (
         f"judge {model_of(stand_in)} failed: the reply hit the generation cap of 50 tokens "
         f"(judge-max-tokens) before a verdict (stop reason: {stop})"
@@ -442,7 +455,7 @@ def test_an_unsupported_provider_is_bad_input_in_the_cli(model: str, tmp_path: P
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("golden-gate: --judge-model: ") or "--judge-model: " in line
-    assert "openai:, azure_openai:, anthropic:, google_genai:" in line
+    assert "openai:, azure_openai:, anthropic:, google_genai:, ollama:" in line
     assert not (tmp_path / "r.json").exists()
 
 
@@ -462,7 +475,7 @@ def test_an_unsupported_provider_is_bad_input_in_the_action(world, model: str) -
     assert errors == [
         f"::error title=golden-gate::input 'judge-model': judge provider "
         f"'{model.partition(':')[0]}' is not supported; use keypoints or one of openai:, "
-        "azure_openai:, anthropic:, google_genai: followed by a model name"
+        "azure_openai:, anthropic:, google_genai:, ollama: followed by a model name"
     ]
     assert world.github.comments(REPO, pull.number) == []
 
@@ -533,3 +546,22 @@ def test_a_server_chosen_by_the_sdks_own_variable_is_another_judge(
         identities.append(LLMJudge(JudgeSettings(model=model)).identity())
     assert identities[0] != identities[1]
     assert "127.0.0.1:8002" in identities[1] and "secret" not in identities[1]
+
+
+def test_ollama_needs_no_key_and_defaults_to_its_local_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from golden_gate.evaluation import providers
+
+    for name in (*FOREIGN_ENV, "OLLAMA_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert providers.missing_key_env("ollama:llama3.2", os.environ) == ()
+    judge = LLMJudge(JudgeSettings(model="ollama:llama3.2"))
+    assert judge.endpoint == "http://127.0.0.1:11434/v1"
+    assert providers.endpoint("ollama:llama3.2", None) == judge.endpoint  # the preflight's
+
+    with JudgeServer() as server:  # any key will do: the SDK sends a placeholder
+        judge = LLMJudge(JudgeSettings(model="ollama:llama3.2", base_url=server.base_url))
+        (verdict,) = judge_all(judge, [CORRECT])
+    assert verdict.passed is True
+    assert server.headers[0]["authorization"] == "Bearer ollama"

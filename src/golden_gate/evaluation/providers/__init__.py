@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.evaluation.providers import anthropic, azure_openai, google_genai, openai
+from golden_gate.evaluation.providers import anthropic, azure_openai, google_genai, ollama, openai
 from golden_gate.evaluation.providers.base import (
     CUT_OFF,
     DEFAULT_MAX_TOKENS,
@@ -36,6 +36,7 @@ PROVIDERS: dict[str, Provider] = {
     "azure_openai": azure_openai.PROVIDER,
     "anthropic": anthropic.PROVIDER,
     "google_genai": google_genai.PROVIDER,
+    "ollama": ollama.PROVIDER,
 }
 SUPPORTED = ", ".join(f"{name}:" for name in PROVIDERS)
 KEY_ENV = [key for provider in PROVIDERS.values() for key in provider.key_env]
