@@ -201,7 +201,8 @@ OPTIONS: tuple[Option, ...] = (
     # --- the judge -----------------------------------------------------------------------------
     _o("judge-model", "provider:model for the LLM judge, with provider openai (or an "
        "OpenAI-compatible server with judge-base-url), azure_openai (model = deployment), "
-       "anthropic or google_genai (e.g. openai:gpt-4.1-mini-2025-04-14, a dated snapshot); or "
+       "anthropic, google_genai or ollama (a local server) (e.g. "
+       "openai:gpt-4.1-mini-2025-04-14, a dated snapshot); or "
        "keypoints for the offline judge; several, comma-separated, make a panel. Keys come from "
        "OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY or "
        "GEMINI_API_KEY (masked).",
