@@ -64,3 +64,12 @@ def test_report_comment_summary_outputs_and_commands_hold_no_secret(tmp_path, ca
         assert TOKEN not in text and "hdr_s3cret_value" not in text
         assert "url-pa55word" not in text
     assert "***" in written and "***" in files
+
+
+def test_a_password_in_a_providers_endpoint_variable_is_scrubbed(monkeypatch):
+    # The SDK reads ANTHROPIC_BASE_URL itself: a password there can reach an error message.
+    from golden_gate.cli.options import _register_secrets
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://judge:gw-pa55word-xyz@gateway.test/v1")
+    assert _register_secrets({})
+    assert redaction.scrub("401: bad credentials gw-pa55word-xyz") == "401: bad credentials ***"
