@@ -28,7 +28,6 @@ from typing import Any, Literal, TypeVar
 
 from golden_gate.errors import InputError
 
-Door = Literal["cli", "action", "file"]
 Kind = Literal["str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice"]
 # How a rule may move on a pull request: a stricter floor is higher, a stricter min-drop lower,
 # a stricter tag list selects a superset, a stricter ignore list a subset, a stricter switch is
@@ -120,7 +119,6 @@ def _o(name: str, help: str, **kw: Any) -> Option:
 
 
 CLI_ACTION = frozenset({"cli", "action"})
-CLI_FILE = frozenset({"cli", "file"})
 ACTION_FILE = frozenset({"action", "file"})
 ACTION_ONLY = frozenset({"action"})
 CLI_ONLY = frozenset({"cli"})

@@ -696,13 +696,6 @@ def power_of(
     )
 
 
-def per_run_variance(passes: int, runs: int) -> float | None:
-    """Unbiased estimate of p(1 − p) for one item from its runs; None with fewer than two."""
-    if runs < 2:
-        return None
-    return passes * (runs - passes) / (runs * (runs - 1))
-
-
 def floor_percent(value: float) -> str:
     """A proportion as a whole percentage rounded down: a bound is never overstated."""
     return f"{math.floor(value * 100 + 1e-9)}%"
