@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import re
 import string
 import time
@@ -205,20 +204,8 @@ class KeypointsJudge(Judge):
 # -- the LLM judge ----------------------------------------------------------------------------
 
 
-def _secrets() -> list[str]:
-    names = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-    values = [v for k, v in os.environ.items() if any(n in k.upper() for n in names)]
-    return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
-
-
-_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_*-]{6,}|Bearer\s+\S+)")
-
-
 def redact(text: str) -> str:
-    """`text` with every secret from the environment and anything key-shaped masked."""
-    for secret in _secrets():
-        text = text.replace(secret, "***")
-    return _KEY_LIKE.sub("***", redaction.scrub(text))
+    return redaction.scrub(text, third_party=True)  # an SDK wrote it: redaction.py
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from golden_gate import redaction
 from golden_gate.action.cache.archive import (
     COMPRESSIONS,
     ArchiveError,
@@ -275,8 +276,7 @@ def _failure(subject: str, problem: object, service: CacheService, consequence: 
     if not isinstance(problem, expected):
         detail = f"{type(problem).__name__}: {detail}"
     text = f"{subject}: {detail}"
-    for secret in service.secrets:
-        text = text.replace(secret, "***")
+    text = redaction.scrub(text, also=service.secrets)
     text = _SIG.sub(r"\1***", " ".join(text.split()))
     if len(text) > _WARNING_MAX_CHARS:
         text = text[: _WARNING_MAX_CHARS - 1] + "…"
