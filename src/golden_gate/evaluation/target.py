@@ -129,7 +129,7 @@ class Answer(BaseModel):
     latency_ms: float
     error: str | None = None
     attempts: int
-    surrogates_replaced: int = 0  # halves of emoji in the answer and sources, now U+FFFD
+    surrogates_replaced: int = 0  # halves of emoji in the answer and sources, made U+FFFD
 
     @property
     def ok(self) -> bool:
