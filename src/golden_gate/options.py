@@ -226,7 +226,7 @@ OPTIONS: tuple[Option, ...] = (
        kind="int", group="judge", default=None),
     _o("judge-panel", "How a panel's verdicts combine per evaluator: majority (a tie fails) or "
        "all.", kind="choice", choices=("majority", "all"), group="judge",
-       field="evaluators.panel", rule="same"),
+       field="evaluators.judge_panel", rule="same"),
     _o("judge-prices", "\"input,output\": USD per million judge input and output tokens, for "
        "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
     _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",

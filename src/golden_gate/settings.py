@@ -150,7 +150,7 @@ def build(
             evaluators=EvaluatorSettings(
                 evaluators=parse_evaluators(r["evaluators"], flag=r.where("evaluators"), root=root),
                 rule=r["evaluator-rule"],
-                panel=r["judge-panel"],
+                judge_panel=r["judge-panel"],
             ),
             compose=ComposeSettings(
                 file=root / compose_file,
