@@ -48,7 +48,9 @@ from golden_gate.settings import Settings
 if TYPE_CHECKING:
     from golden_gate.core.calibration import CalibrationReport
 
-Verdict = Literal["passed", "failed", "incomplete"]
+# The gate's verdict on the run (the Action's `verdict` output); a judge's on one answer is
+# report.Verdict.
+GateVerdict = Literal["passed", "failed", "incomplete"]
 
 
 class Outcome(BaseModel):
@@ -56,7 +58,7 @@ class Outcome(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    verdict: Verdict
+    verdict: GateVerdict
     exit_code: int
     report: Report
     gate: GateResult
@@ -336,7 +338,7 @@ def gate_and_render(
     if failures is None:
         collected.raise_if_any()
     if not report.complete or gate.inconclusive:
-        verdict: Verdict = "incomplete"
+        verdict: GateVerdict = "incomplete"
         code = EXIT_INCOMPLETE
     else:
         verdict = gate.verdict
