@@ -41,7 +41,7 @@ _EXCERPT_CHARS = 80
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
 
 
-class TargetSettings(BaseModel):
+class AssistantSettings(BaseModel):
     """Where the assistant is and how to talk to it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -204,7 +204,7 @@ class _BadResponse(Exception):
 class AssistantClient:
     """Asks the assistant every item with bounded concurrency and retries on transient faults."""
 
-    def __init__(self, settings: TargetSettings, *, client: httpx.AsyncClient | None = None):
+    def __init__(self, settings: AssistantSettings, *, client: httpx.AsyncClient | None = None):
         self.settings = settings
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
