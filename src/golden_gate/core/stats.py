@@ -320,7 +320,6 @@ POWER_SEED = 20261201
 # items the two differ by many points of power, so the gate states both (bench/soundness.py).
 SPREAD = 0.0
 CONCENTRATED = 0.5
-SHAPES = {"spread": SPREAD, "concentrated": CONCENTRATED}
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ Two judges share one interface (`Judge`):
 
 - `KeypointsJudge`, offline and deterministic (token overlap with the key points), the
   default, and what runs when there is no model or no key;
-- `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the OpenAI and
-  Azure OpenAI providers (judge_client.py), over a LangChain chat model for the others
-  (docs/architecture.md#the-judge-openevals).
+- `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the providers that
+  speak Chat Completions (judge_client.py), over a LangChain chat model for the others
+  (docs/architecture.md#the-judge-openevals); what differs between providers is theirs
+  (providers/).
 
 A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an error, never a
 "no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,
@@ -343,8 +344,8 @@ class LLMJudge(Judge):
     """openevals' LLM-as-judge with a chat model built from `provider:model`.
 
     The model is built here (not by openevals) so timeout, retries, temperature and base URL
-    apply. For OpenAI and Azure OpenAI, openevals is given the model's SDK client instead of the
-    model (judge_client.py): the same request, a fraction of the CPU. Its HTTP connections
+    apply. For the Chat Completions providers, openevals is given the model's SDK client instead
+    of the model (judge_client.py): the same request, a fraction of the CPU. Its HTTP connections
     belong to one event loop: a call from another loop (a second `asyncio.run`) gets a fresh
     model and client instead of a pool of dead connections (LangChain's default client is
     shared process-wide and fails with "Event loop is closed").
