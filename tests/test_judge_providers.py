@@ -580,3 +580,34 @@ def test_every_registered_provider_says_all_the_judge_asks_of_it() -> None:
         assert provider.key_env and provider.cap_field and provider.structured_output
         # Its stand-in above runs every test of this module through its SDK.
         assert name in STAND_INS
+
+
+def test_ollama_not_running_at_its_default_endpoint_stops_the_run_before_any_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from tests.fakes.assistant_server import AssistantServer
+    from tests.helpers import golden_gate
+
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 11434)) == 0:
+            pytest.skip("an Ollama server listens on this machine")
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "q1", "question": "q1?", "reference_key_points": ["x"]}\n')
+    with AssistantServer(answers={}) as assistant:
+        done = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
+            "--judge-model", "ollama:llama3.2", "-o", tmp_path / "r.json", cwd=tmp_path,
+            timeout=60,
+        )  # fmt: skip
+        asked = assistant.request_count
+
+    assert done.returncode == 3
+    lines = [line for line in done.stderr.splitlines() if "error" in line]
+    assert lines == [
+        "golden-gate: error: the judge at http://127.0.0.1:11434/v1 cannot be reached "
+        "(connection refused): is it running? check judge-base-url"
+    ]
+    assert asked == 0
