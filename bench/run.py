@@ -49,7 +49,7 @@ from golden_gate.core.golden import GoldenItem
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import Judge, JudgeSettings, make_judge
-from golden_gate.evaluation.target import AssistantClient, TargetSettings
+from golden_gate.evaluation.target import AssistantClient, AssistantSettings
 from golden_gate.evaluation.transport import SHARD
 from golden_gate.evaluation.transport import sharded as split
 
@@ -130,7 +130,7 @@ def answers(items: list[GoldenItem]) -> dict[str, str]:
 
 
 async def _evaluate(items, url: str, judge: Judge, *, concurrency: int, cache_dir: Path, client):
-    target = TargetSettings(url=url, concurrency=concurrency)
+    target = AssistantSettings(url=url, concurrency=concurrency)
     async with AssistantClient(target, client=client) as assistant:
         try:
             return await evaluate(
@@ -148,7 +148,7 @@ async def _evaluate(items, url: str, judge: Judge, *, concurrency: int, cache_di
 
 async def _observed_latency(url: str, samples: int = 20) -> float:
     """The fake assistant's latency as a client sees it, one request at a time."""
-    target = TargetSettings(url=url, concurrency=1)
+    target = AssistantSettings(url=url, concurrency=1)
     async with AssistantClient(target) as client:
         replies = [await client.ask(item) for item in golden(samples)]
     return statistics.median(a.latency_ms for a in replies) / 1000

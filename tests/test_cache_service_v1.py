@@ -1,6 +1,6 @@
 """The legacy cache service v1 client, on the wire: what it sends, how it uploads in chunks, and
 how it copes with act's server (no token, keys lowercased, no 409, a secret in the URL path).
-What it shares with the v2 client is tested on both in test_actions_cache.py."""
+What it shares with the v2 client is tested on both in test_cache_services.py."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.checks import CheckSettings
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import JudgeSettings, make_judge
-from golden_gate.evaluation.target import AssistantClient, TargetSettings
+from golden_gate.evaluation.target import AssistantClient, AssistantSettings
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 
@@ -65,7 +65,7 @@ def run(golden, url, judge, cache_dir=None, progress=None, **settings):
     settings.setdefault("canaries", 0)
 
     async def go():
-        async with AssistantClient(TargetSettings(url=url, backoff_s=0.01, retries=2)) as client:
+        async with AssistantClient(AssistantSettings(url=url, backoff_s=0.01, retries=2)) as client:
             return await evaluate(
                 golden,
                 client=client,
@@ -466,7 +466,7 @@ def test_an_interrupted_run_counts_only_the_judge_calls_made(judge_server):
 
     async def go(url):
         judge = llm_judge(judge_server, concurrency=2)
-        async with AssistantClient(TargetSettings(url=url)) as client:
+        async with AssistantClient(AssistantSettings(url=url)) as client:
             task = asyncio.ensure_future(
                 evaluate(
                     golden,

@@ -21,7 +21,7 @@ from golden_gate.core.report import (
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.judge import KeypointsJudge
-from golden_gate.evaluation.target import AssistantClient, TargetSettings
+from golden_gate.evaluation.target import AssistantClient, AssistantSettings
 from golden_gate.rendering.render import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,
@@ -266,7 +266,7 @@ def test_an_unexpected_exception_in_one_item_is_that_runs_error_not_the_evaluati
     ]
 
     async def go() -> Report:
-        async with AssistantClient(TargetSettings(url=server.url, retries=0)) as client:
+        async with AssistantClient(AssistantSettings(url=server.url, retries=0)) as client:
             return await evaluate(
                 golden, client=client, judge=ExplodingJudge(), cache=VerdictCache(None)
             )

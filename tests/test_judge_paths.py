@@ -21,7 +21,7 @@ from golden_gate.evaluation import judge_client, tracing
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import JudgeError, JudgeSettings, LLMJudge
-from golden_gate.evaluation.target import AssistantClient, TargetSettings
+from golden_gate.evaluation.target import AssistantClient, AssistantSettings
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 from tests.test_judge import CORRECT, DUMMY_KEY, ITEM, WRONG, judge_all
@@ -181,7 +181,7 @@ def test_verdicts_cached_by_one_path_are_hits_for_the_other(
         judge = build(path, server, monkeypatch)
 
         async def go() -> Any:
-            async with AssistantClient(TargetSettings(url=assistant.url)) as client:
+            async with AssistantClient(AssistantSettings(url=assistant.url)) as client:
                 try:
                     return await evaluate(
                         golden,

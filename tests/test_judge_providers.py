@@ -126,6 +126,18 @@ STAND_INS = {
             lambda body: body["generationConfig"]["temperature"],
             lambda body, path: path.rpartition("/")[2].partition(":")[0],
         ),
+        StandIn(
+            "ollama",
+            JudgeServer,
+            "llama3.2",
+            "OLLAMA_API_KEY",
+            "authorization",
+            "/v1/chat/completions",
+            _openai_schema,
+            lambda body: body["max_tokens"],  # Ollama reads no max_completion_tokens
+            lambda body: body["temperature"],
+            lambda body, path: body["model"],
+        ),
     )
 }
 PROVIDERS = list(STAND_INS)
@@ -334,7 +346,8 @@ def test_a_reply_cut_off_at_the_cap_is_a_judge_error(
 
     error = judge_error(llm_judge(stand_in, server, max_tokens=50))
 
-    stop = {"openai": "length", "azure_openai": "length"}.get(stand_in.provider, "max_tokens")
+    chat_completions = ("openai", "azure_openai", "ollama")
+    stop = "length" if stand_in.provider in chat_completions else "max_tokens"
     assert str(error) == (
         f"judge {model_of(stand_in)} failed: the reply hit the generation cap of 50 tokens "
         f"(judge-max-tokens) before a verdict (stop reason: {stop})"
@@ -442,7 +455,7 @@ def test_an_unsupported_provider_is_bad_input_in_the_cli(model: str, tmp_path: P
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("golden-gate: --judge-model: ") or "--judge-model: " in line
-    assert "openai:, azure_openai:, anthropic:, google_genai:" in line
+    assert "openai:, azure_openai:, anthropic:, google_genai:, ollama:" in line
     assert not (tmp_path / "r.json").exists()
 
 
@@ -462,7 +475,7 @@ def test_an_unsupported_provider_is_bad_input_in_the_action(world, model: str) -
     assert errors == [
         f"::error title=golden-gate::input 'judge-model': judge provider "
         f"'{model.partition(':')[0]}' is not supported; use keypoints or one of openai:, "
-        "azure_openai:, anthropic:, google_genai: followed by a model name"
+        "azure_openai:, anthropic:, google_genai:, ollama: followed by a model name"
     ]
     assert world.github.comments(REPO, pull.number) == []
 
@@ -533,3 +546,68 @@ def test_a_server_chosen_by_the_sdks_own_variable_is_another_judge(
         identities.append(LLMJudge(JudgeSettings(model=model)).identity())
     assert identities[0] != identities[1]
     assert "127.0.0.1:8002" in identities[1] and "secret" not in identities[1]
+
+
+def test_ollama_needs_no_key_and_defaults_to_its_local_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from golden_gate.evaluation import providers
+
+    for name in (*FOREIGN_ENV, "OLLAMA_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert providers.missing_key_env("ollama:llama3.2", os.environ) == ()
+    judge = LLMJudge(JudgeSettings(model="ollama:llama3.2"))
+    assert judge.endpoint == "http://127.0.0.1:11434/v1"
+    assert providers.endpoint("ollama:llama3.2", None) == judge.endpoint  # the preflight's
+
+    with JudgeServer() as server:  # any key will do: the SDK sends a placeholder
+        judge = LLMJudge(JudgeSettings(model="ollama:llama3.2", base_url=server.base_url))
+        (verdict,) = judge_all(judge, [CORRECT])
+    assert verdict.passed is True
+    assert server.headers[0]["authorization"] == "Bearer ollama"
+
+
+def test_every_registered_provider_says_all_the_judge_asks_of_it() -> None:
+    from golden_gate.evaluation import providers
+    from golden_gate.evaluation.providers import base
+
+    fields = [name for name in base.Provider.__annotations__ if not name.startswith("_")]
+    methods = ["build", "sdk_url", "describe_error", "is_timeout", "error_usage"]
+    for name, provider in providers.PROVIDERS.items():
+        assert provider.name == name
+        assert all(hasattr(provider, field) for field in fields), name
+        assert all(callable(getattr(provider, method, None)) for method in methods), name
+        assert provider.key_env and provider.cap_field and provider.structured_output
+        # Its stand-in above runs every test of this module through its SDK.
+        assert name in STAND_INS
+
+
+def test_ollama_not_running_at_its_default_endpoint_stops_the_run_before_any_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from tests.fakes.assistant_server import AssistantServer
+    from tests.helpers import golden_gate
+
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 11434)) == 0:
+            pytest.skip("an Ollama server listens on this machine")
+    monkeypatch.delenv("OLLAMA_API_KEY", raising=False)
+    golden = tmp_path / "g.jsonl"
+    golden.write_text('{"id": "q1", "question": "q1?", "reference_key_points": ["x"]}\n')
+    with AssistantServer(answers={}) as assistant:
+        done = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--quiet", "--cache", "off",
+            "--judge-model", "ollama:llama3.2", "-o", tmp_path / "r.json", cwd=tmp_path,
+            timeout=60,
+        )  # fmt: skip
+        asked = assistant.request_count
+
+    assert done.returncode == 3
+    lines = [line for line in done.stderr.splitlines() if "error" in line]
+    assert lines == [
+        "golden-gate: error: the judge at http://127.0.0.1:11434/v1 cannot be reached "
+        "(connection refused): is it running? check judge-base-url"
+    ]
+    assert asked == 0

@@ -64,3 +64,45 @@ def test_report_comment_summary_outputs_and_commands_hold_no_secret(tmp_path, ca
         assert TOKEN not in text and "hdr_s3cret_value" not in text
         assert "url-pa55word" not in text
     assert "***" in written and "***" in files
+
+
+def test_a_password_in_a_providers_endpoint_variable_is_scrubbed(monkeypatch):
+    # The SDK reads ANTHROPIC_BASE_URL itself: a password there can reach an error message.
+    from golden_gate.cli.options import _register_secrets
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://judge:gw-pa55word-xyz@gateway.test/v1")
+    assert _register_secrets({})
+    assert redaction.scrub("401: bad credentials gw-pa55word-xyz") == "401: bad credentials ***"
+
+
+# -- one scrubber, each caller's cases ---------------------------------------------------------
+
+
+def test_a_clients_own_secrets_are_scrubbed_unregistered():
+    # The assistant's client: its header values, the token of "Bearer <token>" alone too, even
+    # when nothing registered them (a library caller, a test).
+    headers = ["Bearer hdr_s3cret_value", "key-abcdef123456"]
+    text = "bad token hdr_s3cret_value; sent Bearer hdr_s3cret_value and key-abcdef123456"
+
+    assert redaction.scrub(text, also=headers) == "bad token ***; sent *** and ***"
+    assert redaction.scrub("a Bearer word", also=headers) == "a Bearer word"
+    assert redaction.scrub(text) == text  # nothing registered: only what the caller gives
+
+
+def test_text_a_provider_wrote_loses_environment_secrets_and_key_shapes(monkeypatch):
+    # The judge: an SDK's error may echo a key no one registered.
+    monkeypatch.setenv("JUDGE_API_KEY", "plain-secret-value")
+    monkeypatch.setenv("SHORT_TOKEN", "abc")  # too short to be told from ordinary words
+    text = "a plain-secret-value b sk-proj-abcdef123 c Bearer xyz d abc"
+
+    assert redaction.scrub(text, third_party=True) == "a *** b *** c *** d abc"
+    assert redaction.scrub(text) == text  # an answer keeps its words
+
+
+def test_registered_secrets_and_a_clients_own_are_scrubbed_longest_first():
+    assert redaction.register("s3cret-registered-value")
+    text = "s3cret-registered-value-and-more s3cret-registered-value"
+
+    scrubbed = redaction.scrub(text, also=["s3cret-registered-value-and-more"])
+
+    assert scrubbed == "*** ***"

@@ -22,7 +22,7 @@ from golden_gate.evaluation.target import (
     MAX_RETRY_AFTER_S,
     Answer,
     AssistantClient,
-    TargetSettings,
+    AssistantSettings,
     _retry_after,
 )
 from tests.fakes.assistant_server import AssistantServer
@@ -35,13 +35,13 @@ def make_item(question: str = QUESTION, id: str = "q1") -> GoldenItem:
     return GoldenItem(id=id, question=question)
 
 
-def settings_for(server_or_url: AssistantServer | str, **overrides: Any) -> TargetSettings:
+def settings_for(server_or_url: AssistantServer | str, **overrides: Any) -> AssistantSettings:
     url = server_or_url if isinstance(server_or_url, str) else server_or_url.url
     values: dict[str, Any] = {"url": url, "backoff_s": 0.01, "timeout_s": 5.0, **overrides}
-    return TargetSettings(**values)
+    return AssistantSettings(**values)
 
 
-def ask_all(settings: TargetSettings, items: Sequence[GoldenItem]) -> list[Answer]:
+def ask_all(settings: AssistantSettings, items: Sequence[GoldenItem]) -> list[Answer]:
     async def main() -> list[Answer]:
         async with AssistantClient(settings) as client:
             return list(await asyncio.gather(*(client.ask(item) for item in items)))
@@ -49,7 +49,7 @@ def ask_all(settings: TargetSettings, items: Sequence[GoldenItem]) -> list[Answe
     return asyncio.run(main())
 
 
-def ask(settings: TargetSettings, item: GoldenItem | None = None) -> Answer:
+def ask(settings: AssistantSettings, item: GoldenItem | None = None) -> Answer:
     return ask_all(settings, [item or make_item()])[0]
 
 
@@ -397,7 +397,7 @@ def test_header_values_never_appear_in_errors_or_logs(caplog: pytest.LogCaptureF
 )
 def test_bad_request_template_is_an_input_error(template: str) -> None:
     with pytest.raises(InputError, match="request-template"):
-        TargetSettings(url="http://127.0.0.1:1", request_template=template)
+        AssistantSettings(url="http://127.0.0.1:1", request_template=template)
 
 
 def test_template_may_be_a_bare_json_string() -> None:
@@ -414,7 +414,7 @@ def test_template_may_be_a_bare_json_string() -> None:
 )
 def test_bad_settings_are_rejected(overrides: dict[str, Any]) -> None:
     with pytest.raises(pydantic.ValidationError):
-        TargetSettings(**{"url": "http://127.0.0.1:1", **overrides})
+        AssistantSettings(**{"url": "http://127.0.0.1:1", **overrides})
 
 
 def test_base_url_and_path_are_joined_with_one_slash() -> None:

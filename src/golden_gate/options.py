@@ -28,7 +28,6 @@ from typing import Any, Literal, TypeVar
 
 from golden_gate.errors import InputError
 
-Door = Literal["cli", "action", "file"]
 Kind = Literal[
     "str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice", "floats"
 ]
@@ -122,7 +121,6 @@ def _o(name: str, help: str, **kw: Any) -> Option:
 
 
 CLI_ACTION = frozenset({"cli", "action"})
-CLI_FILE = frozenset({"cli", "file"})
 ACTION_FILE = frozenset({"action", "file"})
 ACTION_ONLY = frozenset({"action"})
 CLI_ONLY = frozenset({"cli"})
@@ -206,7 +204,8 @@ OPTIONS: tuple[Option, ...] = (
     # --- the judge -----------------------------------------------------------------------------
     _o("judge-model", "provider:model for the LLM judge, with provider openai (or an "
        "OpenAI-compatible server with judge-base-url), azure_openai (model = deployment), "
-       "anthropic or google_genai (e.g. openai:gpt-4.1-mini-2025-04-14, a dated snapshot); or "
+       "anthropic, google_genai or ollama (a local server) (e.g. "
+       "openai:gpt-4.1-mini-2025-04-14, a dated snapshot); or "
        "keypoints for the offline judge; several, comma-separated, make a panel. Keys come from "
        "OPENAI_API_KEY, AZURE_OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_API_KEY or "
        "GEMINI_API_KEY (masked).",
@@ -233,7 +232,7 @@ OPTIONS: tuple[Option, ...] = (
        kind="int", group="judge", default=None),
     _o("judge-panel", "How a panel's verdicts combine per evaluator: majority (a tie fails) or "
        "all.", kind="choice", choices=("majority", "all"), group="judge",
-       field="evaluators.panel", rule="same"),
+       field="evaluators.judge_panel", rule="same"),
     _o("judge-prices", "\"input,output\": USD per million judge input and output tokens, for "
        "the cost (empty: tokens only).", group="judge", default="", metavar="INPUT,OUTPUT"),
     _o("max-judge-calls", "Judge budget cap (empty for none).", kind="int", group="judge",
@@ -420,7 +419,7 @@ GROUPS: tuple[str, ...] = tuple(dict.fromkeys(o.group for o in OPTIONS if o.grou
 # Where each section of `Settings` is declared, so a command that gates imports the gate's
 # model only, not the evaluation stack behind `Settings`.
 _SECTIONS = {
-    "target": ("golden_gate.evaluation.target", "TargetSettings"),
+    "target": ("golden_gate.evaluation.target", "AssistantSettings"),
     "compose": ("golden_gate.evaluation.compose", "ComposeSettings"),
     "judge": ("golden_gate.evaluation.judge", "JudgeSettings"),
     "evaluators": ("golden_gate.evaluation.evaluators", "EvaluatorSettings"),

@@ -48,7 +48,9 @@ from golden_gate.settings import Settings
 if TYPE_CHECKING:
     from golden_gate.core.calibration import CalibrationReport
 
-Verdict = Literal["passed", "failed", "incomplete"]
+# The gate's verdict on the run (the Action's `verdict` output); a judge's on one answer is
+# report.Verdict.
+GateVerdict = Literal["passed", "failed", "incomplete"]
 
 
 class Outcome(BaseModel):
@@ -56,7 +58,7 @@ class Outcome(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    verdict: Verdict
+    verdict: GateVerdict
     exit_code: int
     report: Report
     gate: GateResult
@@ -110,10 +112,12 @@ async def _evaluate(
 ) -> Report:
     assert settings.target is not None and settings.target.url
     if judge is not None:
+        from golden_gate.evaluation import providers
         from golden_gate.evaluation.preflight import JudgeUnreachable, judge_endpoint
 
+        url = providers.endpoint(settings.judge.model, settings.judge.base_url)
         try:
-            await judge_endpoint(settings.judge.base_url)  # before any question is asked
+            await judge_endpoint(url)  # before any question is asked
         except JudgeUnreachable:
             await judge.aclose()
             raise
@@ -335,7 +339,7 @@ def gate_and_render(
     if failures is None:
         collected.raise_if_any()
     if not report.complete or gate.inconclusive:
-        verdict: Verdict = "incomplete"
+        verdict: GateVerdict = "incomplete"
         code = EXIT_INCOMPLETE
     else:
         verdict = gate.verdict

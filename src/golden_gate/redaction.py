@@ -3,6 +3,9 @@
 Registered: the GitHub token, judge provider keys, assistant header values and passwords in
 URLs. Scrubbed at the writing edges: report.json, the rendered comment and summary, outputs,
 workflow commands and error messages. A URL's credentials are removed wherever one appears.
+The one scrubber for every caller: the assistant's client adds its own header values (`also`),
+the judge, whose errors an SDK words, every secret-named variable and key-shaped word too
+(`third_party`), so neither depends on what the run registered.
 
 GitHub's `::add-mask::` masks a secret of any length in the log; `scrub` cannot: a value under
 `MIN_LENGTH` characters would also replace ordinary text ("ab" in "about"), so such a value is
@@ -12,7 +15,9 @@ registered as too short and callers say it is not scrubbed.
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
@@ -31,6 +36,16 @@ def _forms(value: str) -> set[str]:
     return {value, quote(value, safe=""), json.dumps(value)[1:-1]}
 
 
+def _variants(value: str) -> set[str]:
+    """What to scrub for one secret: it and, in "Bearer <token>", each part long enough to be
+    a secret on its own, each as written in text, a URL or a JSON string."""
+    found = _forms(value)
+    for part in value.split():
+        if len(part) >= _TOKEN_PART:
+            found |= _forms(part)
+    return {v for v in found if len(v) >= MIN_LENGTH}
+
+
 def register(value: str | None) -> bool:
     """Remember a secret; False when it is too short to be scrubbed (it is still masked)."""
     value = (value or "").strip()
@@ -39,13 +54,23 @@ def register(value: str | None) -> bool:
     if len(value) < MIN_LENGTH:
         _too_short.add(value)
         return False
-    found = _forms(value)
-    for part in value.split():
-        if len(part) >= _TOKEN_PART:
-            found |= _forms(part)
-    _values.update(v for v in found if len(v) >= MIN_LENGTH)
+    _values.update(_variants(value))
     _ordered[:] = sorted(_values, key=len, reverse=True)
     return True
+
+
+# Environment variables whose name says they hold a secret, and words shaped like an API key
+# or a bearer credential: what an SDK's error may echo although nobody registered it.
+_SECRET_NAME = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+_KEY_SHAPED = re.compile(r"\b(sk-[A-Za-z0-9_*-]{6,}|Bearer\s+\S+)")
+
+
+def _environment_secrets() -> set[str]:
+    return {
+        value
+        for name, value in os.environ.items()
+        if len(value) >= _TOKEN_PART and any(n in name.upper() for n in _SECRET_NAME)
+    }
 
 
 # A query parameter whose name says it carries a credential: `?subscription-key=`, `?api-key=`,
@@ -132,16 +157,27 @@ def present(text: str) -> bool:
     )
 
 
-def scrub(text: str) -> str:
-    """`text` with every registered secret and every URL's credentials replaced by `***`."""
+def scrub(text: str, *, also: Iterable[str] = (), third_party: bool = False) -> str:
+    """`text` with every registered secret, every URL's credentials and each of `also` (a
+    client's own secrets, whether or not the run registered them) replaced by `***`.
+
+    `third_party`: text a provider's SDK or server wrote (an error): every secret-named
+    environment variable's value and every key-shaped word go too.
+    """
     if not text:
         return text
     if "://" in text and "@" in text:  # both in every URL with credentials: a cheap test first
         text = _USERINFO.sub(r"\1" + MASK + "@", text)
-    for value in _ordered:
+    values = _ordered
+    extra = {v for value in also for v in _variants(value.strip())}
+    if third_party:
+        extra |= _environment_secrets()
+    if extra:
+        values = sorted(extra.union(_ordered), key=len, reverse=True)  # longest first
+    for value in values:
         if value in text:
             text = text.replace(value, MASK)
-    return text
+    return _KEY_SHAPED.sub(MASK, text) if third_party else text
 
 
 def scrub_json(value: Any) -> Any:

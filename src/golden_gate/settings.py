@@ -17,7 +17,7 @@ from golden_gate.evaluation.custom_checks import CustomCheck
 from golden_gate.evaluation.evaluate import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
-from golden_gate.evaluation.target import TargetSettings
+from golden_gate.evaluation.target import AssistantSettings
 from golden_gate.limits import DEFAULT_CONCURRENCY
 from golden_gate.options import BY_NAME, explain, gate_settings, validated
 
@@ -30,7 +30,7 @@ class Settings(BaseModel):
     golden_strict: bool = False  # a golden item's unknown fields are errors, not metadata
     tags: list[str] = Field(default_factory=list)
     shard: Shard | None = None  # evaluate only this part of the selection (a matrix job)
-    target: TargetSettings | None = None  # only evaluating needs the assistant
+    target: AssistantSettings | None = None  # only evaluating needs the assistant
     compose: ComposeSettings | None = None  # start the assistant with docker compose first
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     evaluators: EvaluatorSettings = Field(default_factory=EvaluatorSettings)
@@ -152,7 +152,7 @@ def build(
             golden_strict=r["golden-strict"],
             tags=r["subset-tags"],
             shard=Shard.parse(shard, where=r.where("shard")) if shard else None,
-            target=TargetSettings(
+            target=AssistantSettings(
                 url=r["assistant-url"],
                 path=r["assistant-path"],
                 request_template=r["request-template"],
@@ -172,7 +172,7 @@ def build(
             evaluators=EvaluatorSettings(
                 evaluators=parse_evaluators(r["evaluators"], flag=r.where("evaluators"), root=root),
                 rule=r["evaluator-rule"],
-                panel=r["judge-panel"],
+                judge_panel=r["judge-panel"],
             ),
             compose=ComposeSettings(
                 file=root / compose_file,

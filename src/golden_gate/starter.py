@@ -31,7 +31,6 @@ from golden_gate.evaluation.providers import resolve
 from golden_gate.files import read_text, write_result
 from golden_gate.rendering.render import templates_dir
 
-DEFAULT_ACTION = "org/golden-gate-action"
 SHA = re.compile(r"[0-9a-f]{40}")
 # Column or field names teams use, in order of preference, for each of our fields.
 QUESTION_NAMES = ("question", "input", "prompt", "query", "q")

@@ -32,13 +32,16 @@ if TYPE_CHECKING:
 
 # The environment variables the supported judge providers read their keys from.
 SECRET_ENV = providers.KEY_ENV
+# Where their SDKs read another endpoint from: a password in such a URL is a secret too.
+ENDPOINT_ENV = providers.ENDPOINT_ENV
 judge_key_available = providers.key_available
 
 
 def mask_secrets(settings: ActionSettings, env: Mapping[str, str]) -> None:
     """Mask every secret in the log and register it to be scrubbed from what we write."""
     values = [settings.token, *[env.get(k, "") for k in SECRET_ENV]]
-    values += redaction.url_credentials(settings.run.judge.base_url)
+    for url in (settings.run.judge.base_url, *(env.get(name) for name in ENDPOINT_ENV)):
+        values += redaction.url_credentials(url)
     if settings.run.target is not None:
         values.extend(settings.run.target.headers.values())
         values += redaction.url_credentials(settings.run.target.url)

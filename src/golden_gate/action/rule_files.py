@@ -156,7 +156,7 @@ def rule_files_at_base(settings: ActionSettings, ctx: Context) -> tuple[ActionSe
             rule = RuleFile(input=name, path=path)
             mine = _read_checkout(local)
             if text is None:
-                if mine is None:  # in neither: the reader of the file says so, as before
+                if mine is None:  # in neither: the file's own reader says it is missing
                     continue
                 found.pending.append(rule)
                 found.pending_paths.append(local)

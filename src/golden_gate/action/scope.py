@@ -26,7 +26,6 @@ from golden_gate.git import git
 
 PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
 FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
-DEFAULT_PATHS: list[str] = []  # no allow-list: the ignore list decides
 # Files that cannot change an answer, gitignore-style (`ignore-paths` extends the list; a
 # `!pattern` there takes a file back). Markdown can be a prompt: a file or directory named
 # for prompts never counts as ignored, and a Markdown corpus belongs in `ignore-paths` as `!`.

@@ -104,7 +104,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     settings = gate_settings(args.resolved)
     # What the gate reads and renders is kept till the command ends: the cyclic collector
-    # would only walk it again and again (the JUnit report's full parse, below, is as ever).
+    # would only walk it again and again (the JUnit report, below, parses the report in full).
     with gc_paused(freeze=True):
         rendering = args.comment_file is not None or args.summary_file is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)

@@ -292,10 +292,11 @@ def _register_secrets(headers: dict[str, str], *urls: str | None) -> bool:
 
     False when a secret is too short to scrub (said once the settings are known to be valid).
     """
-    from golden_gate.evaluation.providers import KEY_ENV
+    from golden_gate.evaluation.providers import ENDPOINT_ENV, KEY_ENV
 
     values = [os.environ.get(key, "") for key in KEY_ENV] + list(headers.values())
-    for url in urls:
+    # A provider's SDK reads its endpoint from these too: a password there is one as well.
+    for url in (*urls, *(os.environ.get(name) for name in ENDPOINT_ENV)):
         values += redaction.url_credentials(url)
     return all([redaction.register(value) for value in values])
 

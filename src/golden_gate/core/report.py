@@ -107,7 +107,7 @@ class RunResult(BaseModel):
     error: str | None = None
     http_status: int | None = None
     latency_ms: float | None = None
-    surrogates_replaced: int | None = None  # halves of emoji in the answer, now U+FFFD
+    surrogates_replaced: int | None = None  # halves of emoji in the answer, replaced by U+FFFD
     usage: TokenUsage | None = None  # the assistant's own tokens for this answer (usage-path)
 
     @property
@@ -334,7 +334,7 @@ class RunSettings(BaseModel):
     unanswered_counts_as_failure: bool = True
     judge_temperature: float | None = None
     checks_hash: str | None = None
-    # `correctness:0.7,groundedness all` (evaluators, thresholds, rule); None before 0.3.
+    # `correctness:0.7,groundedness all` (evaluators, thresholds, rule); None: the judge alone.
     evaluators: str | None = None
     judge_panel: str | None = None  # how several judge models combine, when there are several
 

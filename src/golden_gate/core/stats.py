@@ -320,7 +320,6 @@ POWER_SEED = 20261201
 # items the two differ by many points of power, so the gate states both (bench/soundness.py).
 SPREAD = 0.0
 CONCENTRATED = 0.5
-SHAPES = {"spread": SPREAD, "concentrated": CONCENTRATED}
 
 
 @dataclass(frozen=True)
@@ -694,13 +693,6 @@ def power_of(
         target_drop=target_drop,
         power=power,
     )
-
-
-def per_run_variance(passes: int, runs: int) -> float | None:
-    """Unbiased estimate of p(1 − p) for one item from its runs; None with fewer than two."""
-    if runs < 2:
-        return None
-    return passes * (runs - passes) / (runs * (runs - 1))
 
 
 def floor_percent(value: float) -> str:

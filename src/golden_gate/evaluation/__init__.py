@@ -7,5 +7,5 @@ where it may live) · preflight · progress · evaluate (the loop) · calibrate 
 human labels).
 
 A new evaluator: a preset in evaluators.py (its prompt, the context it needs); a new judge
-provider: providers.py.
+provider: a module in providers/ and its line in providers.PROVIDERS.
 """

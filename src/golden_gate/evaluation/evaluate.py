@@ -459,7 +459,7 @@ class Evaluation:
 
         votes = list(await asyncio.gather(*(vote(j) for j in evaluator.judges)))
         assert self.panel is not None
-        decided = combine([v.passed for v, _ in votes], self.panel.panel)
+        decided = combine([v.passed for v, _ in votes], self.panel.judge_panel)
         first = votes[0][0]
         status = "error" if decided is None else "pass" if decided else "fail"
         deciding = next(
@@ -679,7 +679,9 @@ async def evaluate(
             judge_temperature=panel.temperature if panel is not None else None,
             checks_hash=checks_hash(evaluation.checks),
             evaluators=panel.settings_label if panel is not None else None,
-            judge_panel=panel.panel if panel is not None and len(panel.judge_names) > 1 else None,
+            judge_panel=panel.judge_panel
+            if panel is not None and len(panel.judge_names) > 1
+            else None,
         ),
         stats=stats,
         warnings=_judge_warnings(results, stats, settings) or None,

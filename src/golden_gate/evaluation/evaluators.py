@@ -75,7 +75,7 @@ class EvaluatorSettings(BaseModel):
         default_factory=lambda: [EvaluatorSpec(name=CORRECTNESS)], min_length=1
     )
     rule: Rule = "all"  # how a run's evaluators combine
-    panel: PanelRule = "majority"  # how several judge models combine, per evaluator
+    judge_panel: PanelRule = "majority"  # how several judge models combine, per evaluator
 
 
 def reference_free(settings: EvaluatorSettings) -> bool:
@@ -189,11 +189,15 @@ class Panel:
     """Every evaluator and judge of a run; what `evaluate` asks each answer."""
 
     def __init__(
-        self, evaluators: list[Evaluator], *, rule: Rule = "all", panel: PanelRule = "majority"
+        self,
+        evaluators: list[Evaluator],
+        *,
+        rule: Rule = "all",
+        judge_panel: PanelRule = "majority",
     ) -> None:
         self.evaluators = evaluators
         self.rule = rule
-        self.panel = panel
+        self.judge_panel = judge_panel
         self._ready = False
         first = evaluators[0].judges
         self.judge_names = [j.name for j in first]
@@ -295,7 +299,7 @@ def make_panel(
                 "judge only judges correctness (give --judge-model provider:model)"
             )
         evaluators.append(_evaluator(spec, names, judge, background=background))
-    return Panel(evaluators, rule=settings.rule, panel=settings.panel)
+    return Panel(evaluators, rule=settings.rule, judge_panel=settings.judge_panel)
 
 
 def _evaluator(

@@ -4,9 +4,10 @@ Two judges share one interface (`Judge`):
 
 - `KeypointsJudge`, offline and deterministic (token overlap with the key points), the
   default, and what runs when there is no model or no key;
-- `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the OpenAI and
-  Azure OpenAI providers (judge_client.py), over a LangChain chat model for the others
-  (docs/architecture.md#the-judge-openevals).
+- `LLMJudge`, an openevals LLM-as-judge: over the OpenAI SDK's client for the providers that
+  speak Chat Completions (judge_client.py), over a LangChain chat model for the others
+  (docs/architecture.md#the-judge-openevals); what differs between providers is theirs
+  (providers/).
 
 A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an error, never a
 "no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import re
 import string
 import time
@@ -207,20 +207,8 @@ class KeypointsJudge(Judge):
 # -- the LLM judge ----------------------------------------------------------------------------
 
 
-def _secrets() -> list[str]:
-    names = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-    values = [v for k, v in os.environ.items() if any(n in k.upper() for n in names)]
-    return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
-
-
-_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_*-]{6,}|Bearer\s+\S+)")
-
-
 def redact(text: str) -> str:
-    """`text` with every secret from the environment and anything key-shaped masked."""
-    for secret in _secrets():
-        text = text.replace(secret, "***")
-    return _KEY_LIKE.sub("***", redaction.scrub(text))
+    return redaction.scrub(text, third_party=True)  # an SDK wrote it: redaction.py
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -301,7 +289,10 @@ def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
 
 
 def _recorded(
-    handler: Any, record: judge_client.CallRecord, exc: Exception | None = None
+    provider: providers.Provider,
+    handler: Any,
+    record: judge_client.CallRecord,
+    exc: Exception | None = None,
 ) -> judge_client.CallRecord:
     """The call's record: as the direct client filled it, or read from LangChain's callback."""
     if handler is None:
@@ -311,32 +302,18 @@ def _recorded(
         served_model=min(handler.usage_metadata, default=None),
         stopped=handler.stopped,
     )
-    usage = getattr(getattr(exc, "completion", None), "usage", None)
-    if usage is not None:  # a reply that could not be parsed was still paid for
-        record.tokens.input_tokens += usage.prompt_tokens or 0
-        record.tokens.output_tokens += usage.completion_tokens or 0
+    if exc is not None and (usage := provider.error_usage(exc)) is not None:
+        record.tokens.input_tokens += usage.input_tokens
+        record.tokens.output_tokens += usage.output_tokens
     return record
 
 
-def _sdk_url(chat_model: Any) -> str | None:
-    """The base URL the provider's SDK resolved (from settings or its own environment
-    variables, e.g. ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL), where it can be read."""
-    client = getattr(chat_model, "root_async_client", None)  # OpenAI, Azure OpenAI
-    if client is not None:
-        return str(client.base_url)
-    url = getattr(chat_model, "anthropic_api_url", None)  # Anthropic
-    if url:
-        return str(url)
-    try:  # Gemini: the google-genai client's resolved HTTP options
-        url = chat_model.client._api_client._http_options.base_url
-    except AttributeError:
-        return None
-    return str(url) if url else None
+def endpoint(provider: providers.Provider, chat_model: Any, base_url: str | None) -> str | None:
+    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials.
 
-
-def endpoint(chat_model: Any, base_url: str | None) -> str | None:
-    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials."""
-    url = _sdk_url(chat_model) or base_url
+    As the SDK resolved it where it can be read: its own variables (ANTHROPIC_BASE_URL, ...)
+    can send a judge elsewhere than the settings say."""
+    url = provider.sdk_url(chat_model) or base_url
     if not url:
         return None
     try:
@@ -369,8 +346,8 @@ class LLMJudge(Judge):
     """openevals' LLM-as-judge with a chat model built from `provider:model`.
 
     The model is built here (not by openevals) so timeout, retries, temperature and base URL
-    apply. For OpenAI and Azure OpenAI, openevals is given the model's SDK client instead of the
-    model (judge_client.py): the same request, a fraction of the CPU. Its HTTP connections
+    apply. For the Chat Completions providers, openevals is given the model's SDK client instead
+    of the model (judge_client.py): the same request, a fraction of the CPU. Its HTTP connections
     belong to one event loop: a call from another loop (a second `asyncio.run`) gets a fresh
     model and client instead of a pool of dead connections (LangChain's default client is
     shared process-wide and fails with "Event loop is closed").
@@ -395,9 +372,10 @@ class LLMJudge(Judge):
         self._delimiters = fence.delimiter_lines(self.prompt)
         _register_usage_hook()
         self._retry = retry.RetryPolicy(settings.max_retries)  # the only retries (retry.py)
+        self.provider, self._model_name = providers.resolve(settings.model)
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
         self.endpoint = self._binding.endpoint
-        self.seed = providers.seeded(providers.resolve(settings.model)[0].name)
+        self.seed = self.provider.seed
         self._identity = json.dumps(
             {
                 "judge": self.name,
@@ -432,20 +410,16 @@ class LLMJudge(Judge):
         return self.settings.continuous or bool(self.settings.choices)
 
     def _bind(self) -> _Binding:
-        from langchain.chat_models import init_chat_model
         from openevals.llm import create_async_llm_as_judge
 
         s = self.settings
-        provider, model_name = providers.resolve(s.model)
-        kwargs = providers.model_kwargs(provider, s)
-        client = providers.own_http_client(provider, kwargs, s.concurrency)
+        provider = self.provider
         try:
-            chat_model = init_chat_model(model_name, **kwargs)
-            client = providers.attach_http_client(provider, chat_model) or client
-            direct = judge_client.wanted(provider.name, chat_model)
+            chat_model, client = provider.build(self._model_name, s)
+            direct = judge_client.wanted(provider, chat_model)
             evaluator = create_async_llm_as_judge(
                 prompt=fence.fenced_prompt(self.prompt),
-                judge=judge_client.JudgeClient(chat_model) if direct else chat_model,
+                judge=judge_client.JudgeClient(chat_model, provider) if direct else chat_model,
                 model=chat_model.model_name if direct else None,
                 continuous=s.continuous,
                 choices=s.choices,
@@ -454,7 +428,7 @@ class LLMJudge(Judge):
         except Exception as exc:
             detail = redact(_one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
-        url = endpoint(chat_model, s.base_url)
+        url = endpoint(provider, chat_model, s.base_url or provider.default_endpoint)
         return _Binding(evaluator, client, s.concurrency, url, direct=direct)
 
     def _current(self) -> _Binding:
@@ -501,10 +475,10 @@ class LLMJudge(Judge):
                         **extra,
                     )
             except Exception as exc:
-                keep(_recorded(handler, record, exc))
+                keep(_recorded(self.provider, handler, record, exc))
                 raise
             else:
-                keep(_recorded(handler, record))
+                keep(_recorded(self.provider, handler, record))
             finally:
                 var.reset(token)
             return result
@@ -537,7 +511,7 @@ class LLMJudge(Judge):
         return JudgeError(
             self._describe(exc, record.stopped, retries=max(attempts - 1, 0)),
             tokens=record.tokens,
-            timed_out=providers.is_timeout(exc),
+            timed_out=self.provider.is_timeout(exc),
             final=bool(record.stopped),
             attempts=attempts,
         )
@@ -572,28 +546,14 @@ class LLMJudge(Judge):
         # The retries really made (retry.py), not the most allowed.
         s = self.settings.model_copy(update={"max_retries": retries})
         reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
-        try:
-            import openai
-            from langchain_core.exceptions import OutputParserException
-        except ImportError:  # pragma: no cover - both ship with langchain-openai
-            pass
-        else:
-            if (special := providers.describe_error(exc, s, stopped)) is not None:
-                reason = special
-            elif isinstance(exc, openai.APITimeoutError):
-                reason = f"timed out after {s.timeout_s:g}s (tried {s.max_retries + 1} times)"
-            elif isinstance(exc, openai.APIStatusError):
-                status = exc.status_code
-                body = _one_line(str(exc)).removeprefix(f"Error code: {status} - ")
-                retried = status in (408, 409, 429) or status >= 500  # what retry.py retries
-                after = f" after {s.max_retries} retries" if retried and s.max_retries else ""
-                reason = f"HTTP {status}{after}: {body}"
-            elif isinstance(exc, openai.APIConnectionError):
-                reason = f"cannot connect ({_one_line(str(exc))})"
-            elif isinstance(exc, OutputParserException):
-                reason = "the reply was not the JSON verdict asked for"
-            elif isinstance(exc, KeyError):
-                reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason
+        from langchain_core.exceptions import OutputParserException
+
+        if (special := providers.describe_error(self.provider, exc, s, stopped)) is not None:
+            reason = special
+        elif isinstance(exc, OutputParserException):
+            reason = "the reply was not the JSON verdict asked for"
+        elif isinstance(exc, KeyError):
+            reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason
         return redact(_one_line(f"judge {self.name} failed: {reason}", 300))
 
     async def aclose(self) -> None:

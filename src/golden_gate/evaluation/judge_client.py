@@ -1,15 +1,16 @@
 """The judge client: openevals calls the OpenAI SDK itself, with no LangChain model in between.
 
 openevals takes an OpenAI-style client as its judge (`judge.chat.completions.create(...)`).
-For the `openai` and `azure_openai` providers `JudgeClient` is that client: it sends the very
+For the providers that ask for a `json_schema` chat completion (`openai`, `azure_openai`
+and the other OpenAI-compatible ones) `JudgeClient` is that client: it sends the very
 request body LangChain's model sends (tests/test_judge_paths.py compares the bytes), through
 the SDK client LangChain configured (key, base URL, Azure deployment and API version, timeout,
 retries), and reads the reply as LangChain does. The verdicts, the judge's identity and so the
 verdict cache are the same either way; the CPU is not: a call through LangChain's model, its
 callbacks and parsers costs about three times as much (BENCHMARKS.md §1).
 
-`GOLDEN_GATE_JUDGE_LANGCHAIN=1` keeps the LangChain model (for comparison); the other
-providers always use it.
+`GOLDEN_GATE_JUDGE_LANGCHAIN=1` keeps the LangChain model (for comparison); providers that
+ask for the verdict in another form (a tool call, Gemini's response schema) always use it.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from golden_gate.core.report import TokenUsage
+from golden_gate.evaluation.providers import JSON_SCHEMA, Provider
 
 FORCE_LANGCHAIN = "GOLDEN_GATE_JUDGE_LANGCHAIN"
-DIRECT_PROVIDERS = ("openai", "azure_openai")
 
 
 class CallRecord(BaseModel):
@@ -43,7 +44,7 @@ class ReplyError(Exception):
     """The reply holds no verdict to read (cut off, filtered, refused, no choices)."""
 
 
-def wanted(provider: str, chat_model: Any) -> bool:
+def wanted(provider: Provider, chat_model: Any) -> bool:
     """Whether judge calls for this LangChain chat model go through `JudgeClient`.
 
     Only where the request is the one `JudgeClient` reproduces: a Chat Completions call asking
@@ -52,7 +53,9 @@ def wanted(provider: str, chat_model: Any) -> bool:
     """
     if os.environ.get(FORCE_LANGCHAIN, "").strip() not in ("", "0"):
         return False
-    if provider not in DIRECT_PROVIDERS or getattr(chat_model, "root_async_client", None) is None:
+    if provider.structured_output != JSON_SCHEMA:
+        return False
+    if getattr(chat_model, "root_async_client", None) is None:
         return False
     name = (getattr(chat_model, "model_name", None) or "").lower()
     if name.startswith("gpt-3") or name.startswith("gpt-4-") or name == "gpt-4":
@@ -64,7 +67,7 @@ def wanted(provider: str, chat_model: Any) -> bool:
 class JudgeClient:
     """What openevals calls as `judge.chat.completions.create(**params)`."""
 
-    def __init__(self, chat_model: Any) -> None:
+    def __init__(self, chat_model: Any, provider: Provider) -> None:
         import httpx2  # the SDK's HTTP library
 
         self.sdk = chat_model.root_async_client
@@ -73,6 +76,7 @@ class JudgeClient:
         # As the model's validators left them (e.g. no temperature for gpt-5 reasoning models).
         self.temperature = chat_model.temperature
         self.max_tokens = chat_model.max_tokens
+        self.cap_field = provider.cap_field  # what the server calls the generation cap
         self.seed = getattr(chat_model, "seed", None)
         self.chat = _Chat(self)
 
@@ -87,7 +91,7 @@ class JudgeClient:
             "messages": [{"content": m["content"], "role": m["role"]} for m in params["messages"]],
         }
         if self.max_tokens is not None:
-            body["max_completion_tokens"] = self.max_tokens
+            body[self.cap_field] = self.max_tokens
         # LangChain turns openevals' schema into a titled one, then back into this.
         body["response_format"] = {
             "type": "json_schema",

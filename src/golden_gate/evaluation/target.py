@@ -43,7 +43,7 @@ _EXCERPT_CHARS = 80
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
 
 
-class TargetSettings(BaseModel):
+class AssistantSettings(BaseModel):
     """Where the assistant is and how to talk to it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -132,7 +132,7 @@ class Answer(BaseModel):
     latency_ms: float
     error: str | None = None
     attempts: int
-    surrogates_replaced: int = 0  # halves of emoji in the answer and sources, now U+FFFD
+    surrogates_replaced: int = 0  # halves of emoji in the answer and sources, made U+FFFD
     usage: TokenUsage | None = None  # what the response says it used (usage_path)
 
     @property
@@ -209,13 +209,13 @@ class _BadResponse(Exception):
 class AssistantClient:
     """Asks the assistant every item with bounded concurrency and retries on transient faults."""
 
-    def __init__(self, settings: TargetSettings, *, client: httpx.AsyncClient | None = None):
+    def __init__(self, settings: AssistantSettings, *, client: httpx.AsyncClient | None = None):
         self.settings = settings
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
         self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
         self._headers = {"Content-Type": "application/json", **settings.headers}
-        self._secrets = _secrets_of(settings.headers)
+        self._secrets = list(settings.headers.values())  # scrubbed from its errors
         self._timeout = httpx.Timeout(settings.timeout_s)
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
@@ -511,10 +511,8 @@ class AssistantClient:
         return [source for entry in value if (source := _source_name(entry)) is not None]
 
     def _scrub(self, message: str) -> str:
-        # Defence in depth: a proxy or echoing server could put a header value in a message.
-        for secret in self._secrets:
-            message = message.replace(secret, "***")
-        return redaction.scrub(message)  # and what the run registered, URL credentials too
+        # A proxy or echoing server could put a header value in a message, registered or not.
+        return redaction.scrub(message, also=self._secrets)
 
 
 def _strings(node: Any) -> list[str]:
@@ -649,14 +647,3 @@ def _one_line(value: object) -> str:
     if not text and isinstance(value, BaseException):
         return type(value).__name__  # e.g. a bare httpx.ReadError()
     return text
-
-
-def _secrets_of(headers: dict[str, str]) -> list[str]:
-    secrets = set()
-    for value in headers.values():
-        value = value.strip()
-        if len(value) >= 4:
-            secrets.add(value)
-        # "Bearer <token>": the token alone is the secret; short words like "Bearer" are not.
-        secrets.update(part for part in value.split() if len(part) >= 8)
-    return sorted(secrets, key=len, reverse=True)  # longest first, so no partial leftovers

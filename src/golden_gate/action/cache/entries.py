@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from golden_gate import redaction
 from golden_gate.action.cache.archive import (
     COMPRESSIONS,
     ArchiveError,
@@ -36,7 +37,7 @@ from golden_gate.action.cache.service import CacheService, CacheServiceError, En
 from golden_gate.core.report import CacheServiceKind, RestoreStatus
 from golden_gate.errors import InputError
 
-MODES = ("auto", "actions", "directory", "off")
+CACHE_MODES = ("auto", "actions", "directory", "off")
 KEY_MAX_CHARS = 512
 
 SERVICE_NAMES: dict[CacheServiceKind, str] = {
@@ -181,8 +182,9 @@ def mode_from_env(env: Mapping[str, str], requested: str) -> str:
     (e.g. a self-hosted or local run).
     """
     mode = requested.strip().lower() or "auto"
-    if mode not in MODES:
-        raise InputError(f"input 'cache' must be one of {', '.join(MODES)}, got '{requested}'")
+    if mode not in CACHE_MODES:
+        choices = ", ".join(CACHE_MODES)
+        raise InputError(f"input 'cache' must be one of {choices}, got '{requested}'")
     if mode in ("directory", "off"):
         return mode
     return "actions" if choose_service(env).kind else "directory"
@@ -275,8 +277,7 @@ def _failure(subject: str, problem: object, service: CacheService, consequence: 
     if not isinstance(problem, expected):
         detail = f"{type(problem).__name__}: {detail}"
     text = f"{subject}: {detail}"
-    for secret in service.secrets:
-        text = text.replace(secret, "***")
+    text = redaction.scrub(text, also=service.secrets)
     text = _SIG.sub(r"\1***", " ".join(text.split()))
     if len(text) > _WARNING_MAX_CHARS:
         text = text[: _WARNING_MAX_CHARS - 1] + "…"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from golden_gate import redaction
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, InputError
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class Client:
         else:
             status = None
             text = f"{type(exc).__name__}: {exc}"
-        text = " ".join(text.replace(self._token, "***").split())
+        text = " ".join(redaction.scrub(text, also=[self._token]).split())
         if len(text) > 300:
             text = text[:299] + "…"
         return GitHubError(status, text, action=f"{action} in {self.repository}")

@@ -25,9 +25,6 @@ if TYPE_CHECKING:
     from golden_gate.rendering.drift import Rewrite
 
 
-LABEL = "golden-gate-drift"
-
-
 def baseline_history(
     github: GitHub,
     path: str,

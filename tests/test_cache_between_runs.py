@@ -341,7 +341,7 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
     import signal
 
     from golden_gate.core.gate import GateSettings
-    from golden_gate.evaluation.target import TargetSettings
+    from golden_gate.evaluation.target import AssistantSettings
     from golden_gate.pipeline import evaluate_report
     from golden_gate.settings import Settings
     from tests.fakes.assistant_server import AssistantServer
@@ -357,7 +357,7 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
         with AssistantServer(default_answer="Because.") as assistant:
             settings = Settings(
                 golden=golden,
-                target=TargetSettings(url=assistant.url),
+                target=AssistantSettings(url=assistant.url),
                 cache_dir=None,
                 progress=False,
                 gate=GateSettings(floor=0),  # one item: no floor it could clear

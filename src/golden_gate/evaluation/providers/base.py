@@ -1,0 +1,166 @@
+"""What a judge provider is (`Provider`), and the parts its modules share.
+
+A provider module holds everything that differs between providers: how its chat model and
+HTTP client are built, what its request calls the generation cap and the structured output,
+where its SDK reads the key and the endpoint, and how its errors read. Nothing here imports an
+SDK: a provider imports its own inside the methods that build a judge or read its errors.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from golden_gate.core.report import TokenUsage
+    from golden_gate.evaluation.judge import JudgeSettings
+
+DEFAULT_MAX_TOKENS = 1024
+# The seed sent to judges whose API takes one: Chat Completions (and the servers that copy it)
+# sample reproducibly with it, as far as they can; the report records it.
+JUDGE_SEED = 20231
+CUT_OFF = "(judge-max-tokens)"  # marks the error of a reply the generation cap cut off
+
+# The structured-output forms a request asks for the verdict in.
+JSON_SCHEMA = "json_schema"  # Chat Completions' `response_format` (judge_client.py sends it)
+TOOL = "tool"  # a forced tool call whose input is the verdict (Anthropic's Messages API)
+RESPONSE_SCHEMA = "responseJsonSchema"  # Gemini's generationConfig
+
+
+class Provider(Protocol):
+    """One judge provider: the `provider:` of `provider:model`."""
+
+    name: str  # the `provider:` prefix
+    title: str
+    package: str  # the LangChain integration its chat model comes from
+    key_env: tuple[str, ...]  # where its SDK reads the API key (masked in logs)
+    key_required: bool  # False: a local server that takes any key or none
+    endpoint_env: tuple[str, ...]  # where its SDK reads another endpoint than its own
+    default_endpoint: str | None  # None: the SDK's own (the provider's cloud API)
+    bare_prefixes: tuple[str, ...]  # model names that need no `provider:`
+    cap_field: str  # the request field the generation cap travels in
+    structured_output: str  # how the verdict is asked for: JSON_SCHEMA, TOOL, ...
+    seed: int | None  # sent with every call, None where the API takes none
+
+    def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
+        """(LangChain chat model, the HTTP client to close after the event loop's last call)."""
+        ...
+
+    def sdk_url(self, chat_model: Any) -> str | None:
+        """The base URL the SDK resolved (settings or its own variables), where readable."""
+        ...
+
+    def describe_error(self, exc: BaseException, settings: JudgeSettings) -> str | None:
+        """A failed call's reason in words, when its SDK says more than the transport."""
+        ...
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        """Every try of the call timed out (its SDK's own timeout error)."""
+        ...
+
+    def error_usage(self, exc: BaseException) -> TokenUsage | None:
+        """Tokens a failed call was still billed for, where the error carries them."""
+        ...
+
+
+def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
+    """init_chat_model's keyword arguments every provider takes: each SDK names them itself
+    (the cap becomes `provider.cap_field`)."""
+    kwargs: dict[str, Any] = {
+        "model_provider": provider.name,
+        "timeout": settings.timeout_s,
+        # No retries inside the SDK: the judge retries, and counts each try (retry.py).
+        "max_retries": 0,
+        "temperature": settings.temperature,
+        "max_tokens": getattr(settings, "max_tokens", None) or DEFAULT_MAX_TOKENS,
+    }
+    base_url = settings.base_url or provider.default_endpoint
+    if base_url:
+        kwargs["base_url"] = base_url
+    return kwargs
+
+
+def init_chat_model(model: str, kwargs: dict[str, Any]) -> Any:
+    from langchain.chat_models import init_chat_model
+
+    return init_chat_model(model, **kwargs)
+
+
+# -- reading errors ---------------------------------------------------------------------------
+
+
+def module(name: str) -> Any:
+    # Only modules the judge already imported: describing an error never imports an SDK.
+    return sys.modules.get(name)
+
+
+def transports() -> list[Any]:
+    """The HTTP libraries in use (google-genai uses httpx2, the others httpx)."""
+    return [m for m in (module("httpx"), module("httpx2")) if m is not None]
+
+
+def sdk_cause(exc: BaseException) -> BaseException:
+    """The error the SDK raised, under LangChain's wrapping (the SDK's own says more)."""
+    cause = exc
+    while cause.__cause__ is not None and not _is_sdk_error(cause):
+        cause = cause.__cause__
+    return cause if _is_sdk_error(cause) else exc
+
+
+def _is_sdk_error(exc: BaseException) -> bool:
+    genai_errors = module("google.genai.errors")
+    if genai_errors is not None and isinstance(exc, genai_errors.APIError):
+        return True
+    return any(isinstance(exc, httpx.TransportError) for httpx in transports())
+
+
+def transport_error(exc: BaseException, settings: JudgeSettings) -> str | None:
+    """A timeout or a connection that failed, as the HTTP library raised it; None otherwise."""
+    for httpx in transports():
+        if isinstance(exc, httpx.TimeoutException):
+            return timed_out(settings)
+        if isinstance(exc, httpx.TransportError):
+            return f"cannot connect ({line(str(exc)) or type(exc).__name__})"
+    return None
+
+
+def transport_timeout(exc: BaseException) -> bool:
+    return any(isinstance(exc, httpx.TimeoutException) for httpx in transports())
+
+
+def timed_out(settings: JudgeSettings) -> str:
+    return f"timed out after {settings.timeout_s:g}s (tried {settings.max_retries + 1} times)"
+
+
+def cut_off(settings: JudgeSettings, stop_reason: str) -> str:
+    cap = getattr(settings, "max_tokens", None) or DEFAULT_MAX_TOKENS
+    return (
+        f"the reply hit the generation cap of {cap} tokens {CUT_OFF} before a verdict "
+        f"(stop reason: {stop_reason})"
+    )
+
+
+def status(code: int | None, message: str, retries: int) -> str:
+    after = f" after {retries} retries" if retries else ""
+    return f"HTTP {code}{after}: {line(message)}"
+
+
+def message(body: Any) -> str | None:
+    """The message of an error body: `{"error": {"message"}}` or `{"message"}`."""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return None
+
+
+def line(text: str) -> str:
+    return next((part.strip() for part in text.splitlines() if part.strip()), "")
+
+
+def short(text: str, limit: int = 200) -> str:
+    """The first line of `text`, cut to `limit` characters."""
+    first = line(text)
+    return first if len(first) <= limit else first[: limit - 3] + "..."

@@ -1,0 +1,61 @@
+"""Google Gemini through the Gemini Developer API (not Vertex AI): the verdict is asked for as
+generationConfig.responseJsonSchema, the cap as maxOutputTokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from golden_gate.evaluation.providers import base
+
+if TYPE_CHECKING:
+    from golden_gate.core.report import TokenUsage
+    from golden_gate.evaluation.judge import JudgeSettings
+
+
+@dataclass(frozen=True)
+class GoogleGenAI:
+    name: str = "google_genai"
+    title: str = "Google Gemini"
+    package: str = "langchain_google_genai"
+    key_env: tuple[str, ...] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    key_required: bool = True
+    endpoint_env: tuple[str, ...] = ("GOOGLE_GEMINI_BASE_URL",)
+    default_endpoint: str | None = None
+    bare_prefixes: tuple[str, ...] = ("gemini",)
+    cap_field: str = "maxOutputTokens"
+    structured_output: str = base.RESPONSE_SCHEMA
+    seed: int | None = None
+
+    def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
+        kwargs = base.model_kwargs(self, settings)
+        # The Gemini Developer API, whatever GOOGLE_GENAI_USE_VERTEXAI says; and the SDK
+        # counts attempts, not retries: one, as retry.py retries.
+        kwargs["vertexai"] = False
+        kwargs["max_retries"] = 1
+        chat_model = base.init_chat_model(model, kwargs)
+        return chat_model, chat_model.client.aio  # the SDK makes one client per model
+
+    def sdk_url(self, chat_model: Any) -> str | None:
+        try:  # the google-genai client's resolved HTTP options
+            url = chat_model.client._api_client._http_options.base_url
+        except AttributeError:
+            return None
+        return str(url) if url else None
+
+    def describe_error(self, exc: BaseException, settings: JudgeSettings) -> str | None:
+        genai_errors = base.module("google.genai.errors")
+        exc = base.sdk_cause(exc)  # LangChain wraps the SDK's errors; the SDK's says more
+        if genai_errors is not None and isinstance(exc, genai_errors.APIError):
+            message = exc.message or exc.status or str(exc)
+            return base.status(exc.code, message, settings.max_retries)
+        return None
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        return base.transport_timeout(base.sdk_cause(exc))
+
+    def error_usage(self, exc: BaseException) -> TokenUsage | None:
+        return None
+
+
+PROVIDER = GoogleGenAI()
