@@ -173,6 +173,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("context-path", "Dotted path to the retrieved passages in the response JSON (optional; "
        "groundedness and hallucination need it: a run without them fails those evaluators).",
        group="assistant", field="target.context_path", default=""),
+    _o("tools-path", "Dotted path to the tool calls in the response JSON (optional): the "
+       "OpenAI shape `tool_calls[].function.{name, arguments}` or a list of `{name, args}`; "
+       "checked against a golden item's `expected_tools`, `forbidden_tools` and `max_steps`.",
+       group="assistant", field="target.tools_path", default=""),
     _o("assistant-headers", "Request headers, one `Name: value` a line; a value `$VAR` is read "
        "from the environment variable VAR (values are masked in logs). In the config file a "
        "table of names to `$VAR`.", kind="headers", group="assistant", field="target.headers",

@@ -138,6 +138,7 @@ def build(
                 answer_path=r["answer-path"],
                 sources_path=r["sources-path"] or None,
                 context_path=r["context-path"] or None,
+                tools_path=r["tools-path"] or None,
                 model_path=r["model-path"] or None,
                 headers=expand_headers(r, env),
                 concurrency=concurrency,

@@ -75,8 +75,8 @@ JUDGE = (
 EVAL = (
     "golden-strict", "subset-tags", "shard", "index-snapshot",
     "assistant-url", "assistant-path", "request-template", "answer-path", "sources-path",
-    "model-path", "context-path", "assistant-headers", "assistant-model", "concurrency",
-    "timeout", "retries",
+    "model-path", "context-path", "tools-path", "assistant-headers", "assistant-model",
+    "concurrency", "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -58,6 +60,66 @@ def near_miss(name: str, known: Iterable[str]) -> str | None:
     return best[1] if best is not None else None
 
 
+ToolsMatch = Literal["strict", "unordered", "subset", "superset"]
+ArgMatch = Literal["exact", "ignore", "regex"]
+MAX_TURNS = 50
+
+
+class ExpectedCall(BaseModel):
+    """One tool call an item expects: its name and the arguments that matter, each compared
+    exactly, by a regex (searched in the value) or not at all; unnamed arguments are ignored."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(min_length=1)
+    args: dict[str, object] | None = None  # None: any arguments
+    args_match: dict[str, ArgMatch] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _regexes_compile(self) -> ExpectedCall:
+        for key, mode in self.args_match.items():
+            if self.args is None or key not in self.args:
+                raise ValueError(f"tool '{self.name}': args_match names '{key}', not in args")
+            if mode == "regex":
+                pattern = self.args[key]
+                if not isinstance(pattern, str):
+                    raise ValueError(f"tool '{self.name}': the regex for '{key}' is not a string")
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(
+                        f"tool '{self.name}': '{pattern}' for '{key}' is not a regex ({exc})"
+                    ) from None
+        return self
+
+
+class Turn(BaseModel):
+    """One user message of a conversation, with what its answer must say (all optional)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(min_length=1)
+    reference_key_points: list[str] = Field(default_factory=list)
+    reference_urls: list[str] = Field(default_factory=list)
+    must_refuse: bool = False
+    min_chars: int | None = Field(default=None, ge=0)
+    max_chars: int | None = Field(default=None, ge=1)
+    expected_tools: list[ExpectedCall] | None = None
+    tools_match: ToolsMatch = "strict"
+    forbidden_tools: list[str] = Field(default_factory=list)
+    max_steps: int | None = Field(default=None, ge=0)
+
+    @property
+    def has_reference(self) -> bool:
+        return (
+            self.must_refuse
+            or any(x.strip() for x in [*self.reference_key_points, *self.reference_urls])
+            or self.expected_tools is not None
+            or bool(self.forbidden_tools)
+            or self.max_steps is not None
+        )
+
+
 class GoldenItem(BaseModel):
     """One question with what a correct answer must say and cite; unknown fields are kept,
     except a near-miss of a known one (a typo must never silently turn a check off)."""
@@ -65,7 +127,7 @@ class GoldenItem(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     id: str = Field(min_length=1)
-    question: str
+    question: str = ""  # or `turns`: a conversation (the first turn's text is shown as it)
     reference_key_points: list[str] = Field(default_factory=list)
     reference_urls: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
@@ -75,6 +137,14 @@ class GoldenItem(BaseModel):
     # Related questions (e.g. several about one page): the regression test flips their signs
     # together, so they are not counted as independent evidence.
     cluster: str | None = Field(default=None, min_length=1)
+    # An agent's tool calls (read at tools-path): deterministic checks before any judge.
+    expected_tools: list[ExpectedCall] | None = None
+    tools_match: ToolsMatch = "strict"
+    forbidden_tools: list[str] = Field(default_factory=list)
+    max_steps: int | None = Field(default=None, ge=0)  # tool calls at most
+    # A conversation: the user's messages in order, each its own request; one item for the
+    # statistics (its turns are not independent evidence).
+    turns: list[Turn] | None = Field(default=None, min_length=1, max_length=MAX_TURNS)
     # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
     _surrogates_replaced: int = PrivateAttr(default=0)
     _where: str = PrivateAttr(default="")  # `file:line` it was read from, for problems
@@ -93,6 +163,10 @@ class GoldenItem(BaseModel):
                         raise ValueError(
                             f"unknown field '{name}' beside '{meant}': a misspelt copy? remove one"
                         )
+            if "turns" in data and "question" in data:
+                raise ValueError("an item has a 'question' or 'turns', not both")
+            if "turns" not in data and "question" not in data:
+                raise ValueError("missing field 'question' (or 'turns', a conversation)")
         return data
 
     @field_validator("question")
@@ -101,6 +175,19 @@ class GoldenItem(BaseModel):
         if not value.strip():
             raise ValueError("the question is empty")
         return value
+
+    @model_validator(mode="after")
+    def _turns_hold_their_rules(self) -> GoldenItem:
+        if self.turns:
+            per_turn = ("reference_key_points", "reference_urls", "must_refuse", "expected_tools")
+            misplaced = [f for f in per_turn if f in self.model_fields_set]
+            if misplaced:
+                raise ValueError(
+                    f"'{misplaced[0]}' belongs on the turn it judges (an item with 'turns')"
+                )
+            # Shown wherever an item's question is (tables, JUnit, the page); not "set".
+            self.__dict__["question"] = self.turns[0].question
+        return self
 
     @property
     def surrogates_replaced(self) -> int:
@@ -114,9 +201,16 @@ class GoldenItem(BaseModel):
     @property
     def has_reference(self) -> bool:
         """Whether anything in the item judges an answer: key points, URLs or a refusal."""
-        return self.must_refuse or any(
-            isinstance(x, str) and x.strip()
-            for x in [*self.reference_key_points, *self.reference_urls]
+        return (
+            self.must_refuse
+            or any(
+                isinstance(x, str) and x.strip()
+                for x in [*self.reference_key_points, *self.reference_urls]
+            )
+            or self.expected_tools is not None
+            or bool(self.forbidden_tools)
+            or self.max_steps is not None
+            or any(turn.has_reference for turn in self.turns or ())
         )
 
     @property
@@ -140,6 +234,7 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
 
 
 JUDGEABLE_SHOWN = 10
+AGENT_FIELDS = ("expected_tools", "tools_match", "forbidden_tools", "max_steps", "turns")
 
 
 def check_judgeable(
@@ -226,7 +321,16 @@ def canonical_line(item: GoldenItem) -> str:
 
 def item_hash(item: GoldenItem) -> str:
     """Hash of what an answer is judged against (not the tags): did a shared item change?"""
-    what = [item.question, item.reference_key_points, item.reference_urls, item.must_refuse]
+    what: list[object] = [
+        item.question,
+        item.reference_key_points,
+        item.reference_urls,
+        item.must_refuse,
+    ]
+    # Only when present: the hashes of items written before these fields stay as they were.
+    agent = set(AGENT_FIELDS) & item.model_fields_set
+    if agent:
+        what.append(item.model_dump(mode="json", include=agent))
     return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
