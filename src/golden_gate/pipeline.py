@@ -90,6 +90,8 @@ def check_golden(items: list[golden.GoldenItem], settings: Settings) -> None:
         reference_free=reference_free(settings.evaluators),
         strict=settings.golden_strict,
     )
+    if settings.target is not None and settings.target.tools_path is None:
+        golden.check_tools_readable(items)
 
 
 def check_floor(items: list[golden.GoldenItem], settings: Settings) -> None:

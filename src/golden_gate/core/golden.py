@@ -267,6 +267,22 @@ def check_judgeable(
     problems.raise_if_any()
 
 
+def check_tools_readable(items: Sequence[GoldenItem]) -> None:
+    """InputError naming the first item with tool-call rules, when tools-path is not set (its
+    rules could never be checked: every run would fail them)."""
+    for item in items:
+        rules = [item, *(item.turns or ())]
+        if any(
+            r.expected_tools is not None or r.forbidden_tools or r.max_steps is not None
+            for r in rules
+        ):
+            raise InputError(
+                f"{item.where}: item '{item.id}' checks tool calls (expected_tools, "
+                "forbidden_tools or max_steps) but tools-path is not set: say where the "
+                "response holds them (e.g. tool_calls, or choices.0.message.tool_calls)"
+            )
+
+
 def load_golden(path: str | Path) -> list[GoldenItem]:
     """Load a golden set from a JSONL file."""
     text = read_text(path, what="golden set")

@@ -109,27 +109,24 @@ def matches(expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: str)
 
 
 def check_calls(rules: GoldenItem | Turn, calls: Sequence[Call]) -> list[CheckOutcome]:
-    """The item's (or turn's) tool-call checks, in a fixed order: forbidden, steps, expected."""
+    """The item's (or turn's) tool-call checks, in a fixed order: expected, forbidden, steps."""
     outcomes: list[CheckOutcome] = []
     got = sequence(kept_calls(calls))
-    if rules.forbidden_tools:
-        called = [name for name, _ in calls if name in rules.forbidden_tools]
-        outcomes.append(
-            CheckOutcome(name="forbidden_tools", passed=not called, reason=f"called {called[0]}")
-            if called
-            else CheckOutcome(name="forbidden_tools", passed=True)
-        )
-    if rules.max_steps is not None:
-        over = len(calls) > rules.max_steps
-        reason = f"{len(calls)} tool calls, more than max_steps {rules.max_steps}" if over else ""
-        outcomes.append(CheckOutcome(name="max_steps", passed=not over, reason=reason))
-    if rules.expected_tools is not None:
+    if rules.expected_tools is not None:  # first: its reason shows both sequences
         if matches(rules.expected_tools, calls, rules.tools_match):
             outcomes.append(CheckOutcome(name="tools", passed=True))
         else:
             want = " → ".join(expected_text(rules.expected_tools)) or "(no tool calls)"
             reason = f"expected {want} ({rules.tools_match}), got {got}"
             outcomes.append(CheckOutcome(name="tools", passed=False, reason=reason))
+    if rules.forbidden_tools:
+        called = [name for name, _ in calls if name in rules.forbidden_tools]
+        reason = f"called {called[0]}" if called else ""
+        outcomes.append(CheckOutcome(name="forbidden_tools", passed=not called, reason=reason))
+    if rules.max_steps is not None:
+        over = len(calls) > rules.max_steps
+        reason = f"{len(calls)} tool calls, more than max_steps {rules.max_steps}" if over else ""
+        outcomes.append(CheckOutcome(name="max_steps", passed=not over, reason=reason))
     return outcomes
 
 
