@@ -349,6 +349,10 @@ class Evaluation:
         checks = run_checks(item, answer.text, sources, self.checks)
         calls = answer.tool_calls
         if has_rules(item):
+            if self.panel is not None:
+                # The judges import openevals on a thread; importing its trajectory module
+                # here meanwhile could meet it half-initialised.
+                await self.panel.ready()
             checks += check_calls(item, calls or [])
         result = {
             **base,

@@ -306,10 +306,11 @@ class AssistantClient:
         """Ask one item (or one turn of a conversation: its `question`, the `history` so far
         and the conversation's id); transport and HTTP problems come back as `Answer.error`,
         never raised."""
-        if not history:  # a conversation's first turn is what the preflight asked
-            primed = self._primed.pop(item.id, None)
-            if primed is not None:
-                return primed
+        primed = self._primed.pop(item.id, None) if not history else None
+        # A conversation's first turn goes out again under the conversation's id: a stateful
+        # service must see every turn of it.
+        if primed is not None and not conversation_id:
+            return primed
         document = _fill(
             self._template,
             {
