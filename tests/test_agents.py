@@ -12,6 +12,7 @@ import pytest
 
 from golden_gate.core.golden import ExpectedCall, parse_golden
 from golden_gate.errors import InputError
+from golden_gate.evaluation.providers import JUDGE_SEED
 from golden_gate.evaluation.trajectory import BadToolCalls, check_calls, matches, read_calls
 from golden_gate.example_assistant import start
 from golden_gate.example_assistant.server import _package_files
@@ -253,7 +254,7 @@ def test_tools_path_is_required_by_items_that_check_tool_calls(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ({"id": "x", "question": "q", "turns": [{"question": "a"}]}, "'question' or 'turns'"),
+        ({"id": "x", "question": "q", "turns": [{"question": "a"}]}, "not ['question', 'turns']"),
         ({"id": "x", "turns": []}, "turns"),
         ({"id": "x", "turns": [{"question": "a"}], "reference_key_points": ["k"]},
          "belongs on the turn"),
@@ -307,3 +308,40 @@ def test_match_modes_and_argument_matchers() -> None:
     )
     assert outcomes["forbidden_tools"].reason == "called open"
     assert outcomes["max_steps"].reason == "2 tool calls, more than max_steps 1"
+
+
+def test_simulated_users_run_only_when_asked_and_keep_their_transcript(
+    tmp_path: Path, key: None
+) -> None:
+    golden = tmp_path / "golden.jsonl"
+    simulated = {
+        "id": "sim",
+        "simulated_user": {
+            "persona": "an operator who lost a node",
+            "first_message": "How do I take a snapshot?",
+            "max_turns": 2,
+        },
+    }
+    plain = {"id": "q", "question": "How do I take a snapshot?",
+             "reference_key_points": ["snapshot save"]}  # fmt: skip
+    golden.write_text(json.dumps(simulated) + "\n" + json.dumps(plain) + "\n")
+    with JudgeServer() as judge, start("baseline") as assistant:
+        common = (
+            "--assistant-url", assistant.url, "--assistant-path", "/chat", "--request-template",
+            STATELESS, "--judge-model", "openai:judge", "--judge-base-url", judge.base_url,
+            "--judge-canaries", "0", "--cache", "off", "--evaluators",
+            "correctness,task-completion", "--evaluator-rule", "any",
+        )  # fmt: skip
+        off = golden_gate("eval", golden, *common, "-o", tmp_path / "off.json")
+        on = golden_gate("eval", golden, *common, "--simulate-users", "-o", tmp_path / "on.json")
+        user_turns = [b for b in judge.requests if "role-playing a user" in json.dumps(b)]
+    assert off.returncode == 0, off.stderr
+    assert "1 item(s) with a simulated user left out (simulate-users is off)" in off.stderr
+    assert [r["id"] for r in _report(tmp_path / "off.json")["results"]] == ["q"]
+    assert on.returncode == 0, on.stderr
+    run = _report(tmp_path / "on.json")["results"][0]["run_results"][0]
+    assert [t["question"] for t in run["turns"]][0] == "How do I take a snapshot?"
+    assert len(run["turns"]) == 2  # bounded by max_turns
+    assert len(user_turns) == 1  # the first message is the persona's fixed one
+    assert user_turns[0]["seed"] == JUDGE_SEED  # pinned where the provider takes a seed
+    assert run["evaluations"][0]["evaluator"] == "task-completion"

@@ -256,6 +256,11 @@ OPTIONS: tuple[Option, ...] = (
        field="evaluators.rule", rule="same"),
     _o("runs", "Runs per item; every run counts (per-item score = passed runs / runs).",
        kind="int", group="evaluation", field="evaluation.runs", rule="higher"),
+    _o("simulate-users", "Run the golden items with a `simulated_user` (a model plays a pinned "
+       "persona for a bounded number of turns; a transcript evaluator such as task-completion "
+       "judges the conversation). Off by default and meant for nightly runs: it costs model "
+       "calls and varies from run to run; off, those items are left out.", kind="bool",
+       group="evaluation", field="evaluation.simulate_users", default=False),
     _o("rerun-failures", "Diagnostic re-runs of a failed item, shown (consistent or flaky) and "
        "never counted: re-running only failures would bias the pass rate up.", kind="int",
        group="evaluation", field="evaluation.rerun_failures"),

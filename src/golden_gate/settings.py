@@ -168,6 +168,7 @@ def build(
             evaluation=EvalSettings(
                 runs=r["runs"],
                 rerun_failures=r["rerun-failures"],
+                simulate_users=r["simulate-users"],
                 max_error_rate=r["max-error-rate"],
                 max_judge_calls=r["max-judge-calls"],
                 canaries=r["judge-canaries"],

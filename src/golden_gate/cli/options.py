@@ -79,8 +79,8 @@ EVAL = (
     "concurrency", "timeout", "retries",
     "compose-file", "compose-project", "compose-service", "wait-timeout", "health-path",
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
-    "evaluators", "evaluator-rule", "runs", "rerun-failures", "max-error-rate", "forbidden",
-    "deterministic-only", "report-path", "junit-xml", "html-report",
+    "evaluators", "evaluator-rule", "runs", "rerun-failures", "simulate-users",
+    "max-error-rate", "forbidden", "deterministic-only", "report-path", "junit-xml", "html-report",
 )  # fmt: skip
 COMMENT = ("comment-file", "summary-file", "comment-id")
 COMMANDS: dict[str, tuple[str, ...]] = {

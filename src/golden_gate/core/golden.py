@@ -120,6 +120,19 @@ class Turn(BaseModel):
         )
 
 
+MAX_SIMULATED_TURNS = 10
+
+
+class SimulatedUser(BaseModel):
+    """A simulated user (`simulate-users`): a pinned persona, its first message, a bound."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    persona: str = Field(min_length=1)
+    first_message: str = Field(min_length=1)
+    max_turns: int = Field(default=3, ge=1, le=MAX_SIMULATED_TURNS)
+
+
 class GoldenItem(BaseModel):
     """One question with what a correct answer must say and cite; unknown fields are kept,
     except a near-miss of a known one (a typo must never silently turn a check off)."""
@@ -145,6 +158,8 @@ class GoldenItem(BaseModel):
     # A conversation: the user's messages in order, each its own request; one item for the
     # statistics (its turns are not independent evidence).
     turns: list[Turn] | None = Field(default=None, min_length=1, max_length=MAX_TURNS)
+    # A conversation a model plays the user of (nightly, behind simulate-users).
+    simulated_user: SimulatedUser | None = None
     # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
     _surrogates_replaced: int = PrivateAttr(default=0)
     _where: str = PrivateAttr(default="")  # `file:line` it was read from, for problems
@@ -163,9 +178,12 @@ class GoldenItem(BaseModel):
                         raise ValueError(
                             f"unknown field '{name}' beside '{meant}': a misspelt copy? remove one"
                         )
-            if "turns" in data and "question" in data:
-                raise ValueError("an item has a 'question' or 'turns', not both")
-            if "turns" not in data and "question" not in data:
+            given = [k for k in ("question", "turns", "simulated_user") if k in data]
+            if len(given) > 1:
+                raise ValueError(
+                    f"an item has a 'question', 'turns' or 'simulated_user', not {given}"
+                )
+            if not given:
                 raise ValueError("missing field 'question' (or 'turns', a conversation)")
         return data
 
@@ -187,6 +205,8 @@ class GoldenItem(BaseModel):
                 )
             # Shown wherever an item's question is (tables, JUnit, the page); not "set".
             self.__dict__["question"] = self.turns[0].question
+        if self.simulated_user is not None:
+            self.__dict__["question"] = self.simulated_user.first_message
         return self
 
     @property
@@ -211,6 +231,7 @@ class GoldenItem(BaseModel):
             or bool(self.forbidden_tools)
             or self.max_steps is not None
             or any(turn.has_reference for turn in self.turns or ())
+            or self.simulated_user is not None  # judged by a transcript evaluator
         )
 
     @property
@@ -234,7 +255,14 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
 
 
 JUDGEABLE_SHOWN = 10
-AGENT_FIELDS = ("expected_tools", "tools_match", "forbidden_tools", "max_steps", "turns")
+AGENT_FIELDS = (
+    "expected_tools",
+    "tools_match",
+    "forbidden_tools",
+    "max_steps",
+    "turns",
+    "simulated_user",
+)
 
 
 def check_judgeable(

@@ -77,6 +77,8 @@ class EvalSettings(BaseModel):
     assistant_models: list[str] = Field(default_factory=list)
     # Golden items each model judge's canaries are derived from, per evaluator (0: none).
     canaries: int = Field(default=2, ge=0, le=MAX_CANARIES)
+    # Items with a simulated user run (nightly); off, the pipeline leaves them out.
+    simulate_users: bool = False
 
 
 # Timeouts beside successes in one run: calls queued in a server with fewer slots than ours.
@@ -134,6 +136,7 @@ class Evaluation:
         # on every turn of one conversation.
         self._nonce = secrets.token_hex(4)
         self._conversations: dict[str, int] = {}
+        self._user_model: object | None = None  # the simulated users' chat model
 
     async def _judge_call(
         self,
@@ -253,6 +256,8 @@ class Evaluation:
     async def _run_once(self, item: GoldenItem, *, rerun: bool) -> RunResult:
         if item.turns:
             return await self._conversation(item, item.turns, rerun=rerun)
+        if item.simulated_user is not None:
+            return await self._simulated(item, rerun=rerun)
         self.stats.assistant_calls += 1
         answer = await self.client.ask(item)
         return await self._judged(item, answer, rerun=rerun)
@@ -308,6 +313,58 @@ class Evaluation:
         return base.model_copy(
             update={"turns": kept, "failed_turn": failed[0] if failed is not None else None}
         )
+
+    async def _simulated(self, item: GoldenItem, *, rerun: bool) -> RunResult:
+        """A simulated user's conversation (simulate.py), judged as a whole at its end."""
+        from golden_gate.evaluation import simulate
+
+        assert self.panel is not None  # checked before the run (evaluate)
+        await self.panel.ready()
+        if self._user_model is None:
+            self._user_model = simulate.user_model(self.panel.evaluators[0].judges[0])
+        conversation = self.conversation_id(item)
+        unanswered: list[Answer] = []
+
+        async def ask(text: str, history: list[dict[str, str]]) -> str:
+            self.stats.assistant_calls += 1
+            answer = await self.client.ask(
+                item, question=text, history=history, conversation_id=conversation
+            )
+            if answer.text is None or answer.error is not None:
+                unanswered.append(answer)
+                raise _Unanswered
+            return answer.text
+
+        try:
+            history = await simulate.simulate(item, self._user_model, ask)
+        except _Unanswered:
+            failed = unanswered[0]
+            return RunResult(
+                status="error",
+                error_side="assistant",
+                error=failed.error or "no answer",
+                http_status=failed.http_status,
+                rerun=rerun,
+            )
+        except Exception as exc:  # the simulated user's model: no verdict about the assistant
+            reason = cut(" ".join(f"{type(exc).__name__}: {exc}".split()), 300)
+            return RunResult(
+                status="error", error_side="judge", error=f"simulated user: {reason}", rerun=rerun
+            )
+        limit = self.settings.answer_excerpt_chars
+        turns = [
+            TurnResult(
+                turn=n,
+                question=cut(history[2 * n - 2]["content"], limit),
+                status="pass",  # answered; the transcript's evaluators judge the whole
+                answer=cut(history[2 * n - 1]["content"], limit),
+            )
+            for n in range(1, len(history) // 2 + 1)
+        ]
+        last = RunResult(status="pass", rerun=rerun, answer=turns[-1].answer if turns else None)
+        final = await self._transcript_run(item, history, last)
+        assert final is not None  # a transcript evaluator is required (evaluate)
+        return final.model_copy(update={"turns": turns})
 
     async def _transcript_run(
         self, item: GoldenItem, history: list[dict[str, str]], last: RunResult
@@ -632,6 +689,10 @@ def _judgeable(item: GoldenItem, evaluators: Sequence[Evaluator]) -> bool:
     return False
 
 
+class _Unanswered(Exception):
+    """The assistant gave no answer in a simulated conversation: the run is its error."""
+
+
 def _cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -715,6 +776,15 @@ async def evaluate(
 ) -> Report:
     """Evaluate every item; `judge=None` runs the deterministic tier only."""
     settings = settings or EvalSettings()
+    simulated = next((i for i in items if i.simulated_user is not None), None)
+    panel = judge if isinstance(judge, Panel) or judge is None else Panel.of(judge)
+    if simulated is not None and (
+        panel is None or not any(e.reads == "transcript" for e in panel.evaluators)
+    ):
+        raise InputError(
+            f"{simulated.where}: item '{simulated.id}' has a simulated user: add an evaluator "
+            "that judges the whole conversation (--evaluators task-completion)"
+        )
     evaluation = Evaluation(
         client=client,
         judge=judge,

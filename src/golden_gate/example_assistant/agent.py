@@ -21,13 +21,19 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Final
-
-from golden_gate.example_assistant import server
+from collections.abc import Callable
+from typing import Any, Final, Protocol
 
 WRONG_TOOL: Final = frozenset({"backups", "troubleshooting"})
 LATE_TURN: Final = 3  # the candidate's chat regresses from this turn on
 MAX_CONVERSATIONS: Final = 10_000  # a stateful server's memory is bounded
+
+# server.answer(question, style): the /ask body (passed in: the server imports this module).
+Respond = Callable[[str, str], dict[str, Any]]
+
+
+class Index(Protocol):
+    def best(self, question: str) -> tuple[Any, float]: ...
 
 
 def _call(number: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -38,11 +44,13 @@ def _call(number: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def agent_answer(question: str, variant: str, index: server.Index) -> dict[str, Any]:
+def agent_answer(
+    question: str, variant: str, index: Index, respond: Respond, min_score: float
+) -> dict[str, Any]:
     """The `/ask` body with the tool calls that produced it."""
-    body = server.answer(question, "baseline", index)
+    body = respond(question, "baseline")
     section, score = index.best(question)
-    if score < server._MIN_SCORE:
+    if score < min_score:
         return {**body, "tool_calls": []}
     name, args = "search_docs", {"query": section.page}
     if variant == "candidate" and section.page in WRONG_TOOL:
@@ -72,17 +80,19 @@ def chat_answer(
     question: str,
     history: list[dict[str, str]],
     variant: str,
-    index: server.Index,
+    index: Index,
+    respond: Respond,
+    min_score: float,
 ) -> dict[str, Any]:
     """One turn's body: looked up with the user's previous message, so a follow-up finds
     the page the conversation is about."""
     earlier = [m["content"] for m in history if m.get("role") == "user"]
     query = question
-    if earlier and index.best(question)[1] < server._MIN_SCORE:
+    if earlier and index.best(question)[1] < min_score:
         query = f"{question} {earlier[-1]}"  # a follow-up: about what was asked before
     turn = len(earlier) + 1
     style = "candidate" if variant == "candidate" and turn >= LATE_TURN else "baseline"
-    return server.answer(query, style, index)
+    return respond(query, style)
 
 
 def read_history(document: dict[str, Any]) -> list[dict[str, str]]:

@@ -325,14 +325,18 @@ class _Handler(BaseHTTPRequestHandler):
         from golden_gate.example_assistant import agent
 
         variant, index = self.server.variant, self.server.index
+
+        def respond(text: str, style: str) -> dict[str, Any]:
+            return answer(text, style, index)
+
         if path == "/agent":
-            return agent.agent_answer(question, variant, index)
+            return agent.agent_answer(question, variant, index, respond, _MIN_SCORE)
         conversation = self._document.get("conversation_id")
         if isinstance(conversation, str) and conversation:
             history = self.server.conversations.history(conversation)
         else:
             conversation, history = None, agent.read_history(self._document)
-        body = agent.chat_answer(question, history, variant, index)
+        body = agent.chat_answer(question, history, variant, index, respond, _MIN_SCORE)
         if conversation is not None:
             said = [
                 {"role": "user", "content": question},
