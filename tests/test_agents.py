@@ -340,7 +340,7 @@ def test_simulated_users_run_only_when_asked_and_keep_their_transcript(
     assert [r["id"] for r in _report(tmp_path / "off.json")["results"]] == ["q"]
     assert on.returncode == 0, on.stderr
     run = _report(tmp_path / "on.json")["results"][0]["run_results"][0]
-    assert [t["question"] for t in run["turns"]][0] == "How do I take a snapshot?"
+    assert run["turns"][0]["question"] == "How do I take a snapshot?"
     assert len(run["turns"]) == 2  # bounded by max_turns
     assert len(user_turns) == 1  # the first message is the persona's fixed one
     assert user_turns[0]["seed"] == JUDGE_SEED  # pinned where the provider takes a seed
