@@ -345,3 +345,10 @@ def test_simulated_users_run_only_when_asked_and_keep_their_transcript(
     assert len(user_turns) == 1  # the first message is the persona's fixed one
     assert user_turns[0]["seed"] == JUDGE_SEED  # pinned where the provider takes a seed
     assert run["evaluations"][0]["evaluator"] == "task-completion"
+
+
+def test_plan_counts_a_conversation_as_one_item() -> None:
+    planned = golden_gate("plan", CHAT, "--floor", "0")
+    assert planned.returncode == 0, planned.stderr
+    assert planned.stdout.startswith("golden-gate plan: 2 items × 1 run(s)\n")
+    assert "2 of them are conversations (5 turns, one request each a run)" in planned.stdout
