@@ -27,6 +27,11 @@ STATELESS = '{"text": "{question}", "history": "{history}"}'
 STATEFUL = '{"text": "{question}", "conversation_id": "{conversation_id}"}'
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the default judge cache lands there, not in the checkout
+
+
 @pytest.fixture
 def key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
@@ -120,18 +125,23 @@ def test_a_three_turn_conversation_whose_third_answer_regresses_fails_naming_the
         base = golden_gate(
             "eval", CHAT, "--assistant-url", baseline.url, "--assistant-path", "/chat",
             "--request-template", STATELESS, "-o", tmp_path / "base.json", "--quiet",
+            "--cache-dir", tmp_path / "cache",
         )  # fmt: skip
         ran = golden_gate(
             "run", CHAT, "--assistant-url", candidate.url, "--assistant-path", "/chat",
             "--request-template", STATELESS, "--baseline", tmp_path / "base.json",
             "--floor", "0.3", "-o", tmp_path / "r.json", "--comment-file", tmp_path / "c.md",
-            "--quiet",
+            "--quiet", "--cache-dir", tmp_path / "cache",
         )  # fmt: skip
     assert base.returncode == 0, base.stderr
     assert ran.returncode == 1, ran.stdout + ran.stderr
     comment = html.unescape((tmp_path / "c.md").read_text())
     row = next(line for line in comment.splitlines() if line.startswith("| <code>chat-backups"))
     assert 'turn 3: judge: missing key point: "unseal the server again' in row.replace("\\", "")
+    # a turn's verdict is keyed by the conversation up to it: the four turns whose history
+    # and answer are the baseline's are cached, the changed third turn is judged anew
+    stats = _report(tmp_path / "r.json")["stats"]
+    assert (stats["cache_hits"], stats["cache_misses"]) == (4, 1)
     result = _report(tmp_path / "r.json")["results"][0]
     run = result["run_results"][0]
     assert run["failed_turn"] == 3
