@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.golden import ExpectedCall, parse_golden
+from golden_gate.core.golden import ExpectedCall, fingerprint, item_hash, parse_golden
 from golden_gate.errors import InputError
 from golden_gate.evaluation.providers import JUDGE_SEED
 from golden_gate.evaluation.trajectory import BadToolCalls, check_calls, matches, read_calls
@@ -362,3 +362,12 @@ def test_plan_counts_a_conversation_as_one_item() -> None:
     assert planned.returncode == 0, planned.stderr
     assert planned.stdout.startswith("golden-gate plan: 2 items × 1 run(s)\n")
     assert "2 of them are conversations (5 turns, one request each a run)" in planned.stdout
+
+
+def test_a_golden_set_without_the_new_fields_keeps_its_fingerprint_and_item_hashes() -> None:
+    bundled = _package_files().joinpath("golden.jsonl")
+    baseline = json.loads(_package_files().joinpath("baseline.json").read_text())
+    items = parse_golden(bundled.read_text().splitlines(), source="golden.jsonl")
+    assert fingerprint(items) == baseline["dataset"]["fingerprint"]
+    hashes = {r["id"]: r["item_hash"] for r in baseline["results"]}
+    assert {i.id: item_hash(i) for i in items} == hashes

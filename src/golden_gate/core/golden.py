@@ -359,7 +359,9 @@ def shard_of(items: Sequence[GoldenItem], shard: Shard) -> list[GoldenItem]:
 
 def canonical_line(item: GoldenItem) -> str:
     """The item as one JSON line with sorted keys: the form the fingerprint hashes."""
-    data = item.model_dump(mode="json", exclude_defaults=False)
+    # The agent fields only when given: a set without them keeps the fingerprint it had.
+    unset = {name for name in AGENT_FIELDS if name not in item.model_fields_set}
+    data = item.model_dump(mode="json", exclude_defaults=False, exclude=unset)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
