@@ -279,6 +279,7 @@ class Evaluation:
         kept: list[TurnResult] = []
         failed: tuple[int, RunResult] | None = None
         run: RunResult | None = None
+        latency = 0.0  # the conversation's: every turn's request
         for number, turn in enumerate(turns, start=1):
             view = _turn_view(item, turn, history)
             self.stats.assistant_calls += 1
@@ -286,6 +287,7 @@ class Evaluation:
                 item, question=turn.question, history=list(history), conversation_id=conversation
             )
             run = await self._judged(view, answer, rerun=rerun, keep=False, per_turn=True)
+            latency += run.latency_ms or 0.0
             kept.append(
                 TurnResult(
                     turn=number,
@@ -310,8 +312,14 @@ class Evaluation:
         if final is not None and final.status != "pass" and failed is None:
             return final.model_copy(update={"turns": kept})
         base = failed[1] if failed is not None else run
+        whole = [*(base.evaluations or []), *(final.evaluations or [] if final else [])]
         return base.model_copy(
-            update={"turns": kept, "failed_turn": failed[0] if failed is not None else None}
+            update={
+                "turns": kept,
+                "failed_turn": failed[0] if failed is not None else None,
+                "latency_ms": round(latency, 1),
+                "evaluations": whole or None,
+            }
         )
 
     async def _simulated(self, item: GoldenItem, *, rerun: bool) -> RunResult:
