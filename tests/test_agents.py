@@ -371,3 +371,22 @@ def test_a_golden_set_without_the_new_fields_keeps_its_fingerprint_and_item_hash
     assert fingerprint(items) == baseline["dataset"]["fingerprint"]
     hashes = {r["id"]: r["item_hash"] for r in baseline["results"]}
     assert {i.id: item_hash(i) for i in items} == hashes
+
+
+def test_history_alone_is_the_list_inside_a_string_its_json_text() -> None:
+    from golden_gate.evaluation.target import _fill
+
+    said = [{"role": "user", "content": 'say "{id}"'}]
+    template = {
+        "t": "{question}",
+        "h": "{history}",
+        "p": "so far: {history}",
+        "c": "{conversation_id}",
+    }
+    values = {"question": "{id}", "id": "x", "conversation_id": "gg-1", "history": said}
+    assert _fill(template, values) == {
+        "t": "{id}",  # one pass: a slot inside a filled value stays text
+        "h": said,
+        "p": "so far: " + json.dumps(said),
+        "c": "gg-1",
+    }
