@@ -176,6 +176,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("context-path", "Dotted path to the retrieved passages in the response JSON (optional; "
        "groundedness and hallucination need it: a run without them fails those evaluators).",
        group="assistant", field="target.context_path", default=""),
+    _o("tools-path", "Dotted path to the tool calls in the response JSON (optional): the "
+       "OpenAI shape `tool_calls[].function.{name, arguments}` or a list of `{name, args}`; "
+       "checked against a golden item's `expected_tools`, `forbidden_tools` and `max_steps`.",
+       group="assistant", field="target.tools_path", default=""),
     _o("assistant-headers", "Request headers, one `Name: value` a line; a value `$VAR` is read "
        "from the environment variable VAR (values are masked in logs). In the config file a "
        "table of names to `$VAR`.", kind="headers", group="assistant", field="target.headers",
@@ -263,6 +267,11 @@ OPTIONS: tuple[Option, ...] = (
        field="evaluators.rule", rule="same"),
     _o("runs", "Runs per item; every run counts (per-item score = passed runs / runs).",
        kind="int", group="evaluation", field="evaluation.runs", rule="higher"),
+    _o("simulate-users", "Run the golden items with a `simulated_user` (a model plays a pinned "
+       "persona for a bounded number of turns; a transcript evaluator such as task-completion "
+       "judges the conversation). Off by default and meant for nightly runs: it costs model "
+       "calls and varies from run to run; off, those items are left out.", kind="bool",
+       group="evaluation", field="evaluation.simulate_users", default=False),
     _o("rerun-failures", "Diagnostic re-runs of a failed item, shown (consistent or flaky) and "
        "never counted: re-running only failures would bias the pass rate up.", kind="int",
        group="evaluation", field="evaluation.rerun_failures"),

@@ -74,6 +74,21 @@ class Outcome(BaseModel):
 
 def load_items(settings: Settings) -> list[golden.GoldenItem]:
     items = golden.select(golden.load_golden(settings.golden), settings.tags)
+    if not settings.evaluation.simulate_users:
+        # Simulated users are nightly (cost, noise): left out unless simulate-users is on.
+        kept = [i for i in items if i.simulated_user is None]
+        if items and not kept:
+            raise InputError(
+                f"{settings.golden}: every selected item has a simulated user: turn on "
+                "simulate-users to run them (meant for nightly runs)"
+            )
+        if len(kept) < len(items):
+            print(
+                f"golden-gate: {len(items) - len(kept)} item(s) with a simulated user left "
+                "out (simulate-users is off)",
+                file=sys.stderr,
+            )
+            items = kept
     if not items:
         raise InputError(
             f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
@@ -92,6 +107,8 @@ def check_golden(items: list[golden.GoldenItem], settings: Settings) -> None:
         reference_free=reference_free(settings.evaluators),
         strict=settings.golden_strict,
     )
+    if settings.target is not None and settings.target.tools_path is None:
+        golden.check_tools_readable(items)
 
 
 def check_floor(items: list[golden.GoldenItem], settings: Settings) -> None:

@@ -159,6 +159,7 @@ def build(
                 answer_path=r["answer-path"],
                 sources_path=r["sources-path"] or None,
                 context_path=r["context-path"] or None,
+                tools_path=r["tools-path"] or None,
                 model_path=r["model-path"] or None,
                 usage_path=r["usage-path"] or None,
                 headers=expand_headers(r, env),
@@ -189,6 +190,7 @@ def build(
             evaluation=EvalSettings(
                 runs=r["runs"],
                 rerun_failures=r["rerun-failures"],
+                simulate_users=r["simulate-users"],
                 max_error_rate=r["max-error-rate"],
                 max_judge_calls=r["max-judge-calls"],
                 canaries=r["judge-canaries"],

@@ -27,7 +27,9 @@ words of four or more letters ("long words"):
   true at one half or more;
 - retrieval relevance (`<inputs>`, `<retrieved_context>`): the fraction of the question's long
   words in the context; true at one half or more;
-- conciseness: true when the answer has at most 40 words (score 1, else 40 / words).
+- conciseness: true when the answer has at most 40 words (score 1, else 40 / words);
+- trajectory (`<trajectory>`, `<reference_trajectory>`): the fraction of the reference's tool
+  names called in the trajectory's numbered steps (`1. name(...)`); true when all are.
 
 The pairwise prompt (`<answer_a>`, `<answer_b>`, `<reference_outputs>`) scores 1 when answer A
 covers more key points than B, 0 when fewer, 0.5 when as many; a model whose name contains
@@ -88,6 +90,10 @@ _INPUTS = re.compile(r"<inputs>\s*(.*?)\s*</inputs>", re.DOTALL)
 _RETRIEVED = re.compile(r"<retrieved_context>\s*(.*?)\s*</retrieved_context>", re.DOTALL)
 _ANSWER_A = re.compile(r"<answer_a>\s*(.*?)\s*</answer_a>", re.DOTALL)
 _ANSWER_B = re.compile(r"<answer_b>\s*(.*?)\s*</answer_b>", re.DOTALL)
+_TRAJECTORY = re.compile(r"<trajectory>\s*(.*?)\s*</trajectory>", re.DOTALL)
+_REFERENCE_TRAJECTORY = re.compile(
+    r"<reference_trajectory>\s*(.*?)\s*</reference_trajectory>", re.DOTALL
+)
 _FENCE_LINE = re.compile(r'^</?untrusted_text id="[0-9a-f]+">$', re.MULTILINE)
 
 
@@ -215,6 +221,7 @@ def evaluator_of(prompt: str) -> str:
         ("relevancy", "relevant to the given input"),
         ("retrieval-relevance", "retrieved context for relevance"),
         ("conciseness", "for conciseness"),
+        ("trajectory", "internal trajectory"),
     ):
         if marker in head:
             return name
@@ -224,7 +231,14 @@ def evaluator_of(prompt: str) -> str:
 def _other_verdict(
     kind: str, prompt: str, numeric: bool, bar: float, *, blind: bool = False
 ) -> tuple[float | bool, str]:
-    if kind in ("groundedness", "hallucination"):
+    if kind == "trajectory":
+        # Each reference call's tool name, in the trajectory (any order); without a
+        # reference, a trajectory with at least one call.
+        said = _section(_TRAJECTORY, prompt)
+        names = [p.split("(")[0] for p in key_points(_section(_REFERENCE_TRAJECTORY, prompt))]
+        called = set(re.findall(r"^\s*\d+\. ([^(\s]+)\(", said, re.MULTILINE))
+        fraction = _fraction(set(names), called) if names else float(bool(called))
+    elif kind in ("groundedness", "hallucination"):
         answer = _section(_OUTPUTS if kind == "groundedness" else _OUTPUT, prompt)
         context = answer if blind else _section(_CONTEXT, prompt)
         fraction = _fraction(_long_words(answer), words(context))

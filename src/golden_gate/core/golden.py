@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -68,6 +69,79 @@ def near_miss(name: str, known: Iterable[str]) -> str | None:
     return best[1] if best is not None else None
 
 
+ToolsMatch = Literal["strict", "unordered", "subset", "superset"]
+ArgMatch = Literal["exact", "ignore", "regex"]
+MAX_TURNS = 50
+
+
+class ExpectedCall(BaseModel):
+    """One tool call an item expects: its name and the arguments that matter, each compared
+    exactly, by a regex (searched in the value) or not at all; unnamed arguments are ignored."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str = Field(min_length=1)
+    args: dict[str, object] | None = None  # None: any arguments
+    args_match: dict[str, ArgMatch] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _regexes_compile(self) -> ExpectedCall:
+        for key, mode in self.args_match.items():
+            if self.args is None or key not in self.args:
+                raise ValueError(f"tool '{self.name}': args_match names '{key}', not in args")
+            if mode == "regex":
+                pattern = self.args[key]
+                if not isinstance(pattern, str):
+                    raise ValueError(f"tool '{self.name}': the regex for '{key}' is not a string")
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ValueError(
+                        f"tool '{self.name}': '{pattern}' for '{key}' is not a regex ({exc})"
+                    ) from None
+        return self
+
+
+class Turn(BaseModel):
+    """One user message of a conversation, with what its answer must say (all optional)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    question: str = Field(min_length=1)
+    reference_key_points: list[str] = Field(default_factory=list)
+    reference_urls: list[str] = Field(default_factory=list)
+    must_refuse: bool = False
+    min_chars: int | None = Field(default=None, ge=0)
+    max_chars: int | None = Field(default=None, ge=1)
+    expected_tools: list[ExpectedCall] | None = None
+    tools_match: ToolsMatch = "strict"
+    forbidden_tools: list[str] = Field(default_factory=list)
+    max_steps: int | None = Field(default=None, ge=0)
+
+    @property
+    def has_reference(self) -> bool:
+        return (
+            self.must_refuse
+            or any(x.strip() for x in [*self.reference_key_points, *self.reference_urls])
+            or self.expected_tools is not None
+            or bool(self.forbidden_tools)
+            or self.max_steps is not None
+        )
+
+
+MAX_SIMULATED_TURNS = 10
+
+
+class SimulatedUser(BaseModel):
+    """A simulated user (`simulate-users`): a pinned persona, its first message, a bound."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    persona: str = Field(min_length=1)
+    first_message: str = Field(min_length=1)
+    max_turns: int = Field(default=3, ge=1, le=MAX_SIMULATED_TURNS)
+
+
 class GoldenItem(BaseModel):
     """One question with what a correct answer must say and cite; unknown fields are kept,
     except a near-miss of a known one (a typo must never silently turn a check off)."""
@@ -75,7 +149,7 @@ class GoldenItem(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     id: str = Field(min_length=1)
-    question: str
+    question: str = ""  # or `turns`: a conversation (the first turn's text is shown as it)
     reference_key_points: list[str] = Field(default_factory=list)
     reference_urls: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
@@ -92,6 +166,16 @@ class GoldenItem(BaseModel):
     must_not_include: list[str] = Field(default_factory=list)
     json_schema: dict[str, Any] | None = None
     citations_in_sources: bool | None = None  # None: the config's `citations-in-sources`
+    # An agent's tool calls (read at tools-path): deterministic checks before any judge.
+    expected_tools: list[ExpectedCall] | None = None
+    tools_match: ToolsMatch = "strict"
+    forbidden_tools: list[str] = Field(default_factory=list)
+    max_steps: int | None = Field(default=None, ge=0)  # tool calls at most
+    # A conversation: the user's messages in order, each its own request; one item for the
+    # statistics (its turns are not independent evidence).
+    turns: list[Turn] | None = Field(default=None, min_length=1, max_length=MAX_TURNS)
+    # A conversation a model plays the user of (nightly, behind simulate-users).
+    simulated_user: SimulatedUser | None = None
     # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
     _surrogates_replaced: int = PrivateAttr(default=0)
     _where: str = PrivateAttr(default="")  # `file:line` it was read from, for problems
@@ -110,6 +194,13 @@ class GoldenItem(BaseModel):
                         raise ValueError(
                             f"unknown field '{name}' beside '{meant}': a misspelt copy? remove one"
                         )
+            given = [k for k in ("question", "turns", "simulated_user") if k in data]
+            if len(given) > 1:
+                raise ValueError(
+                    f"an item has a 'question', 'turns' or 'simulated_user', not {given}"
+                )
+            if not given:
+                raise ValueError("missing field 'question' (or 'turns', a conversation)")
         return data
 
     @field_validator("must_include", "must_not_include")
@@ -131,6 +222,21 @@ class GoldenItem(BaseModel):
             raise ValueError("the question is empty")
         return value
 
+    @model_validator(mode="after")
+    def _turns_hold_their_rules(self) -> GoldenItem:
+        if self.turns:
+            per_turn = ("reference_key_points", "reference_urls", "must_refuse", "expected_tools")
+            misplaced = [f for f in per_turn if f in self.model_fields_set]
+            if misplaced:
+                raise ValueError(
+                    f"'{misplaced[0]}' belongs on the turn it judges (an item with 'turns')"
+                )
+            # Shown wherever an item's question is (tables, JUnit, the page); not "set".
+            self.__dict__["question"] = self.turns[0].question
+        if self.simulated_user is not None:
+            self.__dict__["question"] = self.simulated_user.first_message
+        return self
+
     @property
     def surrogates_replaced(self) -> int:
         return self._surrogates_replaced
@@ -143,11 +249,19 @@ class GoldenItem(BaseModel):
     @property
     def has_reference(self) -> bool:
         """Whether anything in the item judges an answer: key points, URLs or a refusal."""
-        if self.must_include or self.must_not_include or self.json_schema is not None:
-            return True
-        return self.must_refuse or any(
-            isinstance(x, str) and x.strip()
-            for x in [*self.reference_key_points, *self.reference_urls]
+        return (
+            self.must_refuse
+            or bool(self.must_include or self.must_not_include)
+            or self.json_schema is not None
+            or any(
+                isinstance(x, str) and x.strip()
+                for x in [*self.reference_key_points, *self.reference_urls]
+            )
+            or self.expected_tools is not None
+            or bool(self.forbidden_tools)
+            or self.max_steps is not None
+            or any(turn.has_reference for turn in self.turns or ())
+            or self.simulated_user is not None  # judged by a transcript evaluator
         )
 
     @property
@@ -171,6 +285,16 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
 
 
 JUDGEABLE_SHOWN = 10
+# The hand-written checks (evaluation/checks.py), likewise only when given.
+CHECK_FIELDS = ("must_include", "must_not_include", "json_schema", "citations_in_sources")
+AGENT_FIELDS = (
+    "expected_tools",
+    "tools_match",
+    "forbidden_tools",
+    "max_steps",
+    "turns",
+    "simulated_user",
+)
 
 
 def check_judgeable(
@@ -201,6 +325,22 @@ def check_judgeable(
                 f"{item.where}: unknown field {names} (golden-strict is on; the fields are {known})"
             )
     problems.raise_if_any()
+
+
+def check_tools_readable(items: Sequence[GoldenItem]) -> None:
+    """InputError naming the first item with tool-call rules, when tools-path is not set (its
+    rules could never be checked: every run would fail them)."""
+    for item in items:
+        rules = [item, *(item.turns or ())]
+        if any(
+            r.expected_tools is not None or r.forbidden_tools or r.max_steps is not None
+            for r in rules
+        ):
+            raise InputError(
+                f"{item.where}: item '{item.id}' checks tool calls (expected_tools, "
+                "forbidden_tools or max_steps) but tools-path is not set: say where the "
+                "response holds them (e.g. tool_calls, or choices.0.message.tool_calls)"
+            )
 
 
 def load_golden(path: str | Path) -> list[GoldenItem]:
@@ -251,7 +391,9 @@ def shard_of(items: Sequence[GoldenItem], shard: Shard) -> list[GoldenItem]:
 
 def canonical_line(item: GoldenItem) -> str:
     """The item as one JSON line with sorted keys: the form the fingerprint hashes."""
-    data = item.model_dump(mode="json", exclude_defaults=False)
+    # The newer fields only when given: a set without them keeps the fingerprint it had.
+    unset = {name for name in (*AGENT_FIELDS, *CHECK_FIELDS) if name not in item.model_fields_set}
+    data = item.model_dump(mode="json", exclude_defaults=False, exclude=unset)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -265,12 +407,14 @@ def item_hash(item: GoldenItem) -> str:
     ]
     # The hand-written checks only when set: the hash of an item without them is unchanged.
     checks = {
-        name: getattr(item, name)
-        for name in ("must_include", "must_not_include", "json_schema", "citations_in_sources")
-        if getattr(item, name) not in (None, [])
+        name: getattr(item, name) for name in CHECK_FIELDS if getattr(item, name) not in (None, [])
     }
     if checks:
         what.append(checks)
+    # Only when present: the hashes of items written before these fields stay as they were.
+    agent = set(AGENT_FIELDS) & item.model_fields_set
+    if agent:
+        what.append(item.model_dump(mode="json", include=agent))
     return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 

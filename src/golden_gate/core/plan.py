@@ -30,6 +30,8 @@ def plan_text(
     base = slim.load(baseline, rows=False) if baseline is not None else None
     out_of_reach = floor_out_of_reach(clusters, settings)
     lines = [f"golden-gate plan: {n} items × {runs} run(s)"]
+    if golden is not None and items is None:
+        lines += _conversations(golden, tags)
     if not settings.floor_on:
         lines.append("  floor 0: the floor is off")
     elif out_of_reach is not None:
@@ -63,3 +65,16 @@ def _clusters(path: Path | None, tags: list[str]) -> list[str | None]:
     if not selected:
         raise InputError(f"{path}: no items carry any of the tags {', '.join(tags)}")
     return [item.cluster for item in selected]
+
+
+def _conversations(path: Path, tags: list[str]) -> list[str]:
+    """A line on the conversations among the items: each one item, each turn one request."""
+    selected = golden.select(golden.load_golden(path), tags)
+    chats = [item for item in selected if item.turns]
+    if not chats:
+        return []
+    turns = sum(len(item.turns or ()) for item in chats)
+    return [
+        f"  {len(chats)} of them are conversations ({turns} turns, one request each a run): "
+        "each counts as one item"
+    ]

@@ -45,6 +45,24 @@ class CheckOutcome(BaseModel):
     errored: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
+class ToolCall(BaseModel):
+    """One tool call the assistant made, as the report keeps it (bounded: core/trajectory.py)."""
+
+    name: str
+    arguments: str = ""  # the arguments as compact JSON text, cut
+
+
+class TurnResult(BaseModel):
+    """One turn of a conversation: the user's message, the answer, and how it fared."""
+
+    turn: int = Field(ge=1)
+    question: str
+    status: RunStatus
+    answer: str | None = None
+    why: str = ""
+    tool_calls: list[ToolCall] | None = None
+
+
 class TokenUsage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
@@ -109,6 +127,9 @@ class RunResult(BaseModel):
     latency_ms: float | None = None
     surrogates_replaced: int | None = None  # halves of emoji in the answer, replaced by U+FFFD
     usage: TokenUsage | None = None  # the assistant's own tokens for this answer (usage-path)
+    tool_calls: list[ToolCall] | None = None  # read at tools-path (the last turn's, in a chat)
+    turns: list[TurnResult] | None = None  # a conversation's turns, in order
+    failed_turn: int | None = None  # the first turn that did not pass (1-based)
 
     @property
     def failed_check(self) -> CheckOutcome | None:
@@ -116,7 +137,13 @@ class RunResult(BaseModel):
 
     @property
     def why(self) -> str:
-        """Why this run did not pass, in one line."""
+        """Why this run did not pass, in one line (naming the turn, in a conversation)."""
+        reason = self._why()
+        if self.failed_turn is not None and reason:
+            return f"turn {self.failed_turn}: {reason}"
+        return reason
+
+    def _why(self) -> str:
         if self.status == "error":
             side = "assistant" if self.error_side == "assistant" else "error"
             return f"{side}: {self.error or 'unknown'}"
@@ -174,6 +201,8 @@ class ItemResult(BaseModel):
     origin: Literal["base", "pull-request"] | None = None  # who defined the item (rules.py)
     question: str | None = None
     item_hash: str | None = None
+    # The tool calls the golden item expects, as text (core/trajectory.py), for the comment.
+    expected_tools: list[str] | None = None
     run_results: list[RunResult] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -217,6 +246,13 @@ class ItemResult(BaseModel):
             if run.status == "error":
                 return run.why
         return ""
+
+    @property
+    def tool_calls(self) -> list[ToolCall] | None:
+        """The tool calls a reviewer should see: the first failing run's, else the first's."""
+        runs = [r for r in self.run_results if r.tool_calls is not None]
+        failing = [r for r in runs if r.status == "fail"]
+        return (failing or runs)[0].tool_calls if runs else None
 
     @property
     def answer(self) -> str | None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import json
 import math
+import secrets
 import sys
 import time
 from collections.abc import Sequence
@@ -21,8 +23,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from golden_gate.core import retrieval
+from golden_gate.core import trajectory as shown
 from golden_gate.core.canaries import incomplete_reason as canary_reason
-from golden_gate.core.golden import GoldenItem, item_hash
+from golden_gate.core.golden import GoldenItem, Turn, item_hash
 from golden_gate.core.report import (
     DETERMINISTIC,
     AssistantInfo,
@@ -36,6 +39,8 @@ from golden_gate.core.report import (
     RunSettings,
     RunStats,
     TokenUsage,
+    ToolCall,
+    TurnResult,
     Verdict,
     counts,
     new_report,
@@ -56,7 +61,8 @@ from golden_gate.evaluation.judge import Judge, JudgeError
 from golden_gate.evaluation.judge_identity import identities, identity_warnings, served
 from golden_gate.evaluation.progress import Progress
 from golden_gate.evaluation.providers import CUT_OFF
-from golden_gate.evaluation.target import AssistantClient
+from golden_gate.evaluation.target import Answer, AssistantClient
+from golden_gate.evaluation.trajectory import check_calls, has_rules
 from golden_gate.limits import MAX_CANARIES, MAX_CONCURRENCY, MAX_RERUN_FAILURES, MAX_RUNS
 from golden_gate.text import cut
 
@@ -83,6 +89,8 @@ class EvalSettings(BaseModel):
     assistant_models: list[str] = Field(default_factory=list)
     # Golden items each model judge's canaries are derived from, per evaluator (0: none).
     canaries: int = Field(default=2, ge=0, le=MAX_CANARIES)
+    # Items with a simulated user run (nightly); off, the pipeline leaves them out.
+    simulate_users: bool = False
 
 
 # Timeouts beside successes in one run: calls queued in a server with fewer slots than ours.
@@ -138,6 +146,11 @@ class Evaluation:
         self._unjudged: dict[int, tuple[RunResult, str, str | None, dict[str, object]]] = {}
         self.rejudged = (0, 0)  # (re-asked, judged now)
         self.over_budget = asyncio.Event()  # max-cost-usd passed: the run stops
+        # Conversation ids: new each evaluation (a stateful service starts afresh), the same
+        # on every turn of one conversation.
+        self._nonce = secrets.token_hex(4)
+        self._conversations: dict[str, int] = {}
+        self._user_model: object | None = None  # the simulated users' chat model
 
     def spent_usd(self) -> float:
         """What the run has spent so far at the user's prices (judge and assistant)."""
@@ -275,8 +288,148 @@ class Evaluation:
             return RunResult(status="error", rerun=rerun, error=f"internal error: {reason}")
 
     async def _run_once(self, item: GoldenItem, *, rerun: bool) -> RunResult:
+        if item.turns:
+            return await self._conversation(item, item.turns, rerun=rerun)
+        if item.simulated_user is not None:
+            return await self._simulated(item, rerun=rerun)
         self.stats.assistant_calls += 1
         answer = await self.client.ask(item)
+        return await self._judged(item, answer, rerun=rerun)
+
+    def conversation_id(self, item: GoldenItem) -> str:
+        """A new conversation's id: stable for its turns, unique per item, run and evaluation."""
+        number = self._conversations[item.id] = self._conversations.get(item.id, 0) + 1
+        seed = json.dumps([self._nonce, item.id, number])
+        return "gg-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:20]
+
+    async def _conversation(
+        self, item: GoldenItem, turns: Sequence[Turn], *, rerun: bool
+    ) -> RunResult:
+        """Each turn one request with the history so far, judged as an answer of its own (the
+        judge reads the conversation up to it; the cache key covers it); the run passes when
+        every turn does, and names the first that did not."""
+        conversation = self.conversation_id(item)
+        history: list[dict[str, str]] = []
+        kept: list[TurnResult] = []
+        failed: tuple[int, RunResult] | None = None
+        run: RunResult | None = None
+        latency = 0.0  # the conversation's: every turn's request
+        for number, turn in enumerate(turns, start=1):
+            view = _turn_view(item, turn, history)
+            self.stats.assistant_calls += 1
+            answer = await self.client.ask(
+                item, question=turn.question, history=list(history), conversation_id=conversation
+            )
+            run = await self._judged(view, answer, rerun=rerun, keep=False, per_turn=True)
+            latency += run.latency_ms or 0.0
+            kept.append(
+                TurnResult(
+                    turn=number,
+                    question=cut(turn.question, self.settings.answer_excerpt_chars),
+                    status=run.status,
+                    answer=run.answer,
+                    why=run.why,
+                    tool_calls=run.tool_calls,
+                )
+            )
+            if run.status == "error":  # no answer to go on with, or no verdict
+                return run.model_copy(update={"turns": kept, "failed_turn": number})
+            if run.status == "fail" and failed is None:
+                failed = (number, run)
+            assert answer.text is not None
+            history += [
+                {"role": "user", "content": turn.question},
+                {"role": "assistant", "content": answer.text},
+            ]
+        assert run is not None
+        final = await self._transcript_run(item, history, run)
+        if final is not None and final.status != "pass" and failed is None:
+            return final.model_copy(update={"turns": kept})
+        base = failed[1] if failed is not None else run
+        whole = [*(base.evaluations or []), *(final.evaluations or [] if final else [])]
+        return base.model_copy(
+            update={
+                "turns": kept,
+                "failed_turn": failed[0] if failed is not None else None,
+                "latency_ms": round(latency, 1),
+                "evaluations": whole or None,
+            }
+        )
+
+    async def _simulated(self, item: GoldenItem, *, rerun: bool) -> RunResult:
+        """A simulated user's conversation (simulate.py), judged as a whole at its end."""
+        from golden_gate.evaluation import simulate
+
+        assert self.panel is not None  # checked before the run (evaluate)
+        await self.panel.ready()
+        if self._user_model is None:
+            self._user_model = simulate.user_model(self.panel.evaluators[0].judges[0])
+        conversation = self.conversation_id(item)
+        unanswered: list[Answer] = []
+
+        async def ask(text: str, history: list[dict[str, str]]) -> str:
+            self.stats.assistant_calls += 1
+            answer = await self.client.ask(
+                item, question=text, history=history, conversation_id=conversation
+            )
+            if answer.text is None or answer.error is not None:
+                unanswered.append(answer)
+                raise _Unanswered
+            return answer.text
+
+        try:
+            history = await simulate.simulate(item, self._user_model, ask)
+        except _Unanswered:
+            failed = unanswered[0]
+            return RunResult(
+                status="error",
+                error_side="assistant",
+                error=failed.error or "no answer",
+                http_status=failed.http_status,
+                rerun=rerun,
+            )
+        except Exception as exc:  # the simulated user's model: no verdict about the assistant
+            reason = cut(" ".join(f"{type(exc).__name__}: {exc}".split()), 300)
+            return RunResult(
+                status="error", error_side="judge", error=f"simulated user: {reason}", rerun=rerun
+            )
+        limit = self.settings.answer_excerpt_chars
+        turns = [
+            TurnResult(
+                turn=n,
+                question=cut(history[2 * n - 2]["content"], limit),
+                status="pass",  # answered; the transcript's evaluators judge the whole
+                answer=cut(history[2 * n - 1]["content"], limit),
+            )
+            for n in range(1, len(history) // 2 + 1)
+        ]
+        last = RunResult(status="pass", rerun=rerun, answer=turns[-1].answer if turns else None)
+        final = await self._transcript_run(item, history, last)
+        assert final is not None  # a transcript evaluator is required (evaluate)
+        return final.model_copy(update={"turns": turns})
+
+    async def _transcript_run(
+        self, item: GoldenItem, history: list[dict[str, str]], last: RunResult
+    ) -> RunResult | None:
+        """The evaluators that read the whole conversation (task completion), once an item."""
+        if self.panel is None or not any(e.reads == "transcript" for e in self.panel.evaluators):
+            return None
+        whole = item.model_copy(update={"question": _transcript(history[:1]), "turns": None})
+        result = {k: v for k, v in last.model_dump().items() if k in _RUN_FIELDS}
+        return await self._evaluated(
+            whole, "", None, result, transcript=_transcript(history), only="transcript"
+        )
+
+    async def _judged(
+        self,
+        item: GoldenItem,
+        answer: Answer,
+        *,
+        rerun: bool,
+        keep: bool = True,
+        per_turn: bool = False,
+    ) -> RunResult:
+        """One answer's run: its checks (the tool calls' too), then the judge's verdict."""
         excerpt_limit = self.settings.answer_excerpt_chars
         base = {
             "rerun": rerun,
@@ -301,11 +454,19 @@ class Evaluation:
             )
         sources = answer.sources or []
         checks = await self.checker.run(item, answer.text, sources)
+        calls = answer.tool_calls
+        if has_rules(item):
+            if self.panel is not None:
+                # The judges import openevals on a thread; importing its trajectory module
+                # here meanwhile could meet it half-initialised.
+                await self.panel.ready()
+            checks += check_calls(item, calls or [])
         result = {
             **base,
             "answer": cut(answer.text, excerpt_limit),
             "sources": answer.sources,
             "checks": checks,
+            "tool_calls": shown.kept(calls) if calls is not None else None,
         }
         undecided = errored(checks)
         if undecided is not None:  # a check that hung or crashed: no verdict, never a pass
@@ -313,21 +474,37 @@ class Evaluation:
             return RunResult(status="error", error_side="check", error=error, **result)
         if any(not c.passed for c in checks):
             return RunResult(status="fail", **result)
-        if self.panel is None or not needs_judge(item):
+        readers = self.panel.evaluators if self.panel is not None else []
+        if per_turn:
+            readers = [e for e in readers if e.reads != "transcript"]
+        if self.panel is None or not readers or not _judgeable(item, readers):
             return RunResult(status="pass", **result)
+        transcript = _transcript(
+            [
+                {"role": "user", "content": item.question},
+                {"role": "assistant", "content": answer.text},
+            ]
+        )
         if self.panel.plain:
             try:
                 verdict = await self.verdict(item, answer.text)
             except JudgeError as exc:
                 error = f"judge: {exc}"
                 run = RunResult(status="error", error_side="judge", error=error, **result)
-                if exc.final:  # the same question would hit the same cap: no money spent
+                if exc.final or not keep:  # the same question would hit the same cap
                     return run
                 return self._keep_unjudged(run, answer.text, answer.context, result)
             status = "pass" if verdict.passed else "fail"
             return RunResult(status=status, verdict=verdict, **result)
-        run = await self._evaluated(item, answer.text, answer.context, result)
-        if run.error_side == "judge" and CUT_OFF not in (run.error or ""):
+        run = await self._evaluated(
+            item,
+            answer.text,
+            answer.context,
+            result,
+            transcript=transcript,
+            only="answer" if per_turn else None,
+        )
+        if keep and run.error_side == "judge" and CUT_OFF not in (run.error or ""):
             return self._keep_unjudged(run, answer.text, answer.context, result)
         return run
 
@@ -392,13 +569,32 @@ class Evaluation:
         )
 
     async def _evaluated(
-        self, item: GoldenItem, answer: str, context: str | None, result: dict[str, object]
+        self,
+        item: GoldenItem,
+        answer: str,
+        context: str | None,
+        result: dict[str, object],
+        *,
+        transcript: str | None = None,
+        only: str | None = None,
     ) -> RunResult:
-        """Every evaluator's panel, combined by the panel rule, then the evaluators' rule."""
+        """Every evaluator's panel, combined by the panel rule, then the evaluators' rule.
+
+        `only`: "answer" (a conversation's turn: all but the transcript's evaluators) or
+        "transcript" (the conversation's end: those alone)."""
         assert self.panel is not None
+        chosen = [
+            e
+            for e in self.panel.evaluators
+            if only is None or (e.reads == "transcript") == (only == "transcript")
+        ]
+        calls = result.get("tool_calls")
         outcomes = list(
             await asyncio.gather(
-                *(self._evaluator(e, item, answer, context) for e in self.panel.evaluators)
+                *(
+                    self._evaluator(e, item, answer, context, calls=calls, transcript=transcript)  # type: ignore[arg-type]
+                    for e in chosen
+                )
             )
         )
         decided = combine([_passed(o) for o in outcomes], self.panel.rule)
@@ -433,8 +629,23 @@ class Evaluation:
         )
 
     async def _evaluator(
-        self, evaluator: Evaluator, item: GoldenItem, answer: str, context: str | None
+        self,
+        evaluator: Evaluator,
+        item: GoldenItem,
+        answer: str,
+        context: str | None,
+        *,
+        calls: list[ToolCall] | None = None,
+        transcript: str | None = None,
     ) -> tuple[EvaluatorOutcome, list[Verdict]]:
+        if evaluator.reads == "trajectory":
+            # The calls with the answer (untrusted: fenced as the answer is); the expected
+            # calls are the reference. Both are in the verdict's cache key.
+            answer = _trajectory_text(calls, answer)
+            expected = shown.expected_text(item.expected_tools or [])
+            item = item.model_copy(update={"reference_key_points": expected})
+        elif evaluator.reads == "transcript" and transcript is not None:
+            answer = transcript
         if evaluator.needs_context and context is None:
             # The assistant returned no passages: nothing grounds the answer, so it fails.
             comment = "no retrieved context in the assistant's response (context-path)"
@@ -492,6 +703,50 @@ class Evaluation:
         return result
 
 
+_RUN_FIELDS = frozenset(
+    ["rerun", "http_status", "latency_ms", "surrogates_replaced", "answer", "sources", "checks",
+     "tool_calls"]
+)  # fmt: skip
+
+
+def _turn_view(item: GoldenItem, turn: Turn, history: list[dict[str, str]]) -> GoldenItem:
+    """A conversation's turn as an item of its own: the turn's checks and key points, and as
+    its question the conversation up to it (what the judge reads and the cache key covers)."""
+    said = [*history, {"role": "user", "content": turn.question}]
+    fields = {name: getattr(turn, name) for name in Turn.model_fields if name != "question"}
+    return item.model_copy(update={**fields, "question": _transcript(said), "turns": None})
+
+
+def _transcript(messages: Sequence[dict[str, str]]) -> str:
+    """Chat messages as the judge reads them: `user: …` / `assistant: …`, a message a block;
+    a single user message as itself."""
+    if len(messages) == 1:
+        return messages[0]["content"]
+    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+def _trajectory_text(calls: Sequence[ToolCall] | None, answer: str) -> str:
+    lines = [f"{n}. {shown.call_text(c.name, c.arguments)}" for n, c in enumerate(calls or [], 1)]
+    steps = "\n".join(lines) or shown.NO_CALLS
+    return f"Tool calls, in order:\n{steps}\n\nFinal answer:\n{answer}"
+
+
+def _judgeable(item: GoldenItem, evaluators: Sequence[Evaluator]) -> bool:
+    """Whether any of `evaluators` has something to judge this answer by."""
+    for evaluator in evaluators:
+        if evaluator.reads == "trajectory" and (
+            evaluator.name != "trajectory" or item.expected_tools is not None
+        ):
+            return True
+        if evaluator.reads == "transcript" or needs_judge(item):
+            return True
+    return False
+
+
+class _Unanswered(Exception):
+    """The assistant gave no answer in a simulated conversation: the run is its error."""
+
+
 def _cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -514,6 +769,7 @@ def _aggregate(item: GoldenItem, runs: list[RunResult]) -> ItemResult:
         cluster=item.cluster,
         question=item.question,
         item_hash=item_hash(item),
+        expected_tools=_expected(item),
         run_results=runs,
     )
 
@@ -542,6 +798,18 @@ def _retrieval(
         ),
         k,
     )
+
+
+def _expected(item: GoldenItem) -> list[str] | None:
+    """The expected calls as the comment shows them: the item's, or each turn's, named."""
+    if item.expected_tools is not None:
+        return shown.expected_text(item.expected_tools)
+    lines = [
+        f"turn {n}: {' → '.join(shown.expected_text(t.expected_tools)) or shown.NO_CALLS}"
+        for n, t in enumerate(item.turns or (), start=1)
+        if t.expected_tools is not None
+    ]
+    return lines or None
 
 
 def _judge_warnings(
@@ -594,6 +862,15 @@ async def evaluate(
         raise InputError(
             "max-cost-usd needs judge-prices or assistant-prices: without prices nothing the "
             "run spends has a cost to compare with it"
+        )
+    simulated = next((i for i in items if i.simulated_user is not None), None)
+    panel = judge if isinstance(judge, Panel) or judge is None else Panel.of(judge)
+    if simulated is not None and (
+        panel is None or not any(e.reads == "transcript" for e in panel.evaluators)
+    ):
+        raise InputError(
+            f"{simulated.where}: item '{simulated.id}' has a simulated user: add an evaluator "
+            "that judges the whole conversation (--evaluators task-completion)"
         )
     evaluation = Evaluation(
         client=client,

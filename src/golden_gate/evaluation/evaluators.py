@@ -35,10 +35,16 @@ CORRECTNESS = "correctness"
 CUSTOM_PLACEHOLDERS = ("inputs", "outputs", "reference_outputs", "context")
 
 
+# What an evaluator's judge reads as the output it judges: the answer, the tool calls with
+# the answer (trajectory), or the whole conversation (transcript, judged once an item).
+Reads = Literal["answer", "trajectory", "transcript"]
+
+
 @dataclass(frozen=True)
 class Preset:
     prompt: str  # the name in openevals.prompts
     needs_context: bool = False
+    reads: Reads = "answer"
 
 
 PRESETS = {
@@ -50,6 +56,13 @@ PRESETS = {
     # The RAG triad's third leg: is what was retrieved relevant to the question (no answer, no
     # reference)? Beside groundedness (answer vs context) and correctness (answer vs reference).
     "retrieval-relevance": Preset("RAG_RETRIEVAL_RELEVANCE_PROMPT", needs_context=True),
+    # The item's expected_tools are the reference trajectory; trajectory-free judges the path
+    # on its own merits, tool-selection whether each tool suits the user's request.
+    "trajectory": Preset("TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE", reads="trajectory"),
+    "trajectory-free": Preset("TRAJECTORY_ACCURACY_PROMPT", reads="trajectory"),
+    "tool-selection": Preset("TOOL_SELECTION_PROMPT", reads="trajectory"),
+    "task-completion": Preset("TASK_COMPLETION_PROMPT", reads="transcript"),
+    "knowledge-retention": Preset("KNOWLEDGE_RETENTION_PROMPT", reads="transcript"),
 }
 
 
@@ -83,6 +96,8 @@ def reference_free(settings: EvaluatorSettings) -> bool:
     conciseness, groundedness, hallucination, or a prompt file without {reference_outputs}):
     then an item without key points, URLs or a refusal is still judged."""
     for spec in settings.evaluators:
+        if spec.prompt_file is None and spec.name == "trajectory":
+            continue  # it judges against the item's expected_tools
         if spec.prompt_file is None and spec.name != CORRECTNESS:
             return True
         if spec.prompt_file is not None:
@@ -161,7 +176,9 @@ class Evaluator:
         judges: list[Judge],
         *,
         needs_context: bool,
+        reads: Reads = "answer",
     ) -> None:
+        self.reads = reads
         self.spec = spec
         self.name = spec.name
         self.threshold = spec.threshold
@@ -335,7 +352,8 @@ def _evaluator(
         ]
     else:
         judges = [_llm_judge(member, prompt, spec.name) for member in members]
-    return Evaluator(spec, judges, needs_context=needs_context)
+    reads = PRESETS[spec.name].reads if spec.prompt_file is None else "answer"
+    return Evaluator(spec, judges, needs_context=needs_context, reads=reads)
 
 
 def _llm_judge(settings: JudgeSettings, prompt: str | None, preset: str) -> Judge:

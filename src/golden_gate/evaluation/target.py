@@ -37,7 +37,7 @@ MAX_BACKOFF_S = 30.0  # one backoff sleep never exceeds this, however many retri
 MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
 _HEADER_NAME = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # RFC 9110 token characters
 _HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")
-_SLOT = re.compile(r"\{(question|id)\}")
+_SLOT = re.compile(r"\{(question|id|conversation_id|history)\}")
 _SOURCE_KEYS = ("url", "source", "path", "id")
 _EXCERPT_CHARS = 80
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
@@ -56,6 +56,7 @@ class AssistantSettings(BaseModel):
     context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
     model_path: str | None = None  # the model that answered, to warn of a judge that is it
     usage_path: str | None = None  # the assistant's own token usage, for the cost (c_sys)
+    tools_path: str | None = None  # the tool calls the answer made (evaluation/trajectory.py)
     headers: dict[str, str] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
     timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -76,7 +77,9 @@ class AssistantSettings(BaseModel):
             raise ValueError(f"the assistant URL {shown!r} is not a usable URL ({problem})")
         return value
 
-    @field_validator("answer_path", "sources_path", "context_path", "model_path", "usage_path")
+    @field_validator(
+        "answer_path", "sources_path", "context_path", "model_path", "usage_path", "tools_path"
+    )
     @classmethod
     def _paths_are_dotted(cls, value: str | None, info: ValidationInfo) -> str | None:
         # An empty segment ("", "a..b", ".x") matches nothing: every run would fail alike.
@@ -128,6 +131,7 @@ class Answer(BaseModel):
     text: str | None = None
     sources: list[str] | None = None
     context: str | None = None  # the retrieved passages' text, joined; None when absent
+    tool_calls: list[tuple[str, object]] | None = None  # read at tools_path; None without it
     http_status: int | None = None
     latency_ms: float
     error: str | None = None
@@ -149,6 +153,7 @@ class _Outcome:
     text: str | None = None
     sources: list[str] | None = None
     context: str | None = None
+    tool_calls: list[tuple[str, object]] | None = None
     error: str | None = None
     retryable: bool = False
     retry_after: float | None = None
@@ -176,6 +181,8 @@ def error_hint(error: str, status: int | None, url: str) -> str:
             return "set `sources-path` to where the sources are in the response, or leave it empty"
         if error.startswith(("context at", "no context at")):
             return "set `context-path` to where the passages are, or leave it empty"
+        if error.startswith(("tool calls at", "tool call ")):
+            return "set `tools-path` to where the tool calls are, or leave it empty"
         if error.startswith("response is not JSON"):
             return "is this the service's API (not a web page or a proxy)?"
         return "does the response hold the answer where `answer-path` says?"
@@ -295,12 +302,31 @@ class AssistantClient:
             f"{self.explain(error, status)}"
         )
 
-    async def ask(self, item: GoldenItem) -> Answer:
-        """Ask one item; transport and HTTP problems come back as `Answer.error`, never raised."""
-        primed = self._primed.pop(item.id, None)
-        if primed is not None:
+    async def ask(
+        self,
+        item: GoldenItem,
+        *,
+        question: str | None = None,
+        history: list[dict[str, str]] | None = None,
+        conversation_id: str = "",
+    ) -> Answer:
+        """Ask one item (or one turn of a conversation: its `question`, the `history` so far
+        and the conversation's id); transport and HTTP problems come back as `Answer.error`,
+        never raised."""
+        primed = self._primed.pop(item.id, None) if not history else None
+        # A conversation's first turn goes out again under the conversation's id: a stateful
+        # service must see every turn of it.
+        if primed is not None and not conversation_id:
             return primed
-        document = _fill(self._template, {"question": item.question, "id": item.id})
+        document = _fill(
+            self._template,
+            {
+                "question": item.question if question is None else question,
+                "id": item.id,
+                "conversation_id": conversation_id or item.id,
+                "history": history or [],
+            },
+        )
         body = json.dumps(document, ensure_ascii=False).encode("utf-8")
         attempts = 0
         while True:
@@ -340,6 +366,7 @@ class AssistantClient:
             text=outcome.text,
             sources=outcome.sources,
             context=outcome.context,
+            tool_calls=outcome.tool_calls,
             http_status=outcome.status,
             latency_ms=outcome.latency_ms,
             error=error,
@@ -406,7 +433,7 @@ class AssistantClient:
             limit = self.settings.max_body_bytes
             return _Outcome(latency_ms, status, error=f"response body exceeds {limit} bytes")
         try:
-            text, sources, context = self._parse(raw, headers.get("content-type", ""))
+            text, sources, context, calls = self._parse(raw, headers.get("content-type", ""))
         except _BadResponse as exc:
             return _Outcome(latency_ms, status, error=str(exc))
         # JSON can carry half an emoji ("\ud83d"): repaired here, the answer encodes anywhere.
@@ -424,6 +451,7 @@ class AssistantClient:
             text=text,
             sources=sources,
             context=context,
+            tool_calls=calls,
             surrogates_replaced=replaced,
             usage=self._usage(raw),
         )
@@ -454,7 +482,9 @@ class AssistantClient:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _parse(self, raw: bytes, content_type: str) -> tuple[str, list[str] | None, str | None]:
+    def _parse(
+        self, raw: bytes, content_type: str
+    ) -> tuple[str, list[str] | None, str | None, list[tuple[str, object]] | None]:
         if not raw.strip():
             raise _BadResponse("response body is empty")
         try:
@@ -470,7 +500,24 @@ class AssistantClient:
                 f"answer at '{answer_path}' is not a string (got {_json_type(text)})"
             )
         self._note_model(document)
-        return text, self._sources(document), self._context(document)
+        return text, self._sources(document), self._context(document), self._tool_calls(document)
+
+    def _tool_calls(self, document: Any) -> list[tuple[str, object]] | None:
+        """The calls at `tools_path`: none when the response has no such key (an answer
+        without tools); a value that is not tool calls is a bad response."""
+        from golden_gate.evaluation.trajectory import BadToolCalls, read_calls
+
+        path = self.settings.tools_path
+        if path is None:
+            return None
+        try:
+            value = _lookup(document, path, what="tool calls")
+        except _BadResponse:
+            return []
+        try:
+            return read_calls(value, path)
+        except BadToolCalls as exc:
+            raise _BadResponse(str(exc)) from None
 
     def _note_model(self, document: Any) -> None:
         """The model the response says answered (model_path), kept for the judge check."""
@@ -525,16 +572,25 @@ def _strings(node: Any) -> list[str]:
     return []
 
 
-def _fill(node: Any, values: dict[str, str]) -> Any:
-    """Put the slots into the parsed template's strings, so json.dumps escapes them correctly."""
+def _fill(node: Any, values: dict[str, Any]) -> Any:
+    """Put the slots into the parsed template's strings, so json.dumps escapes them correctly.
+
+    A string that is `{history}` alone becomes the chat-message list itself; inside a longer
+    string, its JSON text."""
     if isinstance(node, str):
+        if node == "{history}":
+            return values["history"]
         # One pass, so a question that itself contains "{id}" is left alone.
-        return _SLOT.sub(lambda match: values[match.group(1)], node)
+        return _SLOT.sub(lambda match: _slot_text(values[match.group(1)]), node)
     if isinstance(node, list):
         return [_fill(child, values) for child in node]
     if isinstance(node, dict):
         return {key: _fill(child, values) for key, child in node.items()}
     return node
+
+
+def _slot_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _lookup(document: Any, path: str, *, what: str) -> Any:

@@ -300,6 +300,9 @@ class _Server(ThreadingHTTPServer):
         self.settings = settings
         self.index_snapshot = index_snapshot
         self.index = default_index()  # built before serving: the first request is not slow
+        from golden_gate.example_assistant.agent import Conversations
+
+        self.conversations = Conversations()  # the stateful chat's (agent.py)
         super().__init__(address, _Handler)
 
     @property
@@ -341,7 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/health":
             self._send(HTTPStatus.METHOD_NOT_ALLOWED, {"error": "use GET"}, allow="GET")
             return
-        if path != "/ask":
+        if path not in ("/ask", "/agent", "/chat"):
             self._send(HTTPStatus.NOT_FOUND, {"error": f"no such path: {path}"})
             return
         try:
@@ -349,8 +352,36 @@ class _Handler(BaseHTTPRequestHandler):
         except _BadRequest as exc:
             self._send(exc.status, {"error": str(exc)})
             return
+        if path != "/ask":  # the agent and chat modes (agent.py)
+            self._send(HTTPStatus.OK, self._agent_or_chat(path, question))
+            return
         body = answer(question, self.server.variant, self.server.index)
         self._send(HTTPStatus.OK, {**body, "usage": usage(question, body["answer"])})
+
+    def _agent_or_chat(self, path: str, question: str) -> dict[str, Any]:
+        from golden_gate.example_assistant import agent
+
+        variant, index = self.server.variant, self.server.index
+
+        def respond(text: str, style: str) -> dict[str, Any]:
+            return answer(text, style, index)
+
+        if path == "/agent":
+            return agent.agent_answer(question, variant, index, respond, _MIN_SCORE)
+        conversation = self._document.get("conversation_id")
+        if isinstance(conversation, str) and conversation:
+            history = self.server.conversations.history(conversation)
+        else:
+            conversation, history = None, agent.read_history(self._document)
+        body = agent.chat_answer(question, history, variant, index, respond, _MIN_SCORE)
+        if conversation is not None:
+            said = [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": body["answer"]},
+            ]
+            self.server.conversations.add(conversation, said)
+            body["conversation_id"] = conversation
+        return body
 
     def _question(self) -> str:
         length_header = self.headers.get("Content-Length")
@@ -371,6 +402,7 @@ class _Handler(BaseHTTPRequestHandler):
             document = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise _BadRequest(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from None
+        self._document = document if isinstance(document, dict) else {}
         text = document.get("text") if isinstance(document, dict) else None
         if not isinstance(text, str) or not text.strip():
             raise _BadRequest(
@@ -416,6 +448,11 @@ class RunningAssistant:
     @property
     def variant(self) -> str:
         return self._server.variant
+
+    @property
+    def conversations(self) -> dict[str, list[dict[str, str]]]:
+        """The stateful chat's conversations by id (agent.py)."""
+        return self._server.conversations.messages
 
     @property
     def port(self) -> int:

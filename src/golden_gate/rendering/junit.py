@@ -24,6 +24,7 @@ from golden_gate.core import slim
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report
 from golden_gate.core.slim import SlimReport
+from golden_gate.core.trajectory import sequence
 from golden_gate.files import write_result
 from golden_gate.text import cut
 
@@ -77,6 +78,10 @@ def _detail(item: ItemResult) -> str:
         lines.append(f"errors: {item.errors} judge, {item.unanswered} unanswered")
     if item.question:
         lines.append(f"question: {item.question}")
+    if item.expected_tools is not None:
+        lines.append(f"expected tool calls: {'; '.join(item.expected_tools) or 'none'}")
+    if item.tool_calls is not None:
+        lines.append(f"tool calls: {cut(redaction.scrub(sequence(item.tool_calls)), 2000)}")
     if item.answer is not None:
         # Scrubbed before it is cut: a secret cut in half would no longer be recognised.
         lines.append(f"answer: {cut(redaction.scrub(item.answer), ANSWER_EXCERPT_CHARS)}")

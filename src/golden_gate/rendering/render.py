@@ -23,7 +23,7 @@ import jinja2
 from pydantic import BaseModel
 
 from golden_gate import forked, redaction
-from golden_gate.core import slim
+from golden_gate.core import slim, trajectory
 from golden_gate.core.cost import cost_terms, money, performance_line
 from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
@@ -112,12 +112,14 @@ class Section:
         row: Callable[[str], Row],
         read: Callable[[], object] | None = None,
         before: Callable[[str], str] | None = None,
+        calls: Callable[[str], str] | None = None,
     ) -> None:
         self.total = total
         self._ids = ids
         self._row = row
         self._read = read
         self._before = before  # an item's answer in the baseline, escaped
+        self._calls = calls  # an item's expected and actual tool calls as a row, escaped
 
     @cached_property
     def rows(self) -> list[Row]:
@@ -138,6 +140,14 @@ class Section:
         return "".join(
             f"| {r.id} | {r.question} | {r.answer} | {r.why} | {r.runs} |\n" for r in self.rows
         )
+
+    @cached_property
+    def tool_calls(self) -> str:
+        """The rows' expected tool calls beside the actual ones, `| id | expected | actual |`
+        a line, for items that have either; empty when none does."""
+        if self._calls is None:
+            return ""
+        return "".join(self._calls(item_id) for item_id in self._ids)
 
     @cached_property
     def before_after(self) -> str:
@@ -631,6 +641,21 @@ class _Context:
             self._befores[item_id] = text
         return text
 
+    def calls(self, item_id: str) -> str:
+        """The item's expected beside its actual tool calls as a table line, escaped; empty
+        for an item without either."""
+        record = self.report.record(item_id)
+        if record is None or (record.expected_tools is None and record.tool_calls is None):
+            return ""
+        expected = "; ".join(record.expected_tools) if record.expected_tools else "—"
+        failing = next((r for r in record.run_results if r.status == "fail"), None)
+        turn = f" (turn {failing.failed_turn})" if failing and failing.failed_turn else ""
+        actual = trajectory.sequence(record.tool_calls) + turn
+        return (
+            f"| {code_span(record.id)} | {inline(expected, limit=400)} "
+            f"| {inline(actual, limit=400)} |\n"
+        )
+
     def make_rows(self, sections: Iterable[str]) -> None:
         """Escape the rows of these sections now: when there are many, half of them in a
         forked copy of this process (each row reads its item from the report and escapes it:
@@ -677,6 +702,7 @@ class _Context:
                     before=self.before
                     if name == "regressed" and self._baseline is not None
                     else None,
+                    calls=self.calls if name in ("regressed", "failed") else None,
                 )
                 for name, ids in self.sections.items()
             },
