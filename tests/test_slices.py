@@ -164,6 +164,10 @@ def test_slice_settings_in_the_config_file_and_their_mistakes(tmp_path: Path) ->
     assert "golden-gate.toml:2: [gate] floor-by-tag: the floor of tag 'refusal' must be in" in (
         done.stderr
     )
+    config.write_text("[gate]\nfloor = 0.5\n\n[gate.floor-by-tag]\nrefusal = 1.5\n")
+    done = golden_gate("gate", cand_path, base_path, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "golden-gate.toml:4: [gate] floor-by-tag: the floor of tag 'refusal'" in done.stderr
     config.write_text("[gate]\nfloor-by-tag = { refusal = 'high' }\n")
     done = golden_gate("gate", cand_path, base_path, cwd=tmp_path)
     assert done.returncode == 2

@@ -19,6 +19,7 @@ from golden_gate.options import BY_NAME, GROUPS, Option, clean, file_options
 
 NAME = "golden-gate.toml"
 _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]")
+_SUBTABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\s*\]")
 _KEY = re.compile(r"""^\s*(["']?)([A-Za-z0-9_-]+)\1\s*=""")
 
 
@@ -52,6 +53,11 @@ def _lines(text: str) -> dict[tuple[str, str], int]:
         header = _TABLE.match(line)
         if header:
             table = header.group(1)
+            continue
+        nested = _SUBTABLE.match(line)
+        if nested:  # `[gate.floor-by-tag]`: a table-valued setting, on its header's line
+            found.setdefault((nested.group(1), nested.group(2)), number)
+            table = "\0"  # its own keys are the table's names, not settings
             continue
         key = _KEY.match(line)
         if key:
