@@ -129,7 +129,9 @@ class CostTerms(BaseModel):
             lines.append(f"h = {self.hit_rate:.2f}: the judge cache's hit rate{where}")
         else:
             lines.append(f"h: no judge cache record{where}; taken as 0 (every verdict paid)")
-        if self.c_judge is not None:
+        if self.c_judge == 0 and not self.judge_tokens:
+            lines.append(f"c_judge = $0: the judge used no tokens{where} (an offline judge)")
+        elif self.c_judge is not None:
             lines.append(
                 f"c_judge = {money(self.c_judge)} a run: {self.judge_tokens:,.0f} judge tokens a "
                 f"run{where} at {'the cost it recorded' if self.recorded else 'judge-prices'}"
