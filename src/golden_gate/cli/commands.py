@@ -270,8 +270,39 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _write_page(
             args.html_report, report, evaluate_gate(report, None, settings.gate), None, failures
         )
+    _print_eval(report, settings, args)
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
+    if not report.complete:
+        fail(f"the evaluation could not be completed: {report.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED
+
+
+def _print_eval(report: Any, settings: Any, args: argparse.Namespace) -> None:
+    """`eval`'s result as `--format` asks: text (a summary in a terminal, the plain line
+    elsewhere), md (the comment, no baseline) or json (the gate's result, no baseline)."""
+    from golden_gate.rendering import terminal
+
     counted = report.counted
     passed = sum(r.passed for r in counted)
+    if args.format != "text" or terminal.wanted():
+        from golden_gate.core.gate import evaluate_gate
+
+        gate = evaluate_gate(report, None, settings.gate)
+        if args.format == "json":
+            print(gate.model_dump_json(indent=2))
+        elif args.format == "md":
+            from golden_gate.rendering.render import render_comment
+
+            print(render_comment(report, gate, comment_id=settings.comment_id), end="")
+        else:
+            files = {"report": str(settings.report_path)}
+            for name, path in (("junit", args.junit_xml), ("page", args.html_report)):
+                if path is not None:
+                    files[name] = str(path)
+            text = terminal.eval_summary(gate, report, files=files, colours=terminal.colour())
+            print(text, end="")
+        return
     if report.results and not counted:
         print(
             f"golden-gate: no item could be counted: every run of all {len(report.results)} "
@@ -287,11 +318,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     else:
         print(f"golden-gate: {passed}/{len(counted)} items passed; report: {settings.report_path}")
-    failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
-    if not report.complete:
-        fail(f"the evaluation could not be completed: {report.incomplete_reason}")
-        return EXIT_INCOMPLETE
-    return EXIT_PASSED
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -371,7 +397,6 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from golden_gate.core.calibration import calibration_exit_code
     from golden_gate.evaluation.calibrate import run_calibration
-    from golden_gate.rendering.calibration import calibration_line
     from golden_gate.settings import judge_settings
 
     if args.labels is None:
@@ -386,11 +411,30 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         min_kappa=args.min_kappa,
         output=args.calibration_path,
     )
-    print(f"golden-gate: {calibration_line(report)}")
-    for item in report.disagreements:
-        print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
-    print(f"  report: {args.calibration_path}")
+    _print_calibration(report, args)
     return calibration_exit_code(report)
+
+
+def _print_calibration(report: Any, args: argparse.Namespace) -> None:
+    """The calibration as `--format` asks: text (a summary in a terminal, plain lines
+    elsewhere), md (as the Action's calibrate mode writes it) or json (the calibration report)."""
+    from golden_gate.rendering import terminal
+    from golden_gate.rendering.calibration import calibration_line
+
+    if args.format == "json":
+        print(report.model_dump_json(indent=2))
+    elif args.format == "md":
+        from golden_gate.rendering.calibration import render_calibration
+
+        print(render_calibration(report), end="")
+    elif terminal.wanted():
+        files = {"calibration": str(args.calibration_path)}
+        print(terminal.calibration_summary(report, files=files, colours=terminal.colour()), end="")
+    else:
+        print(f"golden-gate: {calibration_line(report)}")
+        for item in report.disagreements:
+            print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
+        print(f"  report: {args.calibration_path}")
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
