@@ -326,7 +326,9 @@ def gate_and_render(
 
         html_path = settings.html_path
         full_base = baseline.full() if isinstance(baseline, slim.SlimReport) else baseline
-        collected.attempt(lambda: write_page(html_path, report, gate, baseline=full_base))
+        collected.attempt(
+            lambda: write_page(html_path, report, gate, baseline=full_base, history=history)
+        )
     comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
     if settings.comment_path is not None:
         comment_path = settings.comment_path

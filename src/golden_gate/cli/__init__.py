@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", type=Path, default=Path("report.html"), help="the page to write"
     )
+    add_trend_arg(p)
     p.set_defaults(handler=cmd_view, command_options=COMMANDS["view"])
 
     p = sub.add_parser(

@@ -138,7 +138,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         full = report.full()  # read once more only if the slim view left the runs out
         failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
     if args.html_report is not None:
-        _write_page(args.html_report, report.full(), gate, baseline, failures)
+        history = _history(args, settings.confidence) if not rendering else history
+        _write_page(args.html_report, report.full(), gate, baseline, failures, history)
     failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
     if reason:
         fail(f"no gate result: {reason}")
@@ -146,13 +147,15 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_PASSED if gate.passed else EXIT_FAILED
 
 
-def _write_page(path: Path, report: Any, gate: Any, baseline: Any, failures: Any) -> None:
+def _write_page(
+    path: Path, report: Any, gate: Any, baseline: Any, failures: Any, history: Any = None
+) -> None:
     """The report page (`html-report`), with the baseline's answers when there is one."""
     from golden_gate.core.slim import SlimReport
     from golden_gate.rendering.page import write_page
 
     full_base = baseline.full() if isinstance(baseline, SlimReport) else baseline
-    failures.attempt(lambda: write_page(path, report, gate, baseline=full_base))
+    failures.attempt(lambda: write_page(path, report, gate, baseline=full_base, history=history))
 
 
 def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:

@@ -37,6 +37,11 @@ def cmd_view(args: argparse.Namespace) -> int:
         gate = evaluate_gate(
             view, slim.of(baseline) if baseline else None, gate_settings(args.resolved)
         )
-        write_page(args.output, report, gate, baseline=baseline)
+        history = None
+        if args.trend and args.baseline is not None:
+            from golden_gate.history import git_trend
+
+            history = git_trend(args.baseline, confidence=gate.settings.confidence)
+        write_page(args.output, report, gate, baseline=baseline, history=history)
     print(f"golden-gate: wrote {args.output} ({len(report.results)} items); open it in a browser")
     return EXIT_PASSED
