@@ -14,20 +14,65 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateResult, evaluate_gate, undeclared_clusters
+from golden_gate.core.gate import GateResult, GateSettings, evaluate_gate, undeclared_clusters
 from golden_gate.core.report import Report, save_report
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.rendering.charts import TrendPoint
-from golden_gate.settings import Settings
 
 if TYPE_CHECKING:
     from golden_gate.core.calibration import CalibrationReport
 
 Verdict = Literal["passed", "failed", "incomplete"]
+
+
+class OutputSettings(Protocol):
+    """What publishing reads of a run's settings (`settings.Settings` has it all; a command
+    that gates reports it did not evaluate gives `Destinations`, without the judge's stack)."""
+
+    @property
+    def gate(self) -> GateSettings: ...
+    @property
+    def golden(self) -> Path | None: ...
+    @property
+    def calibration(self) -> Path | None: ...
+    @property
+    def comment_id(self) -> str: ...
+    @property
+    def comment_template(self) -> Path | None: ...
+    @property
+    def baseline_label(self) -> str | None: ...
+    @property
+    def report_path(self) -> Path | None: ...
+    @property
+    def comment_path(self) -> Path | None: ...
+    @property
+    def summary_path(self) -> Path | None: ...
+    @property
+    def junit_path(self) -> Path | None: ...
+    @property
+    def html_path(self) -> Path | None: ...
+
+
+@dataclass(frozen=True)
+class Destinations:
+    """The settings of a command that gates reports it did not evaluate (gate, merge,
+    report): the gate's thresholds, and where each output goes (None: not asked for)."""
+
+    gate: GateSettings
+    comment_id: str
+    golden: Path | None = None
+    calibration: Path | None = None
+    comment_template: Path | None = None
+    baseline_label: str | None = None
+    report_path: Path | None = None
+    comment_path: Path | None = None
+    summary_path: Path | None = None
+    junit_path: Path | None = None
+    html_path: Path | None = None
 
 
 class Outcome:
@@ -42,7 +87,7 @@ class Outcome:
         view: slim.SlimReport,
         baseline: Report | slim.SlimReport | None,
         gate: GateResult,
-        settings: Settings,
+        settings: OutputSettings,
         render_args: dict[str, Any],
     ) -> None:
         self.report = report
@@ -101,7 +146,7 @@ class OutputFormat:
 
     setting: str
     what: str
-    path: Callable[[Settings], Path | None]
+    path: Callable[[OutputSettings], Path | None]
     write: Callable[[Path, Outcome], None]
 
 
@@ -116,13 +161,12 @@ def _write_summary(path: Path, outcome: Outcome) -> None:
 def _write_junit(path: Path, outcome: Outcome) -> None:
     from golden_gate.rendering.junit import write_junit
 
-    golden_path = outcome.settings.golden
     write_junit(
         path,
         outcome.full_report,
         outcome.gate,
         baseline=outcome.baseline,
-        golden=golden_path if golden_path != NO_GOLDEN else None,
+        golden=outcome.settings.golden,
     )
 
 
@@ -150,14 +194,12 @@ FORMATS: tuple[OutputFormat, ...] = (
     OutputFormat("html-report", "report page", lambda s: s.html_path, _write_page),
     OutputFormat("comment-file", "comment", lambda s: s.comment_path, _write_comment),
 )
-# A command that gates reports it did not evaluate has no golden set (Settings needs one).
-NO_GOLDEN = Path()
 
 
 def publish(
     report: Report | slim.SlimReport,
     baseline: Report | slim.SlimReport | None,
-    settings: Settings,
+    settings: OutputSettings,
     *,
     notes: list[str] | None = None,
     failures: WriteFailures | None = None,
@@ -267,11 +309,11 @@ def _judge_notes(report: Report, gate: GateResult) -> list[str]:
     return notes
 
 
-def _pages(settings: Settings) -> dict[str, str]:
+def _pages(settings: OutputSettings) -> dict[str, str]:
     """Each golden item's first reference page (none when the golden set cannot be read here:
     then nothing is said about clusters)."""
     path = settings.golden
-    if path is None or path == NO_GOLDEN or not Path(path).is_file():
+    if path is None or not Path(path).is_file():
         return {}
     try:
         items = golden.load_golden(path)

@@ -101,19 +101,16 @@ def _load_pair(
 def _output_settings(args: argparse.Namespace, **paths: Any) -> Any:
     """The settings of a command that gates reports it did not evaluate: the gate's thresholds
     and the outputs its flags ask for (publish.FORMATS)."""
-    from golden_gate.publish import NO_GOLDEN
-    from golden_gate.settings import Settings
+    from golden_gate.publish import Destinations
 
-    return Settings(
-        golden=NO_GOLDEN,
+    return Destinations(
         gate=gate_settings(args.resolved),
-        baseline=getattr(args, "baseline", None),
+        comment_id=getattr(args, "comment_id", None) or BY_NAME["comment-id"].default,
+        comment_template=getattr(args, "comment_template", None),
         comment_path=getattr(args, "comment_file", None),
         summary_path=getattr(args, "summary_file", None),
         junit_path=getattr(args, "junit_xml", None),
         html_path=getattr(args, "html_report", None),
-        comment_id=getattr(args, "comment_id", None) or BY_NAME["comment-id"].default,
-        comment_template=getattr(args, "comment_template", None),
         **paths,
     )
 
