@@ -96,6 +96,7 @@ class Outcome:
         self.gate = gate
         self.settings = settings
         self._render_args = render_args
+        self.history: list[TrendPoint] | None = render_args["history"]
         if not view.header.complete or gate.inconclusive:
             self.verdict: Verdict = "incomplete"
             self.exit_code = EXIT_INCOMPLETE
@@ -178,7 +179,7 @@ def _write_page(path: Path, outcome: Outcome) -> None:
         outcome.full_report,
         outcome.gate,
         baseline=outcome.full_baseline,
-        history=outcome._render_args["history"],
+        history=outcome.history,
     )
 
 
