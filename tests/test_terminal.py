@@ -247,7 +247,8 @@ def test_calibrate_format_json_md_and_plain_lines(tmp_path):
     from tests.helpers import golden_gate
 
     golden, labels = _labels(tmp_path)
-    common = (golden, "--labels", labels, "--judge-model", "keypoints", "--min-kappa", "0")
+    common = (golden, "--labels", labels, "--judge-model", "keypoints", "--min-kappa", "0",
+              "--calibration-path", tmp_path / "calibration.json")  # fmt: skip
     as_json = golden_gate("calibrate", *common, "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     data = json.loads(as_json.stdout)

@@ -169,17 +169,6 @@ def _not_completed(outcome: Any) -> str:
     return f"the evaluation could not be completed: {outcome.incomplete_reason}"
 
 
-def _write_page(
-    path: Path, report: Any, gate: Any, baseline: Any, failures: Any, history: Any = None
-) -> None:
-    """The report page (`html-report`), with the baseline's answers when there is one."""
-    from golden_gate.core.slim import SlimReport
-    from golden_gate.rendering.page import write_page
-
-    full_base = baseline.full() if isinstance(baseline, SlimReport) else baseline
-    failures.attempt(lambda: write_page(path, report, gate, baseline=full_base, history=history))
-
-
 def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
     """With --trend, the baseline file's committed versions for the trend chart (none
     outside git)."""
