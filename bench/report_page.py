@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,10 @@ NEXT = """(() => { const t = performance.now(); document.getElementById('next').
   return performance.now() - t; })()"""
 
 
+def _cpu(after: resource.struct_rusage, before: resource.struct_rusage) -> float:
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=100_000)
@@ -52,6 +57,7 @@ def main() -> None:
     if not (directory / "report.json").is_file():
         write(directory, args.items, args.regressions)
     page = directory / "report.html"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "golden_gate", "view", str(directory / "report.json"),
@@ -61,6 +67,9 @@ def main() -> None:
     result: dict[str, object] = {
         "items": args.items,
         "view_s": round(time.perf_counter() - start, 2),
+        # CPU seconds (user + system) of the view process: what a busy machine does not inflate
+        "view_cpu_s": round(_cpu(resource.getrusage(resource.RUSAGE_CHILDREN), before), 2),
+        "view_max_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
         "page_mib": round(page.stat().st_size / 2**20, 1),
         "report_mib": round((directory / "report.json").stat().st_size / 2**20, 1),
     }

@@ -364,3 +364,130 @@ def test_errors_sources_reruns_and_other_fields_show_without_a_baseline(tmp_path
         disabled = "[...document.querySelectorAll('#f-status option:disabled')].map(o => o.value)"
         assert "regressed" in tab.eval(disabled)  # no baseline: nothing can have regressed
     assert tab.errors == []
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    env = {
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin",
+    }  # fmt: skip
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def _both_sides(tmp_path: Path) -> tuple[Path, Path]:
+    """A baseline committed twice (the trend) and a report: one item regressed, one failing in
+    both, one unstable, one errored, one only in the baseline (removed), one new."""
+    from tests.helpers import item
+
+    def unstable(item_id: str) -> ItemResult:
+        runs = [RunResult(status="pass", answer="yes"), RunResult(status="fail", answer="no")]
+        return ItemResult(id=item_id, tags=["smoke"], passes=1, runs=2, run_results=runs)
+
+    errored = ItemResult(
+        id="broken", tags=["smoke"], passes=0, runs=0, errors=1,
+        run_results=[RunResult(status="error", error_side="judge", error="judge timed out")],
+    )  # fmt: skip
+    fine = [item(f"ok{k}", True, tags=["smoke", "billing"]) for k in range(6)]
+    base = tmp_path / "base.json"
+    _git(tmp_path, "init", "-q", "-b", "main")
+    older = Report(judge="j", results=[*fine, item("slipped", True), item("gone", False)])
+    save(older, base)
+    _git(tmp_path, "add", "base.json")
+    _git(tmp_path, "commit", "-q", "-m", "older baseline")
+    baseline = Report(
+        judge="j",
+        results=[
+            *fine,
+            item("slipped", True, answer="restart the server, then unseal it"),
+            item("stuck", False),
+            unstable("flaky"),
+            item("broken", True),
+            item("gone", True, answer="the removed item's answer", tags=["legacy"]),
+        ],
+    )
+    save(baseline, base)
+    _git(tmp_path, "commit", "-q", "-am", "newer baseline")
+    report = Report(
+        judge="j",
+        results=[
+            *fine,
+            item("slipped", False, answer="restart the server", why="missing: unseal"),
+            item("stuck", False),
+            unstable("flaky"),
+            errored,
+            item("fresh", True),
+        ],
+    )
+    save(report, tmp_path / "r.json")
+    return tmp_path / "r.json", base
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_removed_items_the_trend_and_the_tags_chart_and_every_filter(tmp_path):
+    report, base = _both_sides(tmp_path)
+    page = tmp_path / "p.html"
+    done = golden_gate("view", report, "--baseline", base, "--trend", "-o", page, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with browser() as tab:
+        tab.open(page.as_uri())
+        tab.wait("document.body.dataset.ready === '1'")
+        # Every item of both runs is listed: the baseline's removed one is not dropped.
+        assert tab.eval("document.getElementById('count').textContent").startswith("12 of 12")
+        for status, expected in (
+            ("regressed", ["slipped"]),
+            ("failing-both", ["flaky", "stuck"]),  # 1 of 2 runs: not a pass, in both
+            ("unstable", ["flaky"]),
+            ("errored", ["broken"]),
+            ("new", ["fresh"]),
+            ("removed", ["gone"]),
+        ):
+            tab.eval(_select(status))
+            assert tab.eval(_rows()) == expected, status
+        status = _text("#items tr.row td.status")
+        assert tab.eval(status) == ["only in the baseline"]
+        tab.eval(_open("gone"))
+        sides = tab.eval(_text("td.detail .side"))
+        assert "the removed item's answer" in sides[0]
+        assert "not in this run" in sides[1]
+        assert tab.eval("document.querySelector('td.detail .wdiff')") is None
+        # The trend: both committed versions of the baseline, then this run.
+        assert tab.eval("document.getElementById('trend-box').hidden") is False
+        rows = tab.eval(_text("#trend-table tbody tr"))
+        assert len(rows) == 3 and rows[-1].startswith("this run")
+        assert "87.5%" in rows[0]  # the older baseline: 7 of 8
+        assert tab.eval("document.querySelectorAll('#trend svg path').length") == 2
+        # Per tag: this run's rate beside the baseline's, with the regressions counted.
+        tags = {r.split("\n")[0]: r for r in tab.eval(
+            "[...document.querySelectorAll('#tags tbody tr')].map(tr => "
+            "[...tr.children].map(td => td.textContent.trim()).join('\\n'))"
+        )}  # fmt: skip
+        assert tags["smoke"].split("\n")[1:] == ["10", "7", "70.0%", "80.0%", "1", "0"]
+        assert tags["legacy"].split("\n")[1:] == ["0", "0", "—", "100.0%", "0", "0"]
+    assert tab.errors == []
+
+
+def test_without_history_or_baseline_no_trend_and_no_removed_items(tmp_path):
+    from golden_gate.rendering.page import page_data
+
+    report, _ = _both_sides(tmp_path)
+    cand = load_report(report)
+    gate = evaluate_gate(cand, None, GateSettings())
+    data = page_data(cand, gate)
+    assert data["trend"] is None and not any("removed" in i["f"] for i in data["items"])
+    assert [t[3] for t in data["tags"]] == [None, None]  # no baseline column
+
+
+def test_a_subset_lists_as_removed_only_the_baseline_items_it_should_have_asked(demo):
+    from golden_gate.rendering.page import page_data
+
+    report, baseline = load_report(demo / "report.json"), load_report(baseline_path())
+    gate = evaluate_gate(report, baseline, GateSettings())
+    assert report.dataset is not None and report.dataset.tags == ["smoke"]
+    report.results = [i for i in report.results if i.id != REGRESSED]  # lost from the subset
+    data = page_data(report, gate, baseline)
+    assert [i["id"] for i in data["items"] if "removed" in i["f"]] == [REGRESSED]
+    figure = dict(data["figures"])["only in one report"]
+    assert "10 only in the baseline (1 within this run's selection" in figure

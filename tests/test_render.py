@@ -128,7 +128,7 @@ def test_a_comment_template_that_fails_leaves_the_summary_and_junit_written(tmp_
 
     from golden_gate.errors import InputError
     from golden_gate.files import WriteFailures
-    from golden_gate.pipeline import gate_and_render
+    from golden_gate.publish import publish
     from golden_gate.settings import Settings
     from tests.helpers import report as make_report
 
@@ -142,7 +142,7 @@ def test_a_comment_template_that_fails_leaves_the_summary_and_junit_written(tmp_
         comment_template=template,
     )
     with pytest.raises(InputError, match=r"bad\.md\.j2"):
-        gate_and_render(make_report({"a": True}), None, settings, failures=WriteFailures())
+        publish(make_report({"a": True}), None, settings, failures=WriteFailures())
     assert (tmp_path / "summary.md").read_text().strip()
     assert (tmp_path / "junit.xml").read_text().startswith("<?xml")
     assert not (tmp_path / "comment.md").exists()

@@ -145,3 +145,116 @@ def test_format_chooses_the_output_explicitly(tmp_path):
     as_text = golden_gate("gate", report, baseline_path(), "--format", "text")
     assert as_text.stdout.startswith("golden-gate: failed: below the floor")  # a pipe: plain
     assert "  regressed: backups-restore\n" in as_text.stdout
+
+
+def _feature_answers(n: int) -> dict[str, str]:
+    """Answers to write_feature_golden's questions: the even ones whole, the odd ones missing a
+    key point (the offline judge fails them)."""
+    return {
+        f"How do I configure feature {i}?": f"Set option {i}, then restart the server."
+        if i % 2 == 0
+        else f"Set option {i}."
+        for i in range(n)
+    }
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+def test_eval_in_a_terminal_shows_the_pass_rate_bound_failing_items_and_files(tmp_path):
+    from tests.fakes.assistant_server import AssistantServer
+    from tests.helpers import write_feature_golden
+
+    golden = write_feature_golden(tmp_path / "golden.jsonl", n=4, sources=False)
+    with AssistantServer(_feature_answers(4)) as assistant:
+        command = [
+            sys.executable, "-m", "golden_gate", "eval", str(golden), "--assistant-url",
+            assistant.url, "--judge-model", "keypoints", "--html-report", "page.html",
+        ]  # fmt: skip
+        pane = _in_tmux(tmp_path, command, {})
+        plain_pane = _in_tmux(tmp_path, command, {"NO_COLOR": "1"})
+    assert "\x1b[" in pane and "\x1b" not in plain_pane
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", pane)
+    assert "EVALUATED  golden-gate: 2/4 items passed" in plain
+    flat = " ".join(plain.split())
+    assert "pass rate 2/4 (50.0%)" in flat and "lower bound" in flat
+    assert "Failed items (2)" in plain
+    for item_id in ("q1", "q3"):
+        line = next(line for line in plain.splitlines() if line.strip().startswith(item_id))
+        assert "restart the server" in line  # the judge's reason: the key point missed
+    assert not any(line.strip().startswith(("q0 ", "q2 ")) for line in plain.splitlines())
+    assert "report: report.json" in plain and "page: page.html" in plain
+    assert "EVALUATED  golden-gate: 2/4 items passed" in plain_pane
+
+
+def test_eval_format_json_and_md_and_plain_lines_in_a_pipe(tmp_path):
+    from tests.fakes.assistant_server import AssistantServer
+    from tests.helpers import golden_gate, write_feature_golden
+
+    golden = write_feature_golden(tmp_path / "golden.jsonl", n=4, sources=False)
+    with AssistantServer(_feature_answers(4)) as assistant:
+        common = (golden, "--assistant-url", assistant.url, "--judge-model", "keypoints")
+        as_json = golden_gate("eval", *common, "--format", "json", "-o", tmp_path / "a.json")
+        as_md = golden_gate("eval", *common, "--format", "md", "-o", tmp_path / "b.json")
+        as_text = golden_gate("eval", *common, "-o", tmp_path / "c.json")
+    assert as_json.returncode == as_md.returncode == as_text.returncode == 0
+    data = json.loads(as_json.stdout)
+    assert data["n"] == 4 and data["comparison"] is None
+    assert as_md.stdout.startswith("<!-- golden-gate:report id=default -->")
+    assert as_text.stdout == f"golden-gate: 2/4 items passed; report: {tmp_path / 'c.json'}\n"
+
+
+def _labels(tmp_path: Path) -> tuple[Path, Path]:
+    from tests.helpers import write_feature_golden
+
+    golden = write_feature_golden(tmp_path / "golden.jsonl", n=4, sources=False)
+    answers = list(_feature_answers(4).values())
+    labels = tmp_path / "labels.jsonl"
+    # q1's answer misses a key point but the person passed it: the one disagreement.
+    human = ["pass", "pass", "pass", "fail"]
+    labels.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "answer": answers[i], "label": human[i]}) + "\n"
+            for i in range(4)
+        )
+    )
+    return golden, labels
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+def test_calibrate_in_a_terminal_shows_the_agreement_and_the_disagreements(tmp_path):
+    golden, labels = _labels(tmp_path)
+    command = [
+        sys.executable, "-m", "golden_gate", "calibrate", str(golden), "--labels", str(labels),
+        "--judge-model", "keypoints", "--min-kappa", "0",
+    ]  # fmt: skip
+    pane = _in_tmux(tmp_path, command, {})
+    assert "\x1b[" in pane
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", pane)
+    flat = " ".join(plain.split())
+    assert "PASSED golden-gate: judge calibrated: kappa κ = 0.50 [-0.23, 1.00] on 4 labels" in flat
+    assert "evaluator keypoints" in flat and "labels 4 judged of 4 labelled" in flat
+    assert "agreement 75.0%" in flat
+    assert "human pass judge pass 2, judge fail 1" in flat
+    assert "human fail judge pass 0, judge fail 1" in flat
+    assert "Disagreements (1)" in plain
+    line = next(line for line in plain.splitlines() if line.strip().startswith("q1"))
+    assert "pass" in line and "fail" in line and "restart the server" in line
+    assert "calibration: calibration.json" in plain
+    no_colour = _in_tmux(tmp_path, command, {"NO_COLOR": "1"})
+    assert "\x1b" not in no_colour and "Disagreements (1)" in no_colour
+
+
+def test_calibrate_format_json_md_and_plain_lines(tmp_path):
+    from tests.helpers import golden_gate
+
+    golden, labels = _labels(tmp_path)
+    common = (golden, "--labels", labels, "--judge-model", "keypoints", "--min-kappa", "0",
+              "--calibration-path", tmp_path / "calibration.json")  # fmt: skip
+    as_json = golden_gate("calibrate", *common, "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)
+    assert data["n"] == 4 and [d["id"] for d in data["disagreements"]] == ["q1"]
+    as_md = golden_gate("calibrate", *common, "--format", "md")
+    assert "q1" in as_md.stdout and "|" in as_md.stdout
+    as_text = golden_gate("calibrate", *common)
+    assert as_text.stdout.startswith("golden-gate: judge calibrated: kappa")
+    assert "  disagree: q1: human pass, judge fail\n" in as_text.stdout

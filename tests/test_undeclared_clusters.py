@@ -2,7 +2,7 @@
 
 import json
 
-from golden_gate.pipeline import gate_and_render
+from golden_gate.publish import publish
 from golden_gate.settings import Settings
 from tests.helpers import ids, report
 
@@ -27,7 +27,7 @@ def _outcome(tmp_path, failing):
     baseline = report({i: n // 8 not in (0, 1, 2) for n, i in enumerate(NAMES)})
     candidate = report({i: not failing(n) for n, i in enumerate(NAMES)})
     settings = Settings(golden=_golden(tmp_path), cache_dir=None)
-    return gate_and_render(candidate, baseline, settings)
+    return publish(candidate, baseline, settings)
 
 
 def test_whole_pages_changing_together_are_said_with_what_to_set(tmp_path):

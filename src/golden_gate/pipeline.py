@@ -9,17 +9,10 @@ import asyncio
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from golden_gate.core import golden, slim
 from golden_gate.core.gate import (
-    GateResult,
-    evaluate_gate,
     floor_out_of_reach,
-    undeclared_clusters,
 )
 from golden_gate.core.report import (
     AssistantInfo,
@@ -29,9 +22,6 @@ from golden_gate.core.report import (
     selection_digest,
 )
 from golden_gate.errors import (
-    EXIT_FAILED,
-    EXIT_INCOMPLETE,
-    EXIT_PASSED,
     IncompleteError,
     InputError,
 )
@@ -41,35 +31,10 @@ from golden_gate.evaluation.evaluators import Panel, make_panel
 from golden_gate.evaluation.judge import Judge
 from golden_gate.evaluation.progress import Progress
 from golden_gate.evaluation.target import AssistantClient, AssistantUnusable
-from golden_gate.files import WriteFailures, write_result
+from golden_gate.files import WriteFailures
+from golden_gate.publish import Outcome, publish, read_calibration
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
-
-if TYPE_CHECKING:
-    from golden_gate.core.calibration import CalibrationReport
-
-# The gate's verdict on the run (the Action's `verdict` output); a judge's on one answer is
-# report.Verdict.
-GateVerdict = Literal["passed", "failed", "incomplete"]
-
-
-class Outcome(BaseModel):
-    """What a run produced; `exit_code` follows docs/architecture.md#conventions."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    verdict: GateVerdict
-    exit_code: int
-    report: Report
-    gate: GateResult
-    baseline: Report | slim.SlimReport | None = None
-    comment: str
-    summary: str
-
-    @property
-    def incomplete_reason(self) -> str | None:
-        """Why there is no gate result: the evaluation, or verdicts missing where they count."""
-        return self.report.incomplete_reason or self.gate.inconclusive
 
 
 def load_items(settings: Settings) -> list[golden.GoldenItem]:
@@ -253,14 +218,6 @@ def evaluate_report(
     return report
 
 
-def read_calibration(path: Path) -> CalibrationReport | None:
-    """The judge's calibration, or None before the first one (the comment says so); a file
-    that is there but unreadable or not a calibration is bad input."""
-    from golden_gate.core.calibration import load_calibration
-
-    return load_calibration(path) if path.is_file() else None
-
-
 def check_inputs(settings: Settings) -> None:
     """Read now the user's files the gate reads only after the evaluation (the calibration,
     the comment template), so a bad one costs no request to the assistant or the judge.
@@ -276,137 +233,6 @@ def check_inputs(settings: Settings) -> None:
         from golden_gate.rendering.render import check_template
 
         check_template(template)
-
-
-def calibration_note(path: Path, report: Report) -> str:
-    """The comment's line on how far the judge is trusted (from `golden-gate calibrate`)."""
-    from golden_gate.rendering.calibration import calibration_line
-
-    calibration = read_calibration(path)
-    if calibration is None:
-        return f"no judge calibration at {path}: run `golden-gate calibrate` to measure the judge"
-    return calibration_line(
-        calibration, judge=report.judge, judge_prompt_hash=report.judge_prompt_hash
-    )
-
-
-def gate_and_render(
-    report: Report,
-    baseline: Report | slim.SlimReport | None,
-    settings: Settings,
-    *,
-    notes: list[str] | None = None,
-    failures: WriteFailures | None = None,
-    unverified: bool = False,
-    history: list[TrendPoint] | None = None,
-) -> Outcome:
-    """Gate and render; with `failures`, a file that cannot be written does not stop the rest."""
-    from golden_gate.rendering.render import render_comment, render_summary
-
-    collected = failures if failures is not None else WriteFailures()
-    # One view of each (its columns, and the rows escaped once for the comment and summary).
-    view = slim.of(report)
-    base = slim.of(baseline) if baseline is not None else None
-    gate = evaluate_gate(view, base, settings.gate)
-    if settings.calibration is not None or settings.gate.floor_basis == "human":
-        from golden_gate.core import human_basis
-
-        calibration = read_calibration(settings.calibration) if settings.calibration else None
-        human_basis.apply(gate, view, calibration)
-    if base is not None:
-        clustered = undeclared_clusters(view, base, _pages(settings))
-        if clustered:
-            gate.warnings.append(clustered)
-    if notes is None:
-        notes = []
-    if settings.calibration is not None:
-        notes.append(calibration_note(settings.calibration, report))
-    notes.extend(_judge_notes(report, gate))
-    render_args = {
-        "baseline": base,
-        "comment_id": settings.comment_id,
-        "extra_notes": notes,
-        "baseline_path": str(settings.baseline_label) if settings.baseline_label else None,
-        "unverified": unverified,
-        "history": history,
-    }
-    # The summary (built-in template) and JUnit are written before the comment is rendered: a
-    # user's comment template that fails is bad input, but it must not take those with it.
-    summary = render_summary(view, gate, **render_args)
-    if settings.summary_path is not None:
-        summary_path = settings.summary_path
-        collected.attempt(lambda: write_result(summary_path, summary, what="summary"))
-    if settings.junit_path is not None:
-        from golden_gate.rendering.junit import write_junit
-
-        junit_path = settings.junit_path
-        collected.attempt(
-            lambda: write_junit(junit_path, report, gate, baseline=baseline, golden=settings.golden)
-        )
-    if settings.html_path is not None:
-        from golden_gate.rendering.page import write_page
-
-        html_path = settings.html_path
-        full_base = baseline.full() if isinstance(baseline, slim.SlimReport) else baseline
-        collected.attempt(lambda: write_page(html_path, report, gate, baseline=full_base))
-    comment = render_comment(view, gate, user_template=settings.comment_template, **render_args)
-    if settings.comment_path is not None:
-        comment_path = settings.comment_path
-        collected.attempt(lambda: write_result(comment_path, comment, what="comment"))
-    if failures is None:
-        collected.raise_if_any()
-    if not report.complete or gate.inconclusive:
-        verdict: GateVerdict = "incomplete"
-        code = EXIT_INCOMPLETE
-    else:
-        verdict = gate.verdict
-        code = EXIT_PASSED if gate.passed else EXIT_FAILED
-    return Outcome(
-        verdict=verdict,
-        exit_code=code,
-        report=report,
-        gate=gate,
-        baseline=baseline,
-        comment=comment,
-        summary=summary,
-    )
-
-
-def _judge_notes(report: Report, gate: GateResult) -> list[str]:
-    """How the judge did on its canaries, and how many answers a person should label."""
-    from golden_gate.core.review import review_lines
-
-    notes = []
-    canaries = report.canaries
-    if canaries is not None and not canaries.failed:
-        probes = sum(c.probes for c in canaries.checks)
-        wrong = sum(c.wrong for c in canaries.checks)
-        notes.append(
-            f"the judge got {probes - wrong} of its {probes} canaries right (answers whose "
-            "verdict is known, derived from golden items; never counted as items)"
-        )
-    regressed = set(gate.comparison.regressions) if gate.comparison is not None else set()
-    worth = {line.id for line in review_lines(report)} | regressed
-    if worth:
-        notes.append(
-            f"{len(worth)} answer(s) are worth a person's label (regressed, unstable, canaries "
-            "the judge got wrong, judges disagreeing): `golden-gate review` writes them in the "
-            "labels format calibrate reads"
-        )
-    return notes
-
-
-def _pages(settings: Settings) -> dict[str, str]:
-    """Each golden item's first reference page (none when the golden set cannot be read here:
-    then nothing is said about clusters)."""
-    path = settings.golden
-    if path is None or not Path(path).is_file():
-        return {}
-    try:
-        items = golden.load_golden(path)
-    except InputError:
-        return {}
-    return {i.id: i.reference_urls[0] for i in items if i.reference_urls}
 
 
 def run(
@@ -428,7 +254,7 @@ def run(
         settings,
         on_report=lambda r: collected.attempt(lambda: save_report(r, settings.report_path)),
     )
-    outcome = gate_and_render(report, baseline, settings, failures=collected, history=history)
+    outcome = publish(report, baseline, settings, failures=collected, history=history)
     if failures is None:
         collected.raise_if_any()
     return outcome

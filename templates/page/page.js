@@ -5,11 +5,12 @@
   var data = JSON.parse(document.getElementById("gg-data").textContent);
   var items = data.items;
   var PAGE = 100;
-  var RANK = { regressed: 0, errored: 1, "failing-both": 2, failing: 3, unstable: 4, improved: 5, "new": 6 };
+  var RANK = { regressed: 0, errored: 1, "failing-both": 2, failing: 3, unstable: 4, improved: 5, "new": 6, removed: 7 };
   var LABEL = {
     regressed: "regressed", improved: "improved", errored: "errors", "failing-both": "failing in both",
-    failing: "failing", unstable: "unstable", "new": "new"
+    failing: "failing", unstable: "unstable", "new": "new", removed: "only in the baseline"
   };
+  var SVG = "http://www.w3.org/2000/svg";
   var state = { status: "", tag: "", evaluator: "", q: "", sort: "status", page: 0, open: "" };
   var shown = [];
   var haystacks = null; // lower-cased searchable text, made on the first search
@@ -36,7 +37,7 @@
     return a === null || b === null ? 0 : a - b;
   }
   function outcome(side) {
-    if (!side) return "—";
+    if (!side || side.rm) return "—";
     if (!side.r) return "no verdict";
     return (side.p * 2 > side.r ? "pass" : "fail") + " " + side.p + "/" + side.r;
   }
@@ -55,34 +56,100 @@
     data.notes.forEach(function (note) { $("notes").appendChild(el("li", "", note)); });
     var body = document.querySelector("#tags tbody");
     var tagSelect = $("f-tag");
-    data.tags.forEach(function (t) {
-      var tr = el("tr");
-      var rate = t[1] ? t[2] / t[1] : 0;
-      tr.appendChild(el("td", "", t[0]));
-      tr.appendChild(el("td", "", t[1]));
-      tr.appendChild(el("td", "", t[2]));
+    function meterCell(n, k) {
       var td = el("td");
+      if (!n) { td.textContent = "—"; return td; }  // no counted item: no rate
+      var rate = n ? k / n : 0;
       var meter = el("meter");
       meter.min = 0; meter.max = 1; meter.value = rate;
       td.appendChild(meter);
       td.appendChild(document.createTextNode(" " + (rate * 100).toFixed(1) + "%"));
-      tr.appendChild(td);
+      return td;
+    }
+    data.tags.forEach(function (t) {
+      var tr = el("tr");
+      tr.appendChild(el("td", "", t[0]));
+      tr.appendChild(el("td", "", t[1]));
+      tr.appendChild(el("td", "", t[2]));
+      tr.appendChild(meterCell(t[1], t[2]));
+      if (data.baseline) {
+        tr.appendChild(meterCell(t[3], t[4]));
+        tr.appendChild(el("td", t[5] ? "st-regressed" : "", t[5]));
+        tr.appendChild(el("td", t[6] ? "st-improved" : "", t[6]));
+      }
       body.appendChild(tr);
       var option = el("option", "", t[0]);
       option.value = t[0];
       tagSelect.appendChild(option);
     });
+    if (!data.baseline) {
+      document.querySelectorAll("#tags .base-col").forEach(function (th) { th.remove(); });
+    }
+    if (data.trend) trend(data.trend);
     data.evaluators.forEach(function (name) {
       var option = el("option", "", name);
       option.value = name;
       $("f-evaluator").appendChild(option);
     });
     if (!data.baseline) {
-      ["changed", "regressed", "improved", "failing-both", "new"].forEach(function (value) {
+      ["changed", "regressed", "improved", "failing-both", "new", "removed"].forEach(function (value) {
         var option = document.querySelector('#f-status option[value="' + value + '"]');
         if (option) option.disabled = true;
       });
     }
+  }
+
+  // The trend as an SVG line chart (drawn with DOM calls: no markup is parsed), and a table
+  // of the same numbers for who cannot read the chart.
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    return node;
+  }
+  function trend(t) {
+    var W = 640, H = 220, L = 40, R = 10, T = 10, B = 40;
+    var n = t.points.length;
+    var x = function (i) { return L + (n > 1 ? i * (W - L - R) / (n - 1) : (W - L - R) / 2); };
+    var y = function (v) { return T + (1 - Math.max(0, Math.min(1, v))) * (H - T - B); };
+    var chart = svg("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "pass rate over time" });
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (v) {
+      chart.appendChild(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), "class": "axis" }));
+      var label = svg("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end" });
+      label.textContent = (v * 100) + "%";
+      chart.appendChild(label);
+    });
+    chart.appendChild(svg("line", { x1: L, x2: W - R, y1: y(t.floor), y2: y(t.floor), stroke: "#cf222e", "stroke-dasharray": "4 3" }));
+    [[1, "#0969da"], [2, "#8c959f"]].forEach(function (series) {
+      var d = t.points.map(function (p, i) { return (i ? "L" : "M") + x(i).toFixed(1) + " " + y(p[series[0]]).toFixed(1); }).join(" ");
+      chart.appendChild(svg("path", { d: d, fill: "none", stroke: series[1], "stroke-width": 2 }));
+      t.points.forEach(function (p, i) {
+        var dot = svg("circle", { cx: x(i), cy: y(p[series[0]]), r: 3, fill: series[1] });
+        var tip = svg("title", {});
+        tip.textContent = p[0] + ": " + (p[series[0]] * 100).toFixed(1) + "%";
+        dot.appendChild(tip);
+        chart.appendChild(dot);
+      });
+    });
+    t.points.forEach(function (p, i) {
+      var label = svg("text", { x: x(i), y: H - B + 16, "text-anchor": "middle" });
+      label.textContent = p[0];
+      chart.appendChild(label);
+    });
+    $("trend").appendChild(chart);
+    var legend = el("p", "muted");
+    legend.appendChild(el("span", "legend-rate", "— pass rate "));
+    legend.appendChild(el("span", "legend-bound", "— lower bound "));
+    legend.appendChild(el("span", "legend-floor", "- - floor " + (t.floor * 100).toFixed(1) + "%"));
+    $("trend").appendChild(legend);
+    var body = document.querySelector("#trend-table tbody");
+    t.points.forEach(function (p) {
+      var tr = el("tr");
+      tr.appendChild(el("td", "", p[0]));
+      tr.appendChild(el("td", "", (p[1] * 100).toFixed(1) + "%"));
+      tr.appendChild(el("td", "", (p[2] * 100).toFixed(1) + "%"));
+      body.appendChild(tr);
+    });
+    $("trend-box").hidden = false;
   }
 
   // --- filtering, sorting, paging -----------------------------------------------------------
@@ -115,7 +182,7 @@
     }
     var key;
     if (state.sort === "id") key = null;
-    else if (state.sort === "score") key = function (i) { var s = score(items[i]); return s === null ? -1 : s; };
+    else if (state.sort === "score") key = function (i) { var s = items[i].rm ? null : score(items[i]); return s === null ? (items[i].rm ? 2 : -1) : s; };
     else if (state.sort === "delta") key = function (i) { return delta(items[i]); };
     else key = function (i) { var s = statusOf(items[i]); return RANK[s] === undefined ? 99 : RANK[s]; };
     result.sort(function (x, y) {
@@ -255,10 +322,10 @@
     return box;
   }
 
-  function sideBlock(title, side) {
+  function sideBlock(title, side, missing) {
     var col = el("section", "side");
     col.appendChild(el("h3", "", title + ": " + outcome(side)));
-    if (!side) { col.appendChild(el("p", "muted", "not in the baseline")); return col; }
+    if (!side) { col.appendChild(el("p", "muted", missing)); return col; }
     col.appendChild(el("div", "answer", side.a === null || side.a === undefined ? "(no answer)" : side.a));
     if (side.why) col.appendChild(el("p", "why", "why: " + side.why));
     side.runs.forEach(function (run, k) { col.appendChild(runBlock(run, k, side.runs.length)); });
@@ -272,10 +339,10 @@
     td.appendChild(el("h3", "", "Question"));
     td.appendChild(el("div", "answer question", item.q || "(not recorded)"));
     var pair = el("div", "pair");
-    if (data.baseline) pair.appendChild(sideBlock("Baseline", item.b));
-    pair.appendChild(sideBlock("This run", item));
+    if (data.baseline) pair.appendChild(sideBlock("Baseline", item.b, "not in the baseline"));
+    pair.appendChild(sideBlock("This run", item.rm ? null : item, "not in this run: the item is only in the baseline"));
     td.appendChild(pair);
-    if (item.b) {
+    if (item.b && !item.rm) {
       td.appendChild(el("h3", "", "Word-level diff, baseline → this run"));
       td.appendChild(diffBlock(item.b.a, item.a));
     }

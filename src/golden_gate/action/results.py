@@ -19,7 +19,7 @@ from golden_gate.files import WriteFailures, write_result
 
 if TYPE_CHECKING:
     from golden_gate.core.report import JudgeCacheStats, Report
-    from golden_gate.pipeline import Outcome
+    from golden_gate.publish import Outcome
     from golden_gate.rendering.charts import TrendPoint
 
 
@@ -90,11 +90,11 @@ def report_outcome(
 
     Returns the outcome and the step's exit code, also kept in `ctx.results_code`.
     """
-    from golden_gate.pipeline import gate_and_render
+    from golden_gate.publish import publish
 
     run_settings = settings.run.model_copy(update={"summary_path": None})
     notes = [*notes, *proposed_thresholds_decide(settings, report, baseline)]
-    outcome = gate_and_render(
+    outcome = publish(
         report, baseline, run_settings, notes=notes, failures=failures, history=history
     )
     failures.attempt(lambda: _write_comment_metadata(settings, ctx, notes))

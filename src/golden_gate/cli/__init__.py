@@ -42,13 +42,15 @@ Handler = Callable[[argparse.Namespace], int]
 EXIT_BROKEN_PIPE = 141  # as a shell reports a command ended by SIGPIPE
 
 
-def add_format_arg(p: argparse.ArgumentParser) -> None:
+def add_format_arg(
+    p: argparse.ArgumentParser, *, md: str = "the comment", json: str = "the gate's result"
+) -> None:
     p.add_argument(
         "--format",
         choices=["text", "md", "json"],
         default="text",
-        help="what to print: text (a summary in a terminal, plain lines elsewhere), md (the "
-        "comment) or json (the gate's result)",
+        help=f"what to print: text (a summary in a terminal, plain lines elsewhere), md ({md}) "
+        f"or json ({json})",
     )
 
 
@@ -150,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", type=Path, default=Path("report.html"), help="the page to write"
     )
+    add_trend_arg(p)
     p.set_defaults(handler=cmd_view, command_options=COMMANDS["view"])
 
     p = sub.add_parser(
@@ -168,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("golden", nargs="?", help="golden set (JSONL)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_format_arg(p, md="the comment, without a baseline")
     p.set_defaults(handler=cmd_eval, command_options=COMMANDS["eval"])
 
     p = sub.add_parser(
@@ -191,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p.add_argument("golden", nargs="?", help="golden set (JSONL): questions and key points")
+    add_format_arg(p, md="the calibration as Markdown", json="the calibration report")
     p.set_defaults(handler=cmd_calibrate, command_options=COMMANDS["calibrate"])
 
     p = sub.add_parser(

@@ -4,11 +4,12 @@ returns the exit code."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from golden_gate.cli.options import cache_dir, fail, settings_from_args, warn
-from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
+from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.options import BY_NAME, OPTIONS, gate_settings
 
 if TYPE_CHECKING:
@@ -97,62 +98,75 @@ def _load_pair(
         return slim.load_pair(report, baseline, meanwhile=prepare)
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
-    from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.slim import gc_paused
-    from golden_gate.files import WriteFailures, write_result
+def _output_settings(args: argparse.Namespace, **paths: Any) -> Any:
+    """The settings of a command that gates reports it did not evaluate: the gate's thresholds
+    and the outputs its flags ask for (publish.FORMATS)."""
+    from golden_gate.publish import Destinations
 
-    settings = gate_settings(args.resolved)
+    return Destinations(
+        gate=gate_settings(args.resolved),
+        comment_id=getattr(args, "comment_id", None) or BY_NAME["comment-id"].default,
+        comment_template=getattr(args, "comment_template", None),
+        comment_path=getattr(args, "comment_file", None),
+        summary_path=getattr(args, "summary_file", None),
+        junit_path=getattr(args, "junit_xml", None),
+        html_path=getattr(args, "html_report", None),
+        **paths,
+    )
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from golden_gate.core.slim import gc_paused
+    from golden_gate.files import WriteFailures
+    from golden_gate.publish import publish
+
+    settings = _output_settings(args)
+    failures = WriteFailures()
     # What the gate reads and renders is kept till the command ends: the cyclic collector
-    # would only walk it again and again (the JUnit report, below, parses the report in full).
+    # would only walk it again and again.
     with gc_paused(freeze=True):
         rendering = args.comment_file is not None or args.summary_file is not None
         report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
-        gate = evaluate_gate(report, baseline, settings)
-        header = report.header
-        reason = header.incomplete_reason if not header.complete else gate.inconclusive
+        wants_trend = rendering or args.html_report is not None
+        history = _history(args, settings.gate.confidence) if wants_trend else None
+        outcome = publish(
+            report, baseline, settings, failures=failures, history=history, judge_notes=False
+        )
+    return _finish(outcome, args, failures, report_path=None, incomplete=_no_gate_result)
 
-        def comment() -> str:
-            from golden_gate.rendering.render import render_comment
 
-            return render_comment(report, gate, baseline=baseline, comment_id=args.comment_id)
-
-        _print_gate(gate, report=report, fmt=args.format, comment=comment, incomplete=reason)
-        failures = WriteFailures()
-        if rendering:
-            from golden_gate.rendering.render import render_comment, render_summary
-
-            history = _history(args, settings.confidence)  # read once for both
-            for path, render, what in (
-                (args.comment_file, render_comment, "comment"),
-                (args.summary_file, render_summary, "summary"),
-            ):
-                if path is not None:
-                    text = render(
-                        report, gate, baseline=baseline, comment_id=args.comment_id, history=history
-                    )
-                    failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
-    if args.junit_xml is not None:  # the report's full records: failures show their answers
-        from golden_gate.rendering.junit import write_junit
-
-        full = report.full()  # read once more only if the slim view left the runs out
-        failures.attempt(lambda: write_junit(args.junit_xml, full, gate, baseline=baseline))
-    if args.html_report is not None:
-        _write_page(args.html_report, report.full(), gate, baseline, failures)
-    failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
+def _finish(
+    outcome: Any,
+    args: argparse.Namespace,
+    failures: Any,
+    *,
+    report_path: str | None,
+    incomplete: Callable[[Any], str],
+) -> int:
+    """Print the verdict as --format asks, then say what could not be written, then the exit
+    code (the verdict is printed first: it is not lost with the files). `incomplete`: the
+    command's sentence for a run without a gate result."""
+    reason = outcome.incomplete_reason if outcome.verdict == "incomplete" else None
+    _print_gate(
+        outcome.gate,
+        report_path,
+        outcome.report,
+        fmt=args.format,
+        comment=lambda: outcome.comment,
+        incomplete=reason,
+    )
+    failures.raise_if_any()
     if reason:
-        fail(f"no gate result: {reason}")
-        return EXIT_INCOMPLETE
-    return EXIT_PASSED if gate.passed else EXIT_FAILED
+        fail(incomplete(outcome))
+    return int(outcome.exit_code)
 
 
-def _write_page(path: Path, report: Any, gate: Any, baseline: Any, failures: Any) -> None:
-    """The report page (`html-report`), with the baseline's answers when there is one."""
-    from golden_gate.core.slim import SlimReport
-    from golden_gate.rendering.page import write_page
+def _no_gate_result(outcome: Any) -> str:
+    return f"no gate result: {outcome.incomplete_reason}"
 
-    full_base = baseline.full() if isinstance(baseline, SlimReport) else baseline
-    failures.attempt(lambda: write_page(path, report, gate, baseline=full_base))
+
+def _not_completed(outcome: Any) -> str:
+    return f"the evaluation could not be completed: {outcome.incomplete_reason}"
 
 
 def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
@@ -166,30 +180,21 @@ def _history(args: argparse.Namespace, confidence: float) -> list[Any] | None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.publish import publish
 
-    settings = gate_settings(args.resolved)
+    if args.format == "json":
+        args.comment_template = None  # the gate's result only: no comment is rendered
+    elif args.comment_template is not None and not args.comment_template.is_file():
+        raise InputError(f"{args.comment_template}: template not found")
+    settings = _output_settings(args)
     builtin = args.format != "json" and args.comment_template is None
     report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
-    gate = evaluate_gate(report, baseline, settings)
+    history = _history(args, settings.gate.confidence) if args.format != "json" else None
+    outcome = publish(report, baseline, settings, history=history, judge_notes=False)
     if args.format == "json":
-        print(gate.model_dump_json(indent=2))
+        print(outcome.gate.model_dump_json(indent=2))
     else:
-        from golden_gate.rendering.render import render_comment
-
-        if args.comment_template is not None and not args.comment_template.is_file():
-            raise InputError(f"{args.comment_template}: template not found")
-        print(
-            render_comment(
-                report,
-                gate,
-                baseline=baseline,
-                comment_id=args.comment_id,
-                user_template=args.comment_template,
-                history=_history(args, settings.confidence),
-            ),
-            end="",
-        )
+        print(outcome.comment, end="")
     return EXIT_PASSED
 
 
@@ -250,28 +255,47 @@ def cmd_subset(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from golden_gate.core.report import save_report
     from golden_gate.files import WriteFailures
     from golden_gate.pipeline import evaluate_report
+    from golden_gate.publish import publish
 
     settings = settings_from_args(args.resolved, quiet=args.quiet)
     report = evaluate_report(settings, gating=False)  # a report, no verdict: warned only
     failures = WriteFailures()
-    failures.attempt(lambda: save_report(report, settings.report_path))
-    if args.junit_xml is not None:
-        from golden_gate.core.gate import evaluate_gate
-        from golden_gate.rendering.junit import write_junit
+    # The report and what the flags ask for (JUnit, the page), as every command writes them;
+    # eval's gate has no baseline and decides nothing (its exit code is the evaluation's).
+    outcome = publish(report, None, settings, failures=failures, save=True, judge_notes=False)
+    _print_eval(outcome, settings, args)
+    failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
+    if not report.complete:
+        fail(f"the evaluation could not be completed: {report.incomplete_reason}")
+        return EXIT_INCOMPLETE
+    return EXIT_PASSED
 
-        gate = evaluate_gate(report, None, settings.gate)
-        failures.attempt(lambda: write_junit(args.junit_xml, report, gate, golden=args.golden))
-    if args.html_report is not None:
-        from golden_gate.core.gate import evaluate_gate
 
-        _write_page(
-            args.html_report, report, evaluate_gate(report, None, settings.gate), None, failures
-        )
+def _print_eval(outcome: Any, settings: Any, args: argparse.Namespace) -> None:
+    """`eval`'s result as `--format` asks: text (a summary in a terminal, the plain line
+    elsewhere), md (the comment, no baseline) or json (the gate's result, no baseline)."""
+    from golden_gate.rendering import terminal
+
+    report = outcome.report
     counted = report.counted
     passed = sum(r.passed for r in counted)
+    if args.format == "json":
+        print(outcome.gate.model_dump_json(indent=2))
+        return
+    if args.format == "md":
+        print(outcome.comment, end="")
+        return
+    if terminal.wanted():
+        files = {"report": str(settings.report_path)}
+        for name, path in (("junit", args.junit_xml), ("page", args.html_report)):
+            if path is not None:
+                files[name] = str(path)
+        colours = terminal.colour()
+        summary = terminal.eval_summary(outcome.gate, report, files=files, colours=colours)
+        print(summary, end="")
+        return
     if report.results and not counted:
         print(
             f"golden-gate: no item could be counted: every run of all {len(report.results)} "
@@ -287,11 +311,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     else:
         print(f"golden-gate: {passed}/{len(counted)} items passed; report: {settings.report_path}")
-    failures.raise_if_any()  # after the verdict is printed: it is not lost with the file
-    if not report.complete:
-        fail(f"the evaluation could not be completed: {report.incomplete_reason}")
-        return EXIT_INCOMPLETE
-    return EXIT_PASSED
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -310,68 +329,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     failures = WriteFailures()
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
-    incomplete = outcome.incomplete_reason if outcome.verdict == "incomplete" else None
-    _print_gate(
-        outcome.gate,
-        str(settings.report_path),
-        outcome.report,
-        fmt=args.format,
-        comment=lambda: outcome.comment,
-        incomplete=incomplete,
+    return _finish(
+        outcome, args, failures, report_path=str(settings.report_path), incomplete=_not_completed
     )
-    failures.raise_if_any()  # after the verdict is printed: it is not lost with the files
-    if outcome.verdict == "incomplete":
-        fail(f"the evaluation could not be completed: {outcome.incomplete_reason}")
-    return outcome.exit_code
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from golden_gate.core import slim
-    from golden_gate.core.gate import evaluate_gate
     from golden_gate.core.merge import merge_reports
-    from golden_gate.core.report import load_report, save_report
-    from golden_gate.files import WriteFailures, write_result
-    from golden_gate.rendering.render import render_comment
+    from golden_gate.core.report import load_report
+    from golden_gate.files import WriteFailures
+    from golden_gate.publish import publish
 
-    settings = gate_settings(args.resolved)
+    settings = _output_settings(args, report_path=args.output)
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
-    failures = WriteFailures()
-    failures.attempt(lambda: save_report(merged, args.output))
     baseline = slim.load(args.baseline, rows=True) if args.baseline else None
-    gate = evaluate_gate(merged, baseline, settings)
-    if args.comment_file is not None:
-        comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
-        failures.attempt(lambda: write_result(args.comment_file, comment, what="comment"))
-    if args.junit_xml is not None:
-        from golden_gate.rendering.junit import write_junit
-
-        failures.attempt(lambda: write_junit(args.junit_xml, merged, gate, baseline=baseline))
-    if args.html_report is not None:
-        _write_page(args.html_report, merged, gate, baseline, failures)
+    failures = WriteFailures()
+    outcome = publish(merged, baseline, settings, failures=failures, save=True, judge_notes=False)
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")
-    incomplete = merged.incomplete_reason if not merged.complete else gate.inconclusive
-    _print_gate(
-        gate,
-        str(args.output),
-        merged,
-        fmt=args.format,
-        comment=lambda: render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id),
-        incomplete=incomplete,
-    )
-    failures.raise_if_any()
-    if not merged.complete:
-        fail(f"the evaluation could not be completed: {merged.incomplete_reason}")
-        return EXIT_INCOMPLETE
-    if gate.inconclusive:  # as `gate` says of the same report
-        fail(f"no gate result: {gate.inconclusive}")
-        return EXIT_INCOMPLETE
-    return EXIT_PASSED if gate.passed else EXIT_FAILED
+
+    def incomplete(outcome: Any) -> str:  # as `gate` says of the same report, when complete
+        return (_no_gate_result if merged.complete else _not_completed)(outcome)
+
+    return _finish(outcome, args, failures, report_path=str(args.output), incomplete=incomplete)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from golden_gate.core.calibration import calibration_exit_code
     from golden_gate.evaluation.calibrate import run_calibration
-    from golden_gate.rendering.calibration import calibration_line
     from golden_gate.settings import judge_settings
 
     if args.labels is None:
@@ -386,11 +371,30 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         min_kappa=args.min_kappa,
         output=args.calibration_path,
     )
-    print(f"golden-gate: {calibration_line(report)}")
-    for item in report.disagreements:
-        print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
-    print(f"  report: {args.calibration_path}")
+    _print_calibration(report, args)
     return calibration_exit_code(report)
+
+
+def _print_calibration(report: Any, args: argparse.Namespace) -> None:
+    """The calibration as `--format` asks: text (a summary in a terminal, plain lines
+    elsewhere), md (as the Action's calibrate mode writes it) or json (the calibration report)."""
+    from golden_gate.rendering import terminal
+    from golden_gate.rendering.calibration import calibration_line
+
+    if args.format == "json":
+        print(report.model_dump_json(indent=2))
+    elif args.format == "md":
+        from golden_gate.rendering.calibration import render_calibration
+
+        print(render_calibration(report), end="")
+    elif terminal.wanted():
+        files = {"calibration": str(args.calibration_path)}
+        print(terminal.calibration_summary(report, files=files, colours=terminal.colour()), end="")
+    else:
+        print(f"golden-gate: {calibration_line(report)}")
+        for item in report.disagreements:
+            print(f"  disagree: {item.id}: human {item.human}, judge {item.judge}")
+        print(f"  report: {args.calibration_path}")
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

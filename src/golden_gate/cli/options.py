@@ -99,7 +99,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "eval": EVAL,
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
-    "merge": (*GATE, "baseline", "comment-file", "comment-id", "junit-xml", "html-report"),
+    "merge": (*GATE, *COMMENT, "baseline", "junit-xml", "html-report"),
     "plan": (*GATE, "subset-tags", "runs", "baseline", "judge-prices", "assistant-prices"),
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),

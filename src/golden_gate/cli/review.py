@@ -21,14 +21,27 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
+    from golden_gate.core import slim
     from golden_gate.core.gate import evaluate_gate
     from golden_gate.core.report import load_report
     from golden_gate.options import gate_settings
     from golden_gate.rendering.page import write_page
 
-    report = load_report(args.report)
-    baseline = load_report(args.baseline) if args.baseline is not None else None
-    gate = evaluate_gate(report, baseline, gate_settings(args.resolved))
-    write_page(args.output, report, gate, baseline=baseline)
+    # Everything read and built here lives until the page is written: the cyclic collector
+    # would walk millions of kept objects again and again (most of a large page's time).
+    with slim.gc_paused(freeze=True):
+        report = load_report(args.report)
+        baseline = load_report(args.baseline) if args.baseline is not None else None
+        # The gate on the columns, as `gate` reads them: the same verdict, without the records.
+        view = slim.of(report)
+        gate = evaluate_gate(
+            view, slim.of(baseline) if baseline else None, gate_settings(args.resolved)
+        )
+        history = None
+        if args.trend and args.baseline is not None:
+            from golden_gate.history import git_trend
+
+            history = git_trend(args.baseline, confidence=gate.settings.confidence)
+        write_page(args.output, report, gate, baseline=baseline, history=history)
     print(f"golden-gate: wrote {args.output} ({len(report.results)} items); open it in a browser")
     return EXIT_PASSED

@@ -18,6 +18,10 @@ from golden_gate.core import slim
 from golden_gate.rendering.escape import terminal
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from golden_gate.core.calibration import CalibrationReport
     from golden_gate.core.gate import GateResult
     from golden_gate.core.report import Report
     from golden_gate.core.slim import SlimReport
@@ -49,9 +53,123 @@ def summary(
     width: int | None = None,
 ) -> str:
     """The summary as text, with ANSI colours when `colours`."""
-    from rich.console import Console
+    out, console = _console(colours, width)
+    verdict = gate.verdict
+    _head(
+        console,
+        "PASSED" if gate.passed else "FAILED",
+        "bold green" if gate.passed else "bold red",
+        gate.headline.removeprefix(f"{verdict}: "),
+    )
+    _gate_body(console, gate, report, files)
+    return out.getvalue()
+
+
+def eval_summary(
+    gate: GateResult,
+    report: Report,
+    *,
+    files: Mapping[str, str] | None = None,
+    colours: bool = True,
+    width: int | None = None,
+) -> str:
+    """`eval`'s summary: a report without a verdict (no baseline, nothing gated), so the head
+    says what passed; then the figures, the failing items with their reasons, the files."""
+    out, console = _console(colours, width)
+    counted = report.counted
+    passed = sum(r.passed for r in counted)
+    if report.results and not counted:
+        head = (
+            f"no item could be counted: every run of all {len(report.results)} items ended "
+            "in an error"
+        )
+        mark, style = "ERRORS", "bold red"
+    elif not report.complete:
+        total = len(report.results) + len(report.not_asked or [])
+        head = f"incomplete: {len(counted)} of {total} items got a verdict"
+        mark, style = "INCOMPLETE", "bold yellow"
+    else:
+        head = f"{passed}/{len(counted)} items passed"
+        mark, style = "EVALUATED", "bold green" if passed == len(counted) else "bold yellow"
+    _head(console, mark, style, head)
+    if not report.complete and report.incomplete_reason:
+        console.print(_text("why: " + terminal(report.incomplete_reason, limit=600), "yellow"))
+    _gate_body(console, gate, report, files)
+    return out.getvalue()
+
+
+def calibration_summary(
+    report: CalibrationReport,
+    *,
+    files: Mapping[str, str] | None = None,
+    colours: bool = True,
+    width: int | None = None,
+) -> str:
+    """`calibrate`'s summary: the verdict on the judge, its agreement with the human labels
+    (agreement, kappa with its interval, the confusion matrix), the disagreements, the files."""
     from rich.table import Table
-    from rich.text import Text
+
+    from golden_gate.rendering.calibration import calibration_line, kappa_text
+
+    out, console = _console(colours, width)
+    verdict = report.verdict
+    style = {"passed": "bold green", "failed": "bold red"}.get(verdict, "bold yellow")
+    _head(console, verdict.upper(), style, calibration_line(report))
+    figures = Table.grid(padding=(0, 2))
+    figures.add_column(style="dim")
+    figures.add_column()
+    figures.add_row("evaluator", _text(terminal(report.judge, limit=200)))
+    figures.add_row("labels", f"{report.n} judged of {report.labels} labelled")
+    if report.agreement is not None:
+        figures.add_row("agreement", f"{report.agreement:.1%}")
+    kappa = report.kappa
+    figures.add_row(
+        "kappa κ",
+        f"{kappa_text(kappa)} ({kappa.confidence:.0%} interval; min-kappa {report.min_kappa:.2f})",
+    )
+    c = report.confusion
+    figures.add_row(
+        "human pass",
+        f"judge pass {c.human_pass_judge_pass}, judge fail {c.human_pass_judge_fail}",
+    )
+    figures.add_row(
+        "human fail",
+        f"judge pass {c.human_fail_judge_pass}, judge fail {c.human_fail_judge_fail}",
+    )
+    if report.errors:
+        figures.add_row("errors", f"{len(report.errors)} answers got no verdict")
+    console.print(figures)
+    for note in [kappa.reason, kappa.note, report.incomplete_reason, *report.warnings]:
+        if note:
+            console.print(_text("warning: " + terminal(note, limit=600), "yellow"))
+    if report.disagreements:
+        table = Table(
+            title=f"Disagreements ({len(report.disagreements)})",
+            title_justify="left",
+            show_edge=False,
+            header_style="bold",
+        )
+        table.add_column("item", style="red", no_wrap=True, max_width=40)
+        table.add_column("human")
+        table.add_column("judge")
+        table.add_column("judge's reason")
+        for item in report.disagreements[:MAX_ROWS]:
+            table.add_row(
+                _text(terminal(item.id, limit=120)),
+                item.human,
+                item.judge,
+                _text(terminal(item.comment, limit=300)),
+            )
+        console.print(table)
+        if len(report.disagreements) > MAX_ROWS:
+            more = len(report.disagreements) - MAX_ROWS
+            console.print(_text(f"…and {more} more", "dim"))
+    _files(console, files)
+    return out.getvalue()
+
+
+def _console(colours: bool, width: int | None) -> tuple[io.StringIO, Console]:
+    from rich.console import Console
 
     out = io.StringIO()
     console = Console(
@@ -63,14 +181,42 @@ def summary(
         highlight=False,
         emoji=False,
     )
-    verdict = gate.verdict
-    style = "bold green" if gate.passed else "bold red"
-    mark = "PASSED" if gate.passed else "FAILED"
+    return out, console
+
+
+def _text(text: str, style: str = "") -> Text:
+    from rich.text import Text
+
+    return Text(text, style=style)  # never parsed as markup: an id stays as written
+
+
+def _head(console: Console, mark: str, style: str, line: str) -> None:
+    from rich.text import Text
+
     head = Text()
     head.append(f" {mark} ", style=f"reverse {style}")
     head.append(" golden-gate: ")
-    head.append(terminal(gate.headline.removeprefix(f"{verdict}: "), limit=600))
+    head.append(terminal(line, limit=600))
     console.print(head)
+
+
+def _files(console: Console, files: Mapping[str, str] | None) -> None:
+    from rich.text import Text
+
+    for name, path in (files or {}).items():
+        console.print(Text(f"{name}: ", style="dim") + Text(terminal(path, limit=300)))
+
+
+def _gate_body(
+    console: Console,
+    gate: GateResult,
+    report: Report | SlimReport | None,
+    files: Mapping[str, str] | None,
+) -> None:
+    """The gate's figures, its warnings, the items to read and the files."""
+    from rich.table import Table
+    from rich.text import Text
+
     figures = Table.grid(padding=(0, 2))
     figures.add_column(style="dim")
     figures.add_column()
@@ -114,9 +260,7 @@ def summary(
         console.print(table)
         if len(listed) > MAX_ROWS:
             console.print(Text(f"…and {len(listed) - MAX_ROWS} more", style="dim"))
-    for name, path in (files or {}).items():
-        console.print(Text(f"{name}: ", style="dim") + Text(terminal(path, limit=300)))
-    return out.getvalue()
+    _files(console, files)
 
 
 def _failed(view: slim.SlimReport) -> list[str]:

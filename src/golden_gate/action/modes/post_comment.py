@@ -128,7 +128,7 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.common import github_client
     from golden_gate.action.github.client import GitHubError
     from golden_gate.core.report import DETERMINISTIC, load_report
-    from golden_gate.pipeline import gate_and_render
+    from golden_gate.publish import publish
     from golden_gate.rendering.render import legacy_marker, marker
 
     meta = _metadata(settings)
@@ -187,7 +187,7 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
             "html_path": None,
         }
     )
-    outcome = gate_and_render(report, baseline, run_settings, notes=notes, unverified=True)
+    outcome = publish(report, baseline, run_settings, notes=notes, unverified=True)
     body = outcome.comment
     print(
         f"golden-gate: the fork's run reports {outcome.verdict} (unverified); "
