@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import Percentiles, RunStats, TokenUsage
+from golden_gate.core.report import ItemResult, Percentiles, RunStats, TokenUsage
 
 if TYPE_CHECKING:
     from golden_gate.core.report import Report
@@ -204,6 +204,22 @@ def percentiles(values: Sequence[float]) -> Percentiles | None:
         return round(ordered[max(math.ceil(q * len(ordered)) - 1, 0)], 1)
 
     return Percentiles(p50=rank(0.5), p95=rank(0.95), count=len(ordered))
+
+
+def answer_percentiles(
+    results: Sequence[ItemResult],
+) -> tuple[Percentiles | None, Percentiles | None]:
+    """p50/p95 of the assistant's latency and tokens an answer, over the runs it was asked
+    (reruns and runs it never answered left out): from the runs, so shards merge exactly."""
+    asked = [
+        run
+        for item in results
+        for run in item.run_results
+        if not run.rerun and run.error_side != "assistant"
+    ]
+    latency = percentiles([r.latency_ms for r in asked if r.latency_ms is not None])
+    tokens = percentiles([float(r.usage.total) for r in asked if r.usage])
+    return latency, tokens
 
 
 def performance_line(stats: RunStats | None, baseline: RunStats | None) -> str | None:

@@ -194,7 +194,7 @@ class GoldenItem(BaseModel):
                         raise ValueError(
                             f"unknown field '{name}' beside '{meant}': a misspelt copy? remove one"
                         )
-            given = [k for k in ("question", "turns", "simulated_user") if k in data]
+            given = [k for k in ("question", "turns", "simulated_user") if data.get(k) is not None]
             if len(given) > 1:
                 raise ValueError(
                     f"an item has a 'question', 'turns' or 'simulated_user', not {given}"

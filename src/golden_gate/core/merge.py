@@ -7,6 +7,7 @@ from pathlib import Path
 
 from golden_gate.core import retrieval
 from golden_gate.core.canaries import Canaries, check
+from golden_gate.core.cost import answer_percentiles
 from golden_gate.core.golden import Shard
 from golden_gate.core.report import (
     DatasetInfo,
@@ -15,6 +16,7 @@ from golden_gate.core.report import (
     Report,
     RetrievalRecord,
     RunStats,
+    TokenUsage,
     add_digests,
     new_report,
 )
@@ -40,7 +42,7 @@ def _agree(
             )
 
 
-def _sum_stats(reports: Sequence[Report]) -> RunStats:
+def _sum_stats(reports: Sequence[Report], results: Sequence[ItemResult]) -> RunStats:
     stats = [r.stats for r in reports if r.stats is not None]
     total = RunStats()
     summed = ("judge_calls", "judge_attempts", "cache_hits", "cache_misses", "assistant_calls")
@@ -53,6 +55,16 @@ def _sum_stats(reports: Sequence[Report]) -> RunStats:
     elapsed = [s.elapsed_s for s in stats if s.elapsed_s is not None]
     total.elapsed_s = max(elapsed) if elapsed else None  # shards run side by side
     total.budget_exhausted = any(s.budget_exhausted for s in stats)
+    spent = [s.assistant_tokens for s in stats if s.assistant_tokens is not None]
+    if spent:
+        total.assistant_tokens = TokenUsage(
+            input_tokens=sum(u.input_tokens for u in spent),
+            output_tokens=sum(u.output_tokens for u in spent),
+        )
+    assistant_costs = [s.assistant_cost_usd for s in stats if s.assistant_cost_usd is not None]
+    total.assistant_cost_usd = sum(assistant_costs) if assistant_costs else None
+    if stats:
+        total.latency_ms, total.tokens_per_answer = answer_percentiles(results)
     return total
 
 
@@ -105,7 +117,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         assistant=first.assistant,
         run_settings=first.run_settings,
         rule_changes=first.rule_changes,
-        stats=_sum_stats([r for _, r in reports]),
+        stats=_sum_stats([r for _, r in reports], results),
         warnings=[f"{s}: {w}" for s, r in reports for w in r.warnings or []] or None,
         complete=not incomplete,
         incomplete_reason="; ".join(incomplete) or None,
