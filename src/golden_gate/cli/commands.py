@@ -76,62 +76,44 @@ def _print_gate(
         print(f"  report: {report_path}")
 
 
-def _load_pair(
-    report: Path, baseline: Path | None, *, builtin_templates: bool = False
-) -> tuple[SlimReport, SlimReport | None]:
+def _load_pair(report: Path, baseline: Path | None) -> tuple[SlimReport, SlimReport | None]:
     """The report and the baseline as slim views: a large one is read without its runs."""
     from golden_gate.core import slim
 
-    def prepare() -> None:  # while the other core reads the report (slim.load_pair)
-        from golden_gate.core import stats
-
-        stats.prepare()
-        if builtin_templates:
-            from golden_gate.rendering import render
-
-            render.prepare()
-
-    # What was read lives until the command ends: the cyclic collector need not walk it, not
-    # even once when it is switched on again (frozen first).
-    with slim.gc_paused(freeze=True):
-        return slim.load_pair(report, baseline, meanwhile=prepare)
+    return slim.load(report), (slim.load(baseline) if baseline is not None else None)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.slim import gc_paused
     from golden_gate.files import WriteFailures, write_result
 
     settings = gate_settings(args.resolved)
-    # What the gate reads and renders is kept till the command ends: the cyclic collector
-    # would only walk it again and again (the JUnit report's full parse, below, is as ever).
-    with gc_paused(freeze=True):
-        rendering = args.comment_file is not None or args.summary_file is not None
-        report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
-        gate = evaluate_gate(report, baseline, settings)
-        header = report.header
-        reason = header.incomplete_reason if not header.complete else gate.inconclusive
+    rendering = args.comment_file is not None or args.summary_file is not None
+    report, baseline = _load_pair(args.report, args.baseline)
+    gate = evaluate_gate(report, baseline, settings)
+    header = report.header
+    reason = header.incomplete_reason if not header.complete else gate.inconclusive
 
-        def comment() -> str:
-            from golden_gate.rendering.render import render_comment
+    def comment() -> str:
+        from golden_gate.rendering.render import render_comment
 
-            return render_comment(report, gate, baseline=baseline, comment_id=args.comment_id)
+        return render_comment(report, gate, baseline=baseline, comment_id=args.comment_id)
 
-        _print_gate(gate, report=report, fmt=args.format, comment=comment, incomplete=reason)
-        failures = WriteFailures()
-        if rendering:
-            from golden_gate.rendering.render import render_comment, render_summary
+    _print_gate(gate, report=report, fmt=args.format, comment=comment, incomplete=reason)
+    failures = WriteFailures()
+    if rendering:
+        from golden_gate.rendering.render import render_comment, render_summary
 
-            history = _history(args, settings.confidence)  # read once for both
-            for path, render, what in (
-                (args.comment_file, render_comment, "comment"),
-                (args.summary_file, render_summary, "summary"),
-            ):
-                if path is not None:
-                    text = render(
-                        report, gate, baseline=baseline, comment_id=args.comment_id, history=history
-                    )
-                    failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
+        history = _history(args, settings.confidence)  # read once for both
+        for path, render, what in (
+            (args.comment_file, render_comment, "comment"),
+            (args.summary_file, render_summary, "summary"),
+        ):
+            if path is not None:
+                text = render(
+                    report, gate, baseline=baseline, comment_id=args.comment_id, history=history
+                )
+                failures.attempt(lambda p=path, t=text, w=what: write_result(p, t, what=w))
     if args.junit_xml is not None:  # the report's full records: failures show their answers
         from golden_gate.rendering.junit import write_junit
 
@@ -169,8 +151,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from golden_gate.core.gate import evaluate_gate
 
     settings = gate_settings(args.resolved)
-    builtin = args.format != "json" and args.comment_template is None
-    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
+    report, baseline = _load_pair(args.report, args.baseline)
     gate = evaluate_gate(report, baseline, settings)
     if args.format == "json":
         print(gate.model_dump_json(indent=2))
@@ -337,7 +318,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
     failures = WriteFailures()
     failures.attempt(lambda: save_report(merged, args.output))
-    baseline = slim.load(args.baseline, rows=True) if args.baseline else None
+    baseline = slim.load(args.baseline) if args.baseline else None
     gate = evaluate_gate(merged, baseline, settings)
     if args.comment_file is not None:
         comment = render_comment(merged, gate, baseline=baseline, comment_id=args.comment_id)
