@@ -229,7 +229,13 @@ SHAPES = {"indented": "", "compact": ".compact", "shuffled keys": ".shuffled"}
 
 def write_shapes(pair: Path) -> None:
     """The pair again, compact (as `json.dump` without indent writes it) and with every
-    object's keys shuffled (indented by one, as golden-gate writes)."""
+    object's keys shuffled (indented by one, as golden-gate writes). In a process of its own:
+    a child's peak RSS (os.wait4) counts this process's size when it was forked."""
+    if not all((pair / f"{n}.shuffled.json").is_file() for n in ("report", "baseline")):
+        subprocess.run([sys.executable, __file__, "--write-shapes", str(pair)], check=True)
+
+
+def _write_shapes(pair: Path) -> None:
     rng = random.Random(35)
 
     def shuffled(value: Any) -> Any:
@@ -242,8 +248,6 @@ def write_shapes(pair: Path) -> None:
         return value
 
     for name in ("report", "baseline"):
-        if (pair / f"{name}.shuffled.json").is_file():
-            continue
         data = json.loads((pair / f"{name}.json").read_text(encoding="utf-8"))
         compact = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         (pair / f"{name}.compact.json").write_text(compact, encoding="utf-8")
@@ -431,6 +435,9 @@ def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--write-shapes"]:
+        _write_shapes(Path(sys.argv[2]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--before", action="append", default=[], help="a git ref measured beside this tree"
