@@ -261,3 +261,24 @@ def test_many_rows_with_a_bad_run_among_them_get_the_full_parses_sentence(tmp_pa
     assert done.stderr == f"golden-gate: error: {refused.value}\n".replace(
         str(tmp_path / "cand.json"), "cand.json"
     )
+
+
+@pytest.mark.parametrize("indent", [None, 1, 4])
+def test_the_minimal_shape_reads_the_slim_way(tmp_path, indent):
+    # Another harness's report: a judge and items of id, tags, passes and runs, nothing more.
+    items = [
+        {"id": f"m{i:05d}", "tags": ["smoke"] if i % 2 else [], "passes": i % 3 != 0, "runs": 1}
+        for i in range(20_000)
+    ]
+    for item in items:
+        item["passes"] = int(item["passes"])
+    path = tmp_path / "minimal.json"
+    path.write_text(json.dumps({"judge": "other-harness", "results": items}, indent=indent))
+    assert path.stat().st_size >= slim.LARGE_REPORT_BYTES
+    view = slim.load(path)
+    assert isinstance(view, slim._FileReport)
+    full = slim.of(load_report(path))
+    assert view.items == full.items and view.header == full.header
+    gate = evaluate_gate(view, None, GateSettings())
+    assert gate == evaluate_gate(full, None, GateSettings())
+    assert view.record("m00003") == full.full().by_id()["m00003"]
