@@ -1,6 +1,6 @@
 """Start-up and the gate at scale, for this tree or for a git ref, in fresh processes.
 
-    .venv/bin/python bench/core_speed.py [--before REF] [--quick] [--runs N]
+    .venv/bin/python bench/core_speed.py [--before REF ...] [--quick] [--runs N]
 
 Three figures, each a median of fresh processes (`python -m golden_gate` with the tree's `src`
 first on the path, so a ref checked out with `git worktree add` runs with this venv). With
@@ -12,9 +12,13 @@ during the run weighs on every tree alike:
   to the first request arriving at the assistant;
 - `gate` on a small pair: the demo's report against the bundled baseline (14 items), wall and
   CPU (user + system);
-- `gate` on the 100k pair (bench/core_scale.py's reports, written once): gate, comment and
-  job summary to files, wall, CPU and peak RSS (`os.wait4`'s rusage: the process and any child
-  it waited for), and the sha256 of what it printed and wrote, so two trees can be compared.
+- `gate` on the 100k pair (bench/core_scale.py's reports, written once, then again compact and
+  with every object's keys shuffled): gate, comment and job summary to files, wall, CPU and
+  peak RSS (`os.wait4`'s rusage: the process and any child it waited for), and the sha256 of
+  what it printed and wrote, so trees and shapes can be compared;
+- the judge's fixed costs: `golden-gate eval` of `--judge-items` items (assistant 100 ms, the
+  stand-in judge 200 ms) at concurrency 8, 32 and 128: from spawn to the first judge request,
+  from the last verdict sent to the process's exit (the tail), and CPU per judged item.
 
 A tree without `gate --comment-out` (before the slim view) runs the same work through its
 library: load both reports, gate, print as `gate` prints, render the comment and summary.
@@ -27,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -219,7 +224,39 @@ def write_pair(directory: Path, items: int = ITEMS, regressions: int = REGRESSIO
     return directory
 
 
-def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]:
+SHAPES = {"indented": "", "compact": ".compact", "shuffled keys": ".shuffled"}
+
+
+def write_shapes(pair: Path) -> None:
+    """The pair again, compact (as `json.dump` without indent writes it) and with every
+    object's keys shuffled (indented by one, as golden-gate writes). In a process of its own:
+    a child's peak RSS (os.wait4) counts this process's size when it was forked."""
+    if not all((pair / f"{n}.shuffled.json").is_file() for n in ("report", "baseline")):
+        subprocess.run([sys.executable, __file__, "--write-shapes", str(pair)], check=True)
+
+
+def _write_shapes(pair: Path) -> None:
+    rng = random.Random(35)
+
+    def shuffled(value: Any) -> Any:
+        if isinstance(value, dict):
+            keys = list(value)
+            rng.shuffle(keys)
+            return {key: shuffled(value[key]) for key in keys}
+        if isinstance(value, list):
+            return [shuffled(child) for child in value]
+        return value
+
+    for name in ("report", "baseline"):
+        data = json.loads((pair / f"{name}.json").read_text(encoding="utf-8"))
+        compact = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        (pair / f"{name}.compact.json").write_text(compact, encoding="utf-8")
+        del compact
+        text = json.dumps(shuffled(data), indent=1, ensure_ascii=False)
+        (pair / f"{name}.shuffled.json").write_text(text, encoding="utf-8")
+
+
+def gate_large(trees: list[Path], pair: Path, runs: int, shape: str = "") -> list[dict[str, Any]]:
     """Gate, comment and summary on a large pair: wall, peak RSS and what came out."""
     walls: list[list[float]] = [[] for _ in trees]
     cpus: list[list[float]] = [[] for _ in trees]
@@ -228,12 +265,12 @@ def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         comment, summary = work / "comment.md", work / "summary.md"
-        report, baseline = str(pair / "report.json"), str(pair / "baseline.json")
+        report, baseline = str(pair / f"report{shape}.json"), str(pair / f"baseline{shape}.json")
         for _ in range(runs):
             for n, tree in enumerate(trees):
                 if _has_gate_files(tree):
                     argv = [*_golden_gate(tree), "gate", report, baseline]
-                    argv += ["--comment-out", str(comment), "--summary-out", str(summary)]
+                    argv += ["--comment-file", str(comment), "--summary-file", str(summary)]
                 else:
                     files = [report, baseline, str(comment), str(summary)]
                     argv = [sys.executable, "-c", LIBRARY_GATE, *files]
@@ -257,16 +294,103 @@ def gate_large(trees: list[Path], pair: Path, runs: int) -> list[dict[str, Any]]
     ]
 
 
-def measure(trees: list[Path], pair: Path, *, runs: int) -> list[dict[str, Any]]:
-    """Every figure for each tree, their runs alternating."""
+def measure(
+    trees: list[Path], pair: Path, *, runs: int, judge_items: int, gate_only: int = 0
+) -> list[dict[str, Any]]:
+    """Every figure for each tree, their runs alternating; the first `gate_only` trees (the
+    seed, whose commands differ) run the large gate only."""
+    results: list[dict[str, Any]] = [{} for _ in trees]
+    full = trees[gate_only:]
+    for parts in (first_request(full, runs), gate_small(full, runs)):
+        for result, part in zip(results[gate_only:], parts, strict=True):
+            result.update(part)
+    for label, shape in SHAPES.items():
+        for result, part in zip(results, gate_large(trees, pair, runs, shape), strict=True):
+            result["shapes"] = {**result.get("shapes", {}), label: part}
+    if judge_items:
+        for concurrency in CONCURRENCIES:
+            parts = judge_costs(full, judge_items, concurrency, max(1, runs // 2))
+            for result, part in zip(results[gate_only:], parts, strict=True):
+                result["judge"] = {**result.get("judge", {}), concurrency: part}
+    return results
+
+
+# -- the judge's fixed costs ------------------------------------------------------------------
+
+CONCURRENCIES = (8, 32, 128)
+ASSISTANT_S, JUDGE_S = 0.1, 0.2
+
+
+class _SlowAssistant(_Assistant):
+    def do_POST(self) -> None:
+        time.sleep(ASSISTANT_S)
+        super().do_POST()
+
+
+def judge_costs(trees: list[Path], items: int, concurrency: int, runs: int) -> list[dict[str, Any]]:
+    """`eval` of `items` items with the LLM judge: spawn to first judge request, last verdict
+    to exit, CPU per judged item (medians)."""
+    from tests.fakes.judge_server import JudgeServer
+
+    class Timed(JudgeServer):
+        def reply(self, body: dict[str, Any], behaviour: Any) -> dict[str, Any]:
+            now = time.perf_counter()
+            with self._lock:
+                self.times = [*getattr(self, "times", []), now]
+            return super().reply(body, behaviour)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowAssistant)
+    server.daemon_threads = True
+    server.request_queue_size = 256
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    rows: list[dict[str, list[float]]] = [{"first": [], "tail": [], "cpu": []} for _ in trees]
+    try:
+        with Timed(latency_s=JUDGE_S) as judge, tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            golden = work / "golden.jsonl"
+            lines = [
+                {"id": f"q{i}", "question": f"Q{i}?", "reference_key_points": ["fact 1"]}
+                for i in range(items)
+            ]
+            golden.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            for _ in range(runs):
+                for n, tree in enumerate(trees):
+                    argv = [
+                        *_golden_gate(tree), "eval", str(golden), "--url", url,
+                        "--judge-model", JUDGE_MODEL, "--judge-base-url", judge.base_url,
+                        "--no-cache", "--quiet", "-o", str(work / "report.json"),
+                        "--concurrency", str(concurrency),
+                        "--judge-concurrency", str(concurrency),
+                    ]  # fmt: skip
+                    judge.times = []
+                    calls = judge.calls
+                    started = time.perf_counter()
+                    proc = subprocess.Popen(
+                        argv, env=_env(tree, OPENAI_API_KEY=DUMMY_KEY), cwd=work,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    )  # fmt: skip
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    ended = time.perf_counter()
+                    judged = judge.calls - calls
+                    if os.waitstatus_to_exitcode(status) not in (0, 1) or not judged:
+                        raise RuntimeError(f"eval failed: {proc.stderr.read().decode()[-500:]}")
+                    proc.stderr.close()
+                    times = judge.times
+                    # A verdict leaves the judge JUDGE_S after its request arrived.
+                    rows[n]["first"].append(min(times) - JUDGE_S - started)
+                    rows[n]["tail"].append(ended - max(times))
+                    rows[n]["cpu"].append((usage.ru_utime + usage.ru_stime) / judged * 1000)
+    finally:
+        server.shutdown()
+        server.server_close()
     return [
-        {**first, **small, **large}
-        for first, small, large in zip(
-            first_request(trees, runs),
-            gate_small(trees, runs),
-            gate_large(trees, pair, max(3, runs // 2)),
-            strict=True,
-        )
+        {
+            "first_judge_s": statistics.median(r["first"]),
+            "tail_s": statistics.median(r["tail"]),
+            "cpu_ms_per_item": statistics.median(r["cpu"]),
+        }
+        for r in rows
     ]
 
 
@@ -276,26 +400,53 @@ def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
     lines = [head, "|---" + "|---:" * len(rows) + "|"]
 
     def line(label: str, cell: Any) -> None:
-        lines.append(f"| {label} | " + " | ".join(cell(r) for _, r in rows) + " |")
+        def shown(r: dict[str, Any]) -> str:
+            try:
+                return cell(r)
+            except KeyError:  # a figure this tree was not measured for (the seed's commands)
+                return "—"
+
+        lines.append(f"| {label} | " + " | ".join(shown(r) for _, r in rows) + " |")
 
     line("start-up to first request (eval, LLM judge)", lambda r: f"{r['first_request_s']:.2f} s")
     line("`gate` on a small pair (14 items), wall", lambda r: f"{r['small_s']:.2f} s")
     line("the same, CPU (user + system)", lambda r: f"{r['small_cpu_s']:.2f} s")
-    line(
-        "`gate` on the 100k pair + comment + summary, wall",
-        lambda r: f"**{r['large_s']:.2f} s**",
-    )
-    line(
-        "the same, CPU (user + system, the forked copy included)",
-        lambda r: f"{r['large_cpu_s']:.2f} s",
-    )
-    line("the same, peak RSS", lambda r: f"{r['large_peak_mib']:,.0f} MiB")
+    for shape in SHAPES:
+        line(
+            f"`gate` on the 100k pair ({shape}) + comment + summary, wall",
+            lambda r, s=shape: f"**{r['shapes'][s]['large_s']:.2f} s**",
+        )
+        line(
+            "the same, CPU (user + system)",
+            lambda r, s=shape: f"{r['shapes'][s]['large_cpu_s']:.2f} s",
+        )
+        line(
+            "the same, peak RSS", lambda r, s=shape: f"{r['shapes'][s]['large_peak_mib']:,.0f} MiB"
+        )
+    for concurrency in CONCURRENCIES if any("judge" in r for _, r in rows) else ():
+        c = concurrency
+        line(f"eval, concurrency {c}: spawn to first judge request",
+             lambda r, c=c: f"{r['judge'][c]['first_judge_s']:.2f} s")  # fmt: skip
+        line(f"eval, concurrency {c}: last verdict to exit (tail)",
+             lambda r, c=c: f"{r['judge'][c]['tail_s']:.2f} s")  # fmt: skip
+        line(f"eval, concurrency {c}: CPU per judged item",
+             lambda r, c=c: f"{r['judge'][c]['cpu_ms_per_item']:.1f} ms")  # fmt: skip
     return "\n".join(lines)
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--write-shapes"]:
+        _write_shapes(Path(sys.argv[2]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default=None, help="a git ref measured beside this tree")
+    parser.add_argument(
+        "--before", action="append", default=[], help="a git ref measured beside this tree"
+    )
+    parser.add_argument(
+        "--seed", default=None, help="a git ref whose library gate is measured on the large pair"
+    )
+    parser.add_argument("--judge-items", type=int, default=300, help="0: no judge figures")
+    parser.add_argument("--pair", type=Path, default=None, help="a directory to keep the pair in")
     parser.add_argument("--quick", action="store_true", help="10,000 items, 3 runs each")
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
@@ -303,28 +454,39 @@ def main() -> None:
     load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="golden-gate-pair-") as tmp:
         items = 10_000 if args.quick else ITEMS
-        pair = write_pair(Path(tmp), items, items // 50)
+        pair = write_pair(args.pair or Path(tmp), items, items // 50)
+        write_shapes(pair)
         with contextlib.ExitStack() as stack:
-            trees = [("this tree", ROOT)]
-            if args.before:
-                trees.insert(
-                    0, (f"before ({args.before})", stack.enter_context(checkout(args.before)))
-                )
-            results = measure([tree for _, tree in trees], pair, runs=runs)
+            trees = [(f"before ({ref})", stack.enter_context(checkout(ref))) for ref in args.before]
+            trees.append(("this tree", ROOT))
+            if args.seed:
+                trees.insert(0, (f"seed ({args.seed})", stack.enter_context(checkout(args.seed))))
+            results = measure(
+                [tree for _, tree in trees],
+                pair,
+                runs=runs,
+                judge_items=args.judge_items,
+                gate_only=1 if args.seed else 0,
+            )
         rows = [(label, result) for (label, _), result in zip(trees, results, strict=True)]
     print(table(rows))
     load_at_end = os.getloadavg()[0]
     print(
         f"\nLoad average (1 min): {load_at_start:.2f} at the start, {load_at_end:.2f} at the end."
     )
-    if len({tuple(r["outputs"]) for _, r in rows}) == 1 and all(
-        len(r["outputs"]) == 1 for _, r in rows
-    ):
-        print("\nThe large pair's output (stdout, comment, summary) is byte-identical throughout.")
-    else:
+    outputs = [shape["outputs"] for _, r in rows for shape in r["shapes"].values()]
+    for shape in SHAPES:  # within 1.5x the seed's wall time?
+        walls = [r["shapes"][shape]["large_s"] for _, r in rows]
+        print(f"\n{shape}: this tree's wall time is {walls[-1] / walls[0]:.2f}x the first tree's.")
+    if len({tuple(o) for o in outputs}) == 1 and all(len(o) == 1 for o in outputs):
         print(
-            "\n**The large pair's output differs**: " + json.dumps([r["outputs"] for _, r in rows])
+            "\nThe large pair's output (stdout, comment, summary) is byte-identical throughout:"
+            " every tree, every shape, every run."
         )
+    else:
+        print("\n**The large pair's output differs**:")
+        for label, r in rows:
+            print(f"- {label}: " + json.dumps({k: v["outputs"] for k, v in r["shapes"].items()}))
 
 
 if __name__ == "__main__":

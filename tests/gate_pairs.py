@@ -1,12 +1,13 @@
 """Report pairs whose gate outputs are pinned in tests/data/gate_outputs.json.
 
 Each pair is a candidate report and an optional baseline, built here deterministically (or, for
-the demo, read from tests/data/gate_pairs/), and written in three JSON shapes: as golden-gate
-writes a report (`report_json`, indented by one), indented by two, and compact. `outputs` runs
-the gate the ways a user does (`golden-gate gate`, `golden-gate report` as Markdown and as
-JSON, and the job summary) and returns what each printed, with the exit code.
+the demo, read from tests/data/gate_pairs/), and written in four JSON shapes: as golden-gate
+writes a report (`report_json`, indented by one), indented by two, compact, and with every
+object's keys shuffled. `outputs` runs the gate the ways a user does (`golden-gate gate`,
+`golden-gate report` as Markdown and as JSON, and the job summary) and returns what each
+printed, with the exit code.
 
-The hashes were recorded with the code before the slim report view (tests/test_slim.py), and
+The hashes were recorded with the code before the slim report view (tests/test_reader.py), and
 recorded again the same way when the charts changed what the comment, the summary and the
 JSON verdict hold (with the charts' code still without the slim view; only those three hashes
 changed), and the pairs' outputs once more in step 18, when the power statement became the
@@ -25,6 +26,7 @@ import hashlib
 import io
 import json
 import os
+import random
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -50,7 +52,7 @@ DATA = Path(__file__).resolve().parent / "data"
 PAIRS = DATA / "gate_pairs"
 OUTPUTS = DATA / "gate_outputs.json"
 STAMP = "2025-01-01T00:00:00Z"
-SHAPES = ("ours", "indent2", "compact")
+SHAPES = ("ours", "indent2", "compact", "shuffled")
 
 Pair = tuple[dict[str, Any], dict[str, Any] | None]
 
@@ -320,12 +322,24 @@ def shaped(data: dict[str, Any], shape: str) -> str:
         text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     elif shape == "indent2":
         text = json.dumps(data, indent=2)
+    elif shape == "shuffled":  # every object's keys in another order, as another writer may
+        text = json.dumps(_shuffled(data, random.Random(35)), indent=1, ensure_ascii=False)
     else:
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 _LONE = re.compile("[\ud800-\udfff]")
+
+
+def _shuffled(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, dict):
+        keys = list(value)
+        rng.shuffle(keys)
+        return {key: _shuffled(value[key], rng) for key in keys}
+    if isinstance(value, list):
+        return [_shuffled(child, rng) for child in value]
+    return value
 
 
 def write_pair(pair: Pair, directory: Path, shape: str) -> list[str]:

@@ -47,7 +47,7 @@ def add_import(path: Path, line: str) -> None:
 def test_the_tree_keeps_every_contract(tree: Path) -> None:
     done = lint_imports(tree)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Contracts: 4 kept, 0 broken." in done.stdout
+    assert "Contracts: 5 kept, 0 broken." in done.stdout
 
 
 def test_an_import_up_a_layer_breaks_the_layers(tree: Path) -> None:
@@ -84,6 +84,31 @@ def test_a_mode_importing_the_dispatcher_breaks_the_action_layers(tree: Path) ->
     assert (
         "golden_gate.action.modes is not allowed to import golden_gate.action.main" in done.stdout
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["import gc", "import multiprocessing", "from concurrent import futures", "import threading"],
+)
+def test_process_or_collector_machinery_in_core_breaks_the_calm_core(tree: Path, line: str) -> None:
+    # A forked copy, a pool, a collector pause: reading and gating stay plain code in core/.
+    add_import(tree / "src/golden_gate/core/slim.py", line)
+    done = lint_imports(tree)
+    assert done.returncode == 1
+    module = line.split()[1]
+    assert f"golden_gate.core is not allowed to import {module}" in done.stdout
+    assert f"golden_gate.core.slim -> {module}" in done.stdout
+
+
+def test_a_helper_that_forks_breaks_the_calm_core_through_it(tree: Path) -> None:
+    # Indirect imports count: a ground-floor module that forks, imported by core/, is refused.
+    (tree / "src/golden_gate/process.py").write_text(
+        (tree / "src/golden_gate/process.py").read_text() + "\nimport multiprocessing\n"
+    )
+    add_import(tree / "src/golden_gate/core/stats.py", "from golden_gate import process")
+    done = lint_imports(tree)
+    assert done.returncode == 1
+    assert "golden_gate.core is not allowed to import golden_gate.process" in done.stdout
 
 
 def test_a_circle_between_siblings_is_refused(tree: Path) -> None:

@@ -111,34 +111,6 @@ def test_the_statistics_import_scipy_special_only_when_a_p_value_is_asked(tmp_pa
     assert "scipy.stats" not in found["modules"]
 
 
-def test_numpys_submodules_scipy_lists_but_never_reads_load_only_when_read(tmp_path):
-    # scipy.special's array-API layer lists numpy's namespace; stats.special() registers the
-    # submodules numpy loads on demand as lazy modules first (f2py is most of the cost).
-    body = """
-    from golden_gate.core import stats
-    stats.prepare()
-    def lazy():
-        return sorted(n for n, m in sys.modules.items() if type(m).__name__ == "_LazyModule")
-    before = lazy()
-    import numpy
-    import numpy.testing
-    from numpy.ma import masked_array
-    numpy.testing.assert_equal(int(numpy.random.default_rng(7).integers(1000)), 944)
-    assert masked_array([1, 2], mask=[0, 1]).sum() == 1
-    import scipy.special
-    assert stats.sign_test_p(5, 1) == float(scipy.special.bdtrc(4, 6, 0.5))  # P(X >= 5)
-    code = {"before": before, "after": lazy()}
-    """
-    found = run_python(tmp_path, body)
-    lazy_at_first = set(found["code"]["before"])
-    assert {"numpy.f2py", "numpy.testing", "numpy.ma", "numpy.random"} <= lazy_at_first
-    # Read from, each loaded as before; never read, f2py was never run.
-    assert {"numpy.testing", "numpy.ma", "numpy.random"}.isdisjoint(found["code"]["after"])
-    assert "numpy.f2py" in found["code"]["after"]
-    assert "numpy.f2py.crackfortran" not in found["modules"]
-    assert "scipy.stats" not in found["modules"]
-
-
 def golden(tmp_path: Path, n: int = 40) -> str:
     path = tmp_path / "golden.jsonl"
     lines = [

@@ -65,7 +65,7 @@ def _point(text: str, *, source: str, label: str, confidence: float) -> TrendPoi
         with tempfile.TemporaryDirectory(prefix="golden-gate-version-") as folder:
             path = Path(folder) / "report.json"
             path.write_text(text, encoding="utf-8")
-            items = slim.load(path, rows=False).items
+            items = slim.load(path).items
     tally = Tally(items)  # counted as the gate counts them
     if not tally.n:
         return None

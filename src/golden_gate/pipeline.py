@@ -249,7 +249,7 @@ def run(
     collected = failures if failures is not None else WriteFailures()
     check_inputs(settings)  # the small files first: a bad one is said without the baseline read
     # What the gate reads of the baseline, once: a large one is read without its runs.
-    baseline = slim.load(settings.baseline, rows=True) if settings.baseline is not None else None
+    baseline = slim.load(settings.baseline) if settings.baseline is not None else None
     report = evaluate_report(
         settings,
         on_report=lambda r: collected.attempt(lambda: save_report(r, settings.report_path)),

@@ -77,25 +77,11 @@ def _print_gate(
         print(f"  report: {report_path}")
 
 
-def _load_pair(
-    report: Path, baseline: Path | None, *, builtin_templates: bool = False
-) -> tuple[SlimReport, SlimReport | None]:
+def _load_pair(report: Path, baseline: Path | None) -> tuple[SlimReport, SlimReport | None]:
     """The report and the baseline as slim views: a large one is read without its runs."""
     from golden_gate.core import slim
 
-    def prepare() -> None:  # while the other core reads the report (slim.load_pair)
-        from golden_gate.core import stats
-
-        stats.prepare()
-        if builtin_templates:
-            from golden_gate.rendering import render
-
-            render.prepare()
-
-    # What was read lives until the command ends: the cyclic collector need not walk it, not
-    # even once when it is switched on again (frozen first).
-    with slim.gc_paused(freeze=True):
-        return slim.load_pair(report, baseline, meanwhile=prepare)
+    return slim.load(report), (slim.load(baseline) if baseline is not None else None)
 
 
 def _output_settings(args: argparse.Namespace, **paths: Any) -> Any:
@@ -116,22 +102,18 @@ def _output_settings(args: argparse.Namespace, **paths: Any) -> Any:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from golden_gate.core.slim import gc_paused
     from golden_gate.files import WriteFailures
     from golden_gate.publish import publish
 
     settings = _output_settings(args)
     failures = WriteFailures()
-    # What the gate reads and renders is kept till the command ends: the cyclic collector
-    # would only walk it again and again.
-    with gc_paused(freeze=True):
-        rendering = args.comment_file is not None or args.summary_file is not None
-        report, baseline = _load_pair(args.report, args.baseline, builtin_templates=rendering)
-        wants_trend = rendering or args.html_report is not None
-        history = _history(args, settings.gate.confidence) if wants_trend else None
-        outcome = publish(
-            report, baseline, settings, failures=failures, history=history, judge_notes=False
-        )
+    rendering = args.comment_file is not None or args.summary_file is not None
+    report, baseline = _load_pair(args.report, args.baseline)
+    wants_trend = rendering or args.html_report is not None
+    history = _history(args, settings.gate.confidence) if wants_trend else None
+    outcome = publish(
+        report, baseline, settings, failures=failures, history=history, judge_notes=False
+    )
     return _finish(outcome, args, failures, report_path=None, incomplete=_no_gate_result)
 
 
@@ -187,8 +169,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.comment_template is not None and not args.comment_template.is_file():
         raise InputError(f"{args.comment_template}: template not found")
     settings = _output_settings(args)
-    builtin = args.format != "json" and args.comment_template is None
-    report, baseline = _load_pair(args.report, args.baseline, builtin_templates=builtin)
+    report, baseline = _load_pair(args.report, args.baseline)
     history = _history(args, settings.gate.confidence) if args.format != "json" else None
     outcome = publish(report, baseline, settings, history=history, judge_notes=False)
     if args.format == "json":
@@ -343,7 +324,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     settings = _output_settings(args, report_path=args.output)
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
-    baseline = slim.load(args.baseline, rows=True) if args.baseline else None
+    baseline = slim.load(args.baseline) if args.baseline else None
     failures = WriteFailures()
     outcome = publish(merged, baseline, settings, failures=failures, save=True, judge_notes=False)
     print(f"golden-gate: merged {len(args.reports)} shards, {len(merged.results)} items")

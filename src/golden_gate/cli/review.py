@@ -27,21 +27,18 @@ def cmd_view(args: argparse.Namespace) -> int:
     from golden_gate.options import gate_settings
     from golden_gate.rendering.page import write_page
 
-    # Everything read and built here lives until the page is written: the cyclic collector
-    # would walk millions of kept objects again and again (most of a large page's time).
-    with slim.gc_paused(freeze=True):
-        report = load_report(args.report)
-        baseline = load_report(args.baseline) if args.baseline is not None else None
-        # The gate on the columns, as `gate` reads them: the same verdict, without the records.
-        view = slim.of(report)
-        gate = evaluate_gate(
-            view, slim.of(baseline) if baseline else None, gate_settings(args.resolved)
-        )
-        history = None
-        if args.trend and args.baseline is not None:
-            from golden_gate.history import git_trend
+    report = load_report(args.report)
+    baseline = load_report(args.baseline) if args.baseline is not None else None
+    # The gate on the columns, as `gate` reads them: the same verdict, without the records.
+    view = slim.of(report)
+    gate = evaluate_gate(
+        view, slim.of(baseline) if baseline else None, gate_settings(args.resolved)
+    )
+    history = None
+    if args.trend and args.baseline is not None:
+        from golden_gate.history import git_trend
 
-            history = git_trend(args.baseline, confidence=gate.settings.confidence)
-        write_page(args.output, report, gate, baseline=baseline, history=history)
+        history = git_trend(args.baseline, confidence=gate.settings.confidence)
+    write_page(args.output, report, gate, baseline=baseline, history=history)
     print(f"golden-gate: wrote {args.output} ({len(report.results)} items); open it in a browser")
     return EXIT_PASSED

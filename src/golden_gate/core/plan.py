@@ -27,7 +27,7 @@ def plan_text(
     clusters = [None] * items if items is not None else _clusters(golden, tags)
     n = len(clusters)
     # Only its counts are read: a large baseline is read without its runs (slim.py).
-    base = slim.load(baseline, rows=False) if baseline is not None else None
+    base = slim.load(baseline) if baseline is not None else None
     out_of_reach = floor_out_of_reach(clusters, settings)
     lines = [f"golden-gate plan: {n} items × {runs} run(s)"]
     if golden is not None and items is None:

@@ -10,7 +10,6 @@ JSON contract, and they change together.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections.abc import Iterable
@@ -524,27 +523,8 @@ def new_report(**fields: object) -> Report:
     return Report(format=REPORT_FORMAT, tool_version=__version__, created_at=stamp, **fields)
 
 
-# Above this many characters (about 600 items with their runs' details) a report is parsed
-# with the cyclic garbage collector paused; see `parse_report`.
-_LARGE_REPORT_CHARS = 1 << 20
-
-
 def parse_report(text: str, *, source: str) -> Report:
     """Parse a report or baseline; a bad one is an InputError naming the file."""
-    if len(text) < _LARGE_REPORT_CHARS or not gc.isenabled():
-        return _parse_report(text, source=source)
-    # A 100,000-item report is millions of objects, all of them kept. Run while they are made,
-    # the collector walks the growing heap again and again (most of a load's time); paused, it
-    # walks it once, at the end, and finds the same garbage.
-    gc.disable()
-    try:
-        return _parse_report(text, source=source)
-    finally:
-        gc.enable()
-        gc.collect()
-
-
-def _parse_report(text: str, *, source: str) -> Report:
     try:
         # Depth is bounded below, on the few unknown fields, not on every item (a large
         # report's whole walk would cost half its parse).

@@ -3,40 +3,34 @@
 
 The gate needs of an item its id, tags, counts, cluster, origin and hash; the comment needs
 the full record of the few items it shows. A 100,000-item report is 170 MB of JSON, nearly all
-of it runs (answers, checks, verdicts), and 1 GB as pydantic models. `load` reads a large
-report in chunks, cuts each item's `run_results` out of the text before parsing (golden-gate
-writes reports indented, so a run's lines are the ones indented deeper than its item's keys),
-parses the rest with pydantic's JSON parser, checks each column holds exactly the types the full
-model keeps as they are, and keeps columns, not an object an item.
-A row's item is read again from the file, and validated in full, when a template shows it.
+of it runs (answers, checks, verdicts), and 1 GB as pydantic models. `load` decodes a large
+report with typed msgspec structs that name only what the gate reads: the runs are skipped as
+raw JSON text, never made into objects, whatever the report's whitespace or key order. The
+items are kept as columns, not as an object an item; a row's item is decoded again, and
+validated in full by the model, when a template shows it.
 
-A report under 1 MiB, one not written indented, or one this path finds anything wrong with is
-parsed in full (report.py), so a bad report gets the same sentence as ever. What the fast path
-does not read it does not check: a malformed run of an item no row shows goes unnoticed.
-
-About 570 lines, one module: it is one parser; the fast path and the columns it fills change
-together, and the full parse it falls back to is report.py's.
+A report under 1 MiB, or one the structs refuse (a value of another type than the model keeps
+as it is, an unknown field, half an emoji), is parsed in full (report.py), so a bad report gets
+the full parse's sentence. What this path does not read it does not check: a malformed run of
+an item no row shows goes unnoticed.
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
-import gc
-import marshal
-import os
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import json
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add, attrgetter, gt
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic_core import from_json
+import msgspec
 
-from golden_gate import forked, jsontext, surrogates
+from golden_gate import jsontext, surrogates
 from golden_gate.core.report import (
     ItemResult,
     Report,
@@ -50,7 +44,6 @@ if TYPE_CHECKING:
     from golden_gate.core.agreement import Agreement, EvaluatorRate
 
 LARGE_REPORT_BYTES = 1 << 20  # below: parsed in full, as it costs little
-CHUNK_BYTES = 8 << 20
 PULL_REQUEST = "pull-request"
 
 
@@ -72,28 +65,39 @@ class ItemColumns:
         default=None, compare=False, repr=False
     )
 
-    def extend(self, items: Iterable[ItemResult]) -> None:
-        """Append the full records' counts."""
-        items = list(items)
-        self.extend_columns({name: list(map(attrgetter(name), items)) for name in _FIELDS})
+    @classmethod
+    def of(cls, items: Sequence[Any]) -> ItemColumns:
+        """The columns of records with ItemResult's attribute names (models or structs)."""
+        ids = list(map(attrgetter("id"), items))
+        columns = cls(
+            ids=ids,
+            tags=list(map(attrgetter("tags"), items)),
+            passes=list(map(attrgetter("passes"), items)),
+            runs=list(map(attrgetter("runs"), items)),
+            errors=list(map(attrgetter("errors"), items)),
+            unanswered=list(map(attrgetter("unanswered"), items)),
+            hashes=list(map(attrgetter("item_hash"), items)),
+        )
+        clusters = list(map(attrgetter("cluster"), items))
+        if any(clusters):  # rare: most reports have neither clusters nor own items
+            columns.clusters = {i: c for i, c in zip(ids, clusters, strict=True) if c is not None}
+        origins = list(map(attrgetter("origin"), items))
+        if PULL_REQUEST in origins:
+            columns.own = {i for i, o in zip(ids, origins, strict=True) if o == PULL_REQUEST}
+        return columns
 
-    def extend_columns(self, columns: dict[str, list[Any]]) -> None:
-        """Append items given a list a field (ItemResult's names)."""
-        ids = columns["id"]
-        self.ids += ids
-        self.tags += columns["tags"]
-        self.passes += columns["passes"]
-        self.runs += columns["runs"]
-        self.errors += columns["errors"]
-        self.unanswered += columns["unanswered"]
-        self.hashes += columns["item_hash"]
+    def extend(self, other: ItemColumns) -> None:
+        """Append another's items (read a batch at a time)."""
+        self.ids += other.ids
+        self.tags += other.tags
+        self.passes += other.passes
+        self.runs += other.runs
+        self.errors += other.errors
+        self.unanswered += other.unanswered
+        self.hashes += other.hashes
+        self.clusters.update(other.clusters)
+        self.own |= other.own
         self.codes = None
-        if any(columns["cluster"]):  # rare: most reports have neither clusters nor own items
-            pairs = zip(ids, columns["cluster"], strict=True)
-            self.clusters.update((i, c) for i, c in pairs if c is not None)
-        if PULL_REQUEST in columns["origin"]:
-            pairs = zip(ids, columns["origin"], strict=True)
-            self.own.update(i for i, o in pairs if o == PULL_REQUEST)
 
     def with_errors_counted(self) -> ItemColumns:
         """The same items with every run the judge could not judge counted as a failed run."""
@@ -124,34 +128,10 @@ class ItemColumns:
             self.codes = (lists, codes)
         return self.codes
 
-    # Handed from the copy that read a report to the process that gates it (load_pair): the
-    # tags as codes (each distinct list goes once, and comes back shared: no one changes a
-    # column), every column in one marshal blob (plain lists of str and int; several times
-    # faster to write than a pickle, and read by the same interpreter that wrote it).
-    def __getstate__(self) -> bytes:
-        lists, codes = self.tag_codes()
-        columns = (self.ids, self.passes, self.runs, self.errors, self.unanswered, self.hashes)
-        return marshal.dumps((columns, lists, codes, self.clusters, self.own))
-
-    def __setstate__(self, state: bytes) -> None:
-        columns, lists, codes, self.clusters, self.own = marshal.loads(state)
-        self.ids, self.passes, self.runs, self.errors, self.unanswered, self.hashes = columns
-        self.tags = list(map(lists.__getitem__, codes))
-        self.codes = (lists, codes)
-
-
-class NeedsFullParse(Exception):
-    """A record only the full parse can give, where the full parse is not to be done."""
-
 
 class SlimReport:
     """A report's top-level fields (`header`, a Report without results) and its items as
     columns; `record` gives one item in full."""
-
-    # False in a forked copy making rows (render.py): a record that needs the whole report
-    # parsed (a GB for a large one) raises NeedsFullParse there, and the process that made
-    # the copy, which may parse it, makes that row itself.
-    parse_in_full = True
 
     def __init__(self, header: Report, items: ItemColumns, *, source: Report | None = None):
         self.header = header
@@ -165,11 +145,14 @@ class SlimReport:
     def record(self, item_id: str) -> ItemResult | None:
         """The item with every run, for a row; None when the report has no such item."""
         if item_id not in self._records:
-            self._records[item_id] = self._record(item_id)
+            self.prefetch([item_id])
         return self._records[item_id]
 
-    def _record(self, item_id: str) -> ItemResult | None:
-        return self._by_id.get(item_id)
+    def prefetch(self, item_ids: Iterable[str]) -> None:
+        """Have these items' records at hand (a file is read once for all of them)."""
+        for item_id in item_ids:
+            if item_id not in self._records:
+                self._records[item_id] = self._by_id.get(item_id)
 
     @cached_property
     def _by_id(self) -> dict[str, ItemResult]:
@@ -204,380 +187,213 @@ def of(report: Report | SlimReport) -> SlimReport:
     """The slim view of a report held in memory (a SlimReport is its own view)."""
     if isinstance(report, SlimReport):
         return report
-    items = ItemColumns()
-    items.extend(report.results)
     header = report.model_construct(
         **{name: getattr(report, name) for name in type(report).model_fields if name != "results"},
         results=[],
     )
-    return SlimReport(header, items, source=report)
+    return SlimReport(header, ItemColumns.of(report.results), source=report)
 
 
-def load(
-    path: str | Path,
-    *,
-    rows: bool = True,
-    large: int = LARGE_REPORT_BYTES,
-    chunk: int = CHUNK_BYTES,
-) -> SlimReport:
+def load(path: str | Path, *, large: int = LARGE_REPORT_BYTES) -> SlimReport:
     """The slim view of a report file; InputError (one sentence, naming it) for a bad one.
-
-    `rows`: its items may be shown as rows (the candidate's are; a baseline's answers are shown
-    beside them, for the regressed items); without,
-    a large report's records come from a full parse, when asked.
-    `large`: from this many bytes on, the report is read the slim way, `chunk` bytes at a time.
-    """
+    From `large` bytes on, the report is decoded the slim way."""
     path = Path(path)
-    if _size(path) >= large:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # load_report says what is wrong with it
+    if size >= large:
         try:
-            return _read_paused(path, rows=rows, chunk=chunk)
+            return _FileReport.read(path)
         except _Slow:
-            pass  # the full parse says what is wrong, in today's words, or reads it after all
+            pass  # the full parse says what is wrong, in its words, or reads it after all
     return of(load_report(path))
 
 
-def load_pair(
-    report: str | Path,
-    baseline: str | Path | None,
-    *,
-    large: int = LARGE_REPORT_BYTES,
-    meanwhile: Callable[[], object] | None = None,
-) -> tuple[SlimReport, SlimReport | None]:
-    """A report and its baseline. Two large files are read at once: the report by a forked
-    copy of this process (only when no other thread runs here: forking one is unsafe), the
-    baseline here, then `meanwhile` runs (imports the caller will need) until the copy is done.
-    """
-    if (
-        baseline is None
-        or not forked.can_fork()
-        or min(_size(Path(report)), _size(Path(baseline))) < large
-    ):
-        return load(report, large=large), (
-            load(baseline, rows=True, large=large) if baseline is not None else None
-        )
-    # The collector waits till both are read: the baseline's objects, what `meanwhile`
-    # imports and the view handed back are all kept; it would walk them again and again.
-    with gc_paused(), forked.Copy(lambda: _read_paused(Path(report), rows=True)) as copy:
-        base = load(baseline, rows=True, large=large)
-        if meanwhile is not None:
-            meanwhile()
-        view = copy.result()
-    # No copy (another thread runs), or it failed (a report the fast path cannot read: the
-    # full parse says what is wrong) or died: the report is read here.
-    return (view if view is not None else load(report, large=large)), base
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0  # load_report says what is wrong with it
-
-
-@contextlib.contextmanager
-def gc_paused(*, freeze: bool = False) -> Iterator[None]:
-    """The cyclic collector off, while many objects that are all kept are made. `freeze`: and
-    what exists then is frozen before it runs again, so it never walks it (for what is kept
-    until the process ends)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if enabled:
-            gc.enable()
-
-
-def _read_paused(path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
-    # A large report is a few hundred thousand objects, all kept: the cyclic collector would
-    # walk them again and again while they are made (see report.parse_report).
-    with gc_paused():
-        return _FileReport.read(path, rows=rows, chunk=chunk)
-
-
 class _Slow(Exception):
-    """The fast path cannot read this report: parse it in full."""
+    """The slim path cannot vouch for this report: parse it in full."""
 
 
-# What is kept of an item, with the full record's own types, limits and defaults (report.py).
-_FIELDS = ("id", "tags", "passes", "runs", "errors", "unanswered", "cluster", "origin", "item_hash")
+# What is kept of an item, with the full record's own types, limits and defaults (report.py's
+# ItemResult; tests/test_reader.py checks them against the model). Strict: a value the model
+# would coerce (a count written 1.0) or a field it would keep as an extra is left to it.
+_Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
-_DEFAULTS: dict[str, Any] = {
-    name: (None if info.is_required() else info.get_default(call_default_factory=True))
-    for name, info in ItemResult.model_fields.items()
-    if name in _FIELDS
-}
-_DEFAULTS["tags"] = ()  # shared by every item without tags: immutable
-_KNOWN = frozenset((*_FIELDS, "question", "run_results"))
-_NONE = type(None)
-# The exact types (as JSON parses) each kept field may have for the full model (report.py's
-# ItemResult) to keep its value as it is; tests/test_slim.py checks them against the model.
-# Anything else (a count written 1.0, a null where a list belongs): the full parse decides.
-_EXACT: dict[str, frozenset[type]] = {
-    "id": frozenset({str}),
-    "tags": frozenset({list, tuple}),  # tuple: the default, for an item without tags
-    "passes": frozenset({int}),
-    "runs": frozenset({int}),
-    "errors": frozenset({int}),
-    "unanswered": frozenset({int}),
-    "cluster": frozenset({str, _NONE}),
-    "origin": frozenset({str, _NONE}),
-    "item_hash": frozenset({str, _NONE}),
-    "question": frozenset({str, _NONE}),
-}
-_COUNTS = ("passes", "runs", "errors", "unanswered")  # ge=0
-_ORIGINS = frozenset((None, *get_args(get_args(ItemResult.model_fields["origin"].annotation)[0])))
-_NO_RUNS = ()  # `run_results` absent: not `[]`, which the text may hold
+class _Item(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str
+    passes: _Count
+    runs: _Count
+    tags: list[str] = []
+    errors: _Count = 0
+    unanswered: _Count = 0
+    cluster: str | None = None
+    origin: Literal["base", "pull-request"] | None = None
+    question: str | None = None
+    item_hash: str | None = None
+    run_results: list[msgspec.Raw] = []  # never decoded here: a row decodes its item again
 
 
-def _columns(items: list[Any]) -> dict[str, list[Any]]:
-    """The parsed items as columns, each value checked to be what the full model would keep
-    unchanged (a builtin over each column, not a validator an item); _Slow otherwise."""
-    if not all(map(dict.__instancecheck__, items)):
-        raise _Slow
-    columns = {
-        name: list(map(dict.get, items, repeat(name), repeat(_DEFAULTS.get(name))))
-        for name in _EXACT
-    }
-    for name, kinds in _EXACT.items():
-        if not kinds.issuperset(map(type, columns[name])):
-            raise _Slow
-    if any(min(columns[name], default=0) < 0 for name in _COUNTS):
-        raise _Slow
-    if not {str}.issuperset(map(type, chain.from_iterable(columns["tags"]))):
-        raise _Slow
-    if not _ORIGINS.issuperset(columns["origin"]):
-        raise _Slow
-    runs = list(map(dict.get, items, repeat("run_results"), repeat(_NO_RUNS)))
-    if not {list, tuple}.issuperset(map(type, runs)) or any(runs):
-        raise _Slow  # runs this path could not cut, or not a list: read by the full parse
-    return columns
-
-
-class _Layout:
-    """The byte patterns of a report indented by `unit` spaces a level."""
-
-    def __init__(self, unit: int) -> None:
-        pad = b" " * unit
-        self.results = b"\n" + pad + b'"results": [\n'
-        self.item_end = b"\n" + pad * 2 + b"}"
-        self.between = self.item_end + b",\n" + pad * 2 + b"{"
-        self.last = self.item_end + b"\n" + pad + b"]"
-        self.item_start = re.compile(re.escape(b"\n" + pad * 2 + b"{"))
-        # An item's runs: every line indented deeper than its keys, up to the closing bracket.
-        self.runs = re.compile(
-            re.escape(b"\n" + pad * 3 + b'"run_results": [')
-            + b"(?:\n"
-            + re.escape(pad * 4)
-            + b"[^\n]*+)++\n"
-            + re.escape(pad * 3 + b"]")
-        )
-        self.no_runs = b"\n" + pad * 3 + b'"run_results": []'
-
-
-_FIRST_KEY = re.compile(rb"\{\n( +)\"")
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ITEMS = msgspec.json.Decoder(list[_Item])
+_RAW_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 _EVALUATIONS = b'"evaluations"'
+_UTF8_CHUNK = 8 << 20
+_BATCH = 500  # items decoded into structs at once: few transient objects
+
+
+def _results(data: bytes) -> tuple[dict[str, msgspec.Raw], msgspec.Raw]:
+    """The top-level fields, undecoded, and the results among them."""
+    try:
+        top = _TOP.decode(data)
+    except msgspec.DecodeError:
+        raise _Slow from None
+    results = top.get("results")
+    if results is None:
+        raise _Slow
+    return top, results
+
+
+def _check_utf8(data: bytes) -> None:
+    """The text is UTF-8 throughout (the skipped runs too, as the full parse requires)."""
+    if data.isascii():
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), _UTF8_CHUNK):  # a chunk at a time: no 2nd copy
+            decoder.decode(view[start : start + _UTF8_CHUNK])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise _Slow from None
 
 
 class _FileReport(SlimReport):
-    """A slim view read from a file; rows read their item from the file again."""
+    """A slim view read from a file; rows decode their item from its place in the file."""
 
     def __init__(self, header: Report, items: ItemColumns, *, path: Path) -> None:
         super().__init__(header, items)
         self.path = path
-        self.starts: list[int] | None = None  # each item's offset in the file, with rows
         self.evaluations = False  # the text names evaluators' outcomes somewhere
-        self.layout: _Layout | None = None
+        self.starts = array("q")  # each item's offset in the file, and its length
+        self.sizes = array("q")
 
     @classmethod
-    def read(cls, path: Path, *, rows: bool, chunk: int = CHUNK_BYTES) -> _FileReport:
-        with path.open("rb") as handle:
-            return _Reader(handle, path, rows=rows, chunk=chunk).read()
-
-    def _record(self, item_id: str) -> ItemResult | None:
-        index = self._index.get(item_id)
-        if index is None:
-            return None
+    def read(cls, path: Path) -> _FileReport:
+        data = path.read_bytes()
+        _check_utf8(data)
+        top, results = _results(data)
         try:
-            item = self._read_item(index)
-        except (_Slow, InputError, OSError, ValueError):  # bad JSON, UTF-8, fields included
-            item = None
-        if item is None or item.id != item_id:
-            # Something this path cannot vouch for: the full parse says what, or reads it.
-            if not self.parse_in_full:
-                raise NeedsFullParse(item_id)
-            return self._by_id.get(item_id)
-        return item
+            raws = _RAW_ITEMS.decode(results)
+        except msgspec.DecodeError:
+            raise _Slow from None
+        items = ItemColumns()
+        for at in range(0, len(raws), _BATCH):  # a batch at a time: few structs at once
+            try:
+                batch = _ITEMS.decode(b"[" + b",".join(raws[at : at + _BATCH]) + b"]")
+            except msgspec.DecodeError:  # a value the model decides (ValidationError)
+                raise _Slow from None
+            items.extend(ItemColumns.of(batch))
+        if len(set(items.ids)) != len(items) or any(map(gt, items.passes, items.runs)):
+            raise _Slow  # what the model checks across fields: unique ids, passes within runs
+        # Items share a few tag lists: one list each, not one an item.
+        shared: dict[tuple[str, ...], Sequence[str]] = {}
+        items.tags = [shared.setdefault(tuple(tags), tags) for tags in items.tags]
+        report = cls(_header(top, path), items, path=path)
+        report.evaluations = _EVALUATIONS in data
+        report.sizes = array("q", map(len, raws))
+        report.starts = _starts(data, raws[0] if raws else None, report.sizes)
+        return report
+
+    def prefetch(self, item_ids: Iterable[str]) -> None:
+        item_ids = list(item_ids)
+        index = self._index
+        wanted = sorted(
+            (index[item_id], item_id)
+            for item_id in item_ids
+            if item_id not in self._records and item_id in index
+        )
+        for item_id in item_ids:
+            if item_id not in index:
+                self._records[item_id] = None
+        if not wanted:
+            return
+        try:
+            with self.path.open("rb") as handle:
+                texts = []
+                for at, _ in wanted:
+                    handle.seek(self.starts[at])
+                    texts.append(handle.read(self.sizes[at]))
+        except OSError:
+            texts = [b""] * len(wanted)
+        for (_, item_id), text in zip(wanted, texts, strict=True):
+            item = _item(text)
+            if item is None or item.id != item_id:
+                # Something this path cannot vouch for (or the file changed): the full parse
+                # says what, or reads it.
+                item = self._by_id.get(item_id)
+            self._records[item_id] = item
 
     @cached_property
     def _index(self) -> dict[str, int]:
         return dict(zip(self.items.ids, range(len(self.items)), strict=True))
-
-    def _read_item(self, index: int) -> ItemResult | None:
-        """The item parsed as the whole report's parse would parse it (report.py)."""
-        if self.starts is None or self.layout is None:
-            return None
-        start = self.starts[index] + 1  # past the newline before the item's brace
-        end = self.starts[index + 1] if index + 1 < len(self.starts) else self.path.stat().st_size
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            text = os.pread(fd, end - start, start)
-        finally:
-            os.close(fd)
-        close = text.find(self.layout.item_end)
-        if close < 0:
-            return None
-        raw = text[: close + len(self.layout.item_end)]
-        try:
-            # pydantic's own JSON parser: for a valid item the record `json.loads` and the
-            # model give (a lone surrogate is not valid here: the slower way repairs it).
-            item = ItemResult.model_validate_json(raw)
-        except ValueError:
-            fragment = raw.decode("utf-8")
-            data = jsontext.loads(fragment, check_depth=False)
-            if surrogates.may_hold_surrogates(fragment):
-                data, _ = surrogates.repair_json(data)
-            item = ItemResult.model_validate(data)
-        return None if too_deep_item_field(item) else item
 
     def may_have_evaluations(self) -> bool:
         return self.evaluations
 
     @cached_property
     def _full(self) -> Report:
-        return load_report(self.path)  # a bad report: today's sentence, raised here
+        return load_report(self.path)  # a bad report: the full parse's sentence, raised here
 
     def full(self) -> Report:
         return self._full
 
 
-class _Reader:
-    """Reads a report written indented, a chunk at a time, into a _FileReport.
+def _starts(data: bytes, first: msgspec.Raw | None, sizes: array[int]) -> array[int]:
+    """Each item's offset in `data`. The first item's text begins the results array (an item
+    has quoted keys, so it cannot stand verbatim inside a string); between two items there is
+    only whitespace and a comma (the decoder checked the syntax, and that each is an object).
+    A row checks the id it reads there."""
+    starts = array("q")
+    if first is None:
+        return starts
+    at = data.find(bytes(first))
+    if at < 0 or not data[:at].rstrip().endswith(b"["):
+        raise _Slow
+    find = data.index
+    for size in sizes:
+        at = find(b"{", at)
+        starts.append(at)
+        at += size
+    return starts
 
-    One buffer serves every chunk: a new one a chunk (a few hundred MB of allocations for a
-    large report) costs the kernel's page faults more than the parse.
-    """
 
-    def __init__(self, handle: BinaryIO, path: Path, *, rows: bool, chunk: int) -> None:
-        self.handle = handle
-        self.path = path
-        self.rows = rows
-        self.chunk = chunk
-        self.items = ItemColumns()
-        self.starts: list[int] = []
-        self.evaluations = False
-        self._utf8 = codecs.getincrementaldecoder("utf-8")()
-        self._ascii = True
+def _header(top: dict[str, msgspec.Raw], path: Path) -> Report:
+    """Every top-level field, parsed as the full parse parses it (a report with no results)."""
+    text = b",".join(
+        json.dumps(key).encode() + b":" + (b"[]" if key == "results" else bytes(value))
+        for key, value in top.items()
+    )
+    try:
+        return parse_report("{" + text.decode("utf-8") + "}", source=str(path))
+    except (InputError, UnicodeDecodeError):
+        raise _Slow from None
 
-    def _fill(self, buffer: bytearray, filled: int) -> int:
-        """Read on into `buffer` after its first `filled` bytes (grown when full); checked to
-        be UTF-8 (the runs are never parsed). How many bytes it holds now."""
-        if filled == len(buffer):
-            buffer.extend(bytes(self.chunk))  # an item (or the head) larger than the buffer
-        got = self.handle.readinto(memoryview(buffer)[filled:]) or 0
-        # Every byte before was ASCII while `_ascii` holds: the whole buffer tells of the new.
-        if not (self._ascii and buffer.isascii()):
-            self._ascii = False
-            try:
-                self._utf8.decode(memoryview(buffer)[filled : filled + got], final=not got)
-            except UnicodeDecodeError:
-                raise _Slow from None
-        return filled + got
 
-    def read(self) -> _FileReport:
-        buffer = bytearray(2 * self.chunk)
-        filled = self._fill(buffer, 0)
-        first = _FIRST_KEY.match(buffer, 0, filled)
-        if first is None:
-            raise _Slow
-        layout = _Layout(len(first.group(1)))
-        opening = buffer.find(layout.results, 0, filled)
-        while opening < 0:
-            more = self._fill(buffer, filled)
-            if more == filled:
-                raise _Slow
-            filled = more
-            opening = buffer.find(layout.results, 0, filled)
-        start = opening + len(layout.results) - 1  # the newline before the first item
-        head = bytes(buffer[: start - 1])
-        offset = 0  # the file's offset of buffer[0]
-        while True:
-            # Whole items only: up to the last one closed in this buffer, or the results' end.
-            between = buffer.rfind(layout.between, start, filled)
-            last = buffer.find(layout.last, max(between, start), filled)
-            if last >= 0:
-                self._items(buffer, start, last + len(layout.item_end), offset, layout)
-                rest = self.handle.read()
-                self._check_utf8(rest)
-                tail = bytes(buffer[last + len(layout.last) : filled]) + rest
-                break
-            if between >= 0:
-                done = between + len(layout.item_end)
-                self._items(buffer, start, done, offset, layout)
-                start = done + 1  # past the comma
-            # What is left of this buffer's last item moves to its front; more is read after it.
-            kept = filled - start
-            buffer[:kept] = buffer[start:filled]
-            offset, start = offset + start, 0
-            more = self._fill(buffer, kept)
-            if more == kept:
-                raise _Slow  # the results never close
-            filled = more
-        self._check()
-        report = _FileReport(self._header(head + b"[]" + tail), self.items, path=self.path)
-        report.layout = layout
-        # Not looked for without rows (a baseline): asked, the full parse answers.
-        report.evaluations = self.evaluations or not self.rows
-        if self.rows:
-            if len(self.starts) != len(self.items):
-                raise _Slow
-            report.starts = self.starts
-        return report
-
-    def _check_utf8(self, rest: bytes) -> None:
-        if not (self._ascii and rest.isascii()):
-            try:
-                self._utf8.decode(rest, final=True)
-            except UnicodeDecodeError:
-                raise _Slow from None
-
-    def _items(self, buffer: bytearray, start: int, end: int, offset: int, layout: _Layout) -> None:
-        """The items in buffer[start:end]: from one's opening newline to another's brace."""
-        if self.rows:
-            found = [m.start() for m in layout.item_start.finditer(buffer, start, end)]
-            self.starts += map(offset.__add__, found)
-            self.evaluations = self.evaluations or buffer.find(_EVALUATIONS, start, end) >= 0
-        slim = layout.runs.sub(layout.no_runs, memoryview(buffer)[start:end])
+def _item(text: bytes) -> ItemResult | None:
+    """The item validated as the whole report's parse validates it (report.py); None for one
+    the full parse must judge."""
+    try:
+        # pydantic's own JSON parser: for a valid item the record `json.loads` and the
+        # model give (a lone surrogate is not valid here: the slower way repairs it).
+        item = ItemResult.model_validate_json(text)
+    except ValueError:
         try:
-            # pydantic's own JSON parser, as the full parse's (a lone surrogate is bad JSON to
-            # both); the values' types are checked a column at a time (_columns). Keys are
-            # cached: every item has the same few; values are not: ids and hashes are unique.
-            items = from_json(b"[" + slim + b"]", cache_strings="keys")
-        except ValueError:  # bad JSON
-            raise _Slow from None
-        columns = _columns(items)
-        if not all(map(_KNOWN.issuperset, items)):  # unknown fields: rare
-            for item in items:
-                if _too_deep({k: v for k, v in item.items() if k not in _KNOWN}):
-                    raise _Slow
-        self.items.extend_columns(columns)
-
-    def _header(self, text: bytes) -> Report:
-        """Every top-level field, parsed as ever (a report with no results)."""
-        try:
-            return parse_report(text.decode("utf-8"), source=str(self.path))
-        except (InputError, UnicodeDecodeError):
-            raise _Slow from None
-
-    def _check(self) -> None:
-        """What the full model checks across fields: unique ids, passes within runs."""
-        items = self.items
-        if len(set(items.ids)) != len(items) or any(map(gt, items.passes, items.runs)):
-            raise _Slow
-
-
-def _too_deep(extra: dict[str, Any]) -> bool:
-    return any(jsontext.nested_deeper(value, jsontext.MAX_DEPTH) for value in extra.values())
+            fragment = text.decode("utf-8")
+            data = jsontext.loads(fragment, check_depth=False)
+            if surrogates.may_hold_surrogates(fragment):
+                data, _ = surrogates.repair_json(data)
+            item = ItemResult.model_validate(data)
+        except (ValueError, InputError):
+            return None
+    return None if too_deep_item_field(item) else item

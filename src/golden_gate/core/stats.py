@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,51 +22,12 @@ MONTE_CARLO_DRAWS = 200_000
 MONTE_CARLO_SEED = 20240917
 
 
-def prepare() -> None:
-    """Import what a p-value needs now (a command with time to spare before it needs one)."""
-    special()
-
-
 @functools.cache
 def special() -> ModuleType:
-    """`scipy.special`, imported once.
-
-    Its array-API layer lists numpy's namespace, and so imports each submodule numpy loads only
-    when asked (f2py, testing, ma, random, ...: 50–90 ms, f2py most of it) though it reads
-    none of them. They are registered first as lazy modules (the standard library's
-    `importlib.util.LazyLoader`): each loads as soon as anything reads from it, as before.
-    """
-    import numpy
-
-    for name in sorted(set(dir(numpy)) - set(vars(numpy))):
-        _lazy_submodule(numpy, name)
+    """`scipy.special`, imported once, when a p-value first needs it."""
     import scipy.special
 
     return scipy.special
-
-
-def _lazy_submodule(package: ModuleType, name: str) -> None:
-    """`package.name`, a pure-Python submodule not imported yet, as a module that loads when
-    first read from (anything else is left as it is)."""
-    import importlib.machinery
-    import importlib.util
-
-    qualified = f"{package.__name__}.{name}"
-    if qualified in sys.modules:
-        return
-    try:
-        spec = importlib.util.find_spec(qualified)
-    except (ImportError, ValueError):
-        return
-    if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-        return
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[qualified] = module
-    spec.loader.exec_module(module)
-    # As the import system binds a loaded submodule: the package's own lazy lookup (which
-    # imports it again by name) is not consulted for it.
-    setattr(package, name, module)
 
 
 def z_value(confidence: float) -> float:

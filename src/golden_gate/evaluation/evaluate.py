@@ -11,7 +11,6 @@ have to pass it around.
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
 import math
@@ -897,10 +896,6 @@ async def evaluate(
         tasks.append(probing)
     heartbeat = asyncio.ensure_future(progress.heartbeat()) if progress else None
     interrupted = False
-    # What exists now (the judge's SDKs alone are ~200,000 objects) outlives the evaluation:
-    # kept out of the collector's reach, a full collection no longer stalls every call in
-    # flight for ~0.1 s while it walks them.
-    gc.freeze()
     try:
         await _gather_within_budget(evaluation, tasks)
     except asyncio.CancelledError:
@@ -913,7 +908,6 @@ async def evaluate(
         if current is not None:
             current.uncancel()
     finally:
-        gc.unfreeze()
         await evaluation.checker.close()
         if heartbeat is not None:
             heartbeat.cancel()

@@ -17,12 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from itertools import chain, compress
 from pathlib import Path
-from typing import ParamSpec
 
 import jinja2
 from pydantic import BaseModel
 
-from golden_gate import forked, redaction
+from golden_gate import redaction
 from golden_gate.core import slim, trajectory
 from golden_gate.core.cost import cost_terms, money, performance_line
 from golden_gate.core.gate import GateResult
@@ -36,10 +35,9 @@ from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.rendering.escape import code_span, inline, legacy_marker_id, marker_id
 
-P = ParamSpec("P")
+MANY_ROWS = 500  # from this many rows, their records are read before the first render
 UNTAGGED = ["(untagged)"]
 
-MANY_ROWS = 500  # from this many rows to escape, half are escaped by a forked copy
 COMMENT_LIMIT = 60_000  # GitHub rejects comment bodies over 65,536 characters
 SUMMARY_LIMIT = 1_000_000  # bytes: the runner rejects step summaries over 1 MiB (1,048,576)
 MARKER_PREFIX = "<!-- golden-gate:report id="
@@ -657,25 +655,12 @@ class _Context:
         )
 
     def make_rows(self, sections: Iterable[str]) -> None:
-        """Escape the rows of these sections now: when there are many, half of them in a
-        forked copy of this process (each row reads its item from the report and escapes it:
-        about 0.1 ms). Rows it does not hand back are made when first listed, as ever."""
+        """Have the records of these sections' rows at hand: a report read the slim way reads
+        its file once for all of them, not once a row."""
         wanted = dict.fromkeys(chain.from_iterable(self.sections[name] for name in sections))
-        ids = [i for i in wanted if i not in self._rows]
-        if len(ids) < MANY_ROWS:
-            return
-        mine, theirs = ids[: len(ids) // 2], ids[len(ids) // 2 :]
-
-        def their_rows() -> list[Row]:  # in the copy: no second full parse of a bad report
-            self.report.parse_in_full = False
-            return list(map(self.row, theirs))
-
-        with forked.Copy(their_rows) as copy:
-            for item_id in mine:
-                self.row(item_id)
-            rows = copy.result()
-        if rows is not None:
-            self._rows.update(zip(theirs, rows, strict=True))
+        self.report.prefetch(i for i in wanted if i not in self._rows)
+        if self._baseline is not None and "regressed" in sections:
+            self._baseline.prefetch(i for i in self.sections["regressed"] if i not in self._befores)
 
     def shown(self, max_rows: int) -> dict[str, int]:
         """How many rows each section shows at `max_rows`."""
@@ -710,23 +695,6 @@ class _Context:
         }
 
 
-def _collector_paused(render: Callable[P, str]) -> Callable[P, str]:
-    """`render` with the cyclic collector off: the rows it reads and escapes are kept (the
-    summary shows them again), and the collector would walk them again and again while they
-    are made. The built-in templates leave next to no cycles behind; a user's template is not
-    trusted to, and renders with the collector on."""
-
-    @functools.wraps(render)
-    def paused(*args: P.args, **kwargs: P.kwargs) -> str:
-        if kwargs.get("user_template") is not None:
-            return render(*args, **kwargs)
-        with slim.gc_paused():
-            return render(*args, **kwargs)
-
-    return paused
-
-
-@_collector_paused
 def render(
     report: Report | SlimReport,
     gate: GateResult,
@@ -816,14 +784,6 @@ def check_template(user_template: Path) -> None:
     """Load (parse) a user's template as `render` will: an error is said before it is needed.
     What it includes, and what it does with the data, can only fail when it renders."""
     _load(user_template.name, user_template)
-
-
-def prepare() -> None:
-    """Compile the built-in templates now (a command with time to spare before it renders)."""
-    env = _environment(templates_dir(), None)
-    # The parts they include too: compiled when first included otherwise, at the first render.
-    for name in ("comment.md.j2", "summary.md.j2", "_body.md.j2", "_table.md.j2"):
-        env.get_template(name)
 
 
 def render_comment(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
