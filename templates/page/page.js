@@ -145,7 +145,7 @@
     return node;
   }
   function trend(t) {
-    var W = 640, H = 220, L = 40, R = 10, T = 10, B = 40;
+    var W = 640, H = 220, L = 40, R = 36, T = 10, B = 40;
     var n = t.points.length;
     var x = function (i) { return L + (n > 1 ? i * (W - L - R) / (n - 1) : (W - L - R) / 2); };
     var y = function (v) { return T + (1 - Math.max(0, Math.min(1, v))) * (H - T - B); };
