@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Remakes docs/images/report-page.png: the demo's report page with the regressed items shown and
-# one opened (its expected pages ranked against the baseline's), as headless Chromium (Debian's, see setup-mermaid.sh) draws it. Offline.
+# Remakes docs/images/report-page.png: the demo's report page (the retrieval figures, the trend)
+# with the regressed items shown and one opened (its expected page ranked against the
+# baseline's), as headless Chromium (Debian's, see setup-mermaid.sh) draws it. Offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)

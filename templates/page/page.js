@@ -399,9 +399,10 @@
   // sources), and the expected tool calls: what the item asked for beside what it got.
   function expectations(item) {
     var box = el("div", "expected");
+    var k = data.retrieval ? data.retrieval.k : "k";
     if (item.rt) {
       box.appendChild(el("h3", "", "Retrieval: expected pages by rank" +
-        (item.f.indexOf("retrieval-fell") >= 0 ? " (hit@" + data.retrieval.k + " fell)" : "")));
+        (item.f.indexOf("retrieval-fell") >= 0 ? " (hit@" + k + " fell)" : "")));
       var table = el("table", "ranks");
       var head = el("tr");
       ["expected page", "rank this run", "rank in the baseline"].forEach(function (h) { head.appendChild(el("th", "", h)); });
@@ -414,7 +415,7 @@
         table.appendChild(tr);
       });
       box.appendChild(table);
-      box.appendChild(el("p", "muted", "hit@" + data.retrieval.k + ": " + pct(item.rt.h[0]) +
+      box.appendChild(el("p", "muted", "hit@" + k + ": " + pct(item.rt.h[0]) +
         (data.baseline ? " (baseline " + pct(item.rt.h[1]) + ")" : "") + "; each run's sources are listed below, in rank order"));
     }
     if (item.xt) {
