@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Remakes docs/images/report-page.png: the demo's report page with the regressed items shown and
-# one opened, as headless Chromium (Debian's, see setup-mermaid.sh) draws it. Offline.
+# Remakes docs/images/report-page.png: the demo's report page (the retrieval figures, the trend)
+# with the regressed items shown and one opened (its expected page ranked against the
+# baseline's), as headless Chromium (Debian's, see setup-mermaid.sh) draws it. Offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -8,7 +9,7 @@ trap 'rm -rf "$out"' EXIT
 .venv/bin/golden-gate demo --out "$out" >/dev/null 2>&1
 mkdir -p docs/images
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-    --disable-background-networking --virtual-time-budget=3000 --window-size=1400,1150 \
+    --disable-background-networking --virtual-time-budget=3000 --window-size=1400,2000 \
     --screenshot=docs/images/report-page.png \
-    "file://$out/report.html#status=regressed&open=backups-restore" 2>/dev/null
+    "file://$out/report.html#status=regressed&open=trouble-sealed-503" 2>/dev/null
 echo "wrote docs/images/report-page.png"

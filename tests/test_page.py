@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from golden_gate.core import retrieval
 from golden_gate.core.gate import GateSettings, evaluate_gate
 from golden_gate.core.report import (
     CheckOutcome,
@@ -19,6 +20,8 @@ from golden_gate.core.report import (
     JudgeVote,
     Report,
     RunResult,
+    ToolCall,
+    TurnResult,
     Verdict,
     load_report,
 )
@@ -491,3 +494,166 @@ def test_a_subset_lists_as_removed_only_the_baseline_items_it_should_have_asked(
     assert [i["id"] for i in data["items"] if "removed" in i["f"]] == [REGRESSED]
     figure = dict(data["figures"])["only in one report"]
     assert "10 only in the baseline (1 within this run's selection" in figure
+
+
+# -- retrieval ranks, tool calls and conversation turns ---------------------------------------
+
+DOCS = "https://docs.example/backups"
+OTHERS = [f"https://docs.example/other-{n}" for n in range(5)]
+
+
+def _agents(tmp_path: Path, hostile: str | None = None) -> Path:
+    """A baseline and a candidate with retrieval (sources-path), an agent's tool calls and a
+    conversation; with `hostile`, every string an answer or a PR could write is it."""
+    text = hostile or ""
+    url = hostile if hostile is not None else DOCS
+    source = "javascript:window.__pwned=9" if hostile is not None else DOCS
+    expected = [url, "https://docs.example/restore"]
+    per_item = {
+        # id: (this run's sources, the baseline's)
+        "restore": ([[*OTHERS, source]], [[source, "x"]]),  # rank 6 now: out of the top 5
+        "steady": ([[source]], [[source]]),
+    }
+
+    def report(side: int) -> Report:
+        results = [
+            ItemResult(
+                id=item_id,
+                passes=1,
+                runs=1,
+                question=f"{item_id}? {text}",
+                run_results=[
+                    RunResult(status="pass", answer="answer " + text, sources=runs[side][0])
+                ],
+            )
+            for item_id, runs in per_item.items()
+        ]
+        results.append(
+            ItemResult(
+                id="agent",
+                passes=side,
+                runs=1,
+                expected_tools=[
+                    'search({"q":"/refund/"})',
+                    "open_ticket(*)",
+                    *([text] if text else []),
+                ],
+                run_results=[
+                    RunResult(
+                        status="pass" if side else "fail",
+                        answer="done " + text,
+                        tool_calls=[
+                            ToolCall(name="search" + text, arguments='{"q":"refund ' + text + '"}'),
+                            ToolCall(name="close_ticket", arguments="{}"),
+                        ],
+                    )
+                ],
+            )
+        )
+        results.append(
+            ItemResult(
+                id="chat",
+                passes=side,
+                runs=1,
+                run_results=[
+                    RunResult(
+                        status="pass" if side else "fail",
+                        answer="second answer " + text,
+                        failed_turn=None if side else 2,
+                        turns=[
+                            TurnResult(
+                                turn=1,
+                                question="first question " + text,
+                                status="pass",
+                                answer="first answer " + text,
+                            ),
+                            TurnResult(
+                                turn=2,
+                                question="second question " + text,
+                                status="pass" if side else "fail",
+                                answer="second answer " + text,
+                                why="" if side else "judge: forgot the context " + text,
+                            ),
+                        ],
+                    )
+                ],
+            )
+        )
+        observed = [(i, [], expected, runs[side]) for i, runs in per_item.items()]
+        return Report(judge="j", results=results, retrieval=retrieval.record(observed, k=5))
+
+    save(report(0), tmp_path / "candidate.json")
+    save(report(1), tmp_path / "baseline.json")
+    page = tmp_path / "agents.html"
+    done = golden_gate(
+        "view", tmp_path / "candidate.json", "--baseline", tmp_path / "baseline.json", "-o", page
+    )
+    assert done.returncode == 0, done.stderr
+    return page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_retrieval_ranks_tool_calls_and_turns_show_beside_the_baseline(tmp_path):
+    page = _agents(tmp_path)
+    with browser() as tab:
+        tab.open(page.as_uri())
+        tab.wait("document.body.dataset.ready === '1'")
+        figures = tab.eval(_text("#retrieval dt, #retrieval dd"))
+        assert figures[:4] == ["hit@5", "50.0% (baseline 100.0%)", "MRR", "0.583 (baseline 1.000)"]
+        assert "hit@5 fell for 1, rose for 0 of 2 shared; p = 0.5" in figures
+        tab.eval(_select("retrieval-fell"))
+        assert tab.eval(_rows()) == ["restore"]
+        tab.eval(_open("restore"))
+        ranks = tab.eval(
+            "[...document.querySelectorAll('td.detail table.ranks tr')]"
+            ".map(r => [...r.cells].map(c => c.textContent))"
+        )
+        assert ranks == [
+            ["expected page", "rank this run", "rank in the baseline"],
+            [DOCS, "6", "1"],
+            ["https://docs.example/restore", "not returned", "not returned"],
+        ]
+        assert "hit@5 fell" in " ".join(tab.eval(_text("td.detail h3")))
+        sources = tab.eval(_text("td.detail .sources li"))
+        assert sources == [DOCS, "x", *OTHERS, DOCS]  # the baseline's, this run's
+        assert tab.eval("document.querySelectorAll('td.detail a').length") == 0  # text only
+
+        tab.eval("location.hash = '#open=agent'")
+        tab.wait("document.querySelector('td.detail ol.calls') !== null")
+        calls = tab.eval(_text("td.detail ol.calls"))
+        assert calls[0] == 'search({"q":"/refund/"})open_ticket(*)'  # expected
+        assert tab.eval(_text("td.detail .side:last-child ol.calls li")) == [
+            'search({"q":"refund "})',
+            "close_ticket()",
+        ]
+
+        tab.eval("location.hash = '#open=chat'")
+        tab.wait("document.querySelector('td.detail ol.turns') !== null")
+        turns = tab.eval(_text("td.detail .side:last-child li.turn > p"))
+        assert turns[:2] == ["turn 1: pass", "turn 2: fail — the first turn that did not pass"]
+        assert tab.eval(_text("td.detail .side:last-child li.failed-turn .why")) == [
+            "why: judge: forgot the context "
+        ]
+        assert tab.eval(_text("td.detail .side:first-child li.failed-turn")) == []
+    assert tab.errors == []
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_hostile_tool_calls_turns_and_sources_render_as_text_and_run_nothing(tmp_path):
+    page = _agents(tmp_path, hostile=PAYLOAD)
+    with browser() as tab:
+        tab.open(page.as_uri())
+        tab.wait("document.body.dataset.ready === '1'")
+        for item_id in ("restore", "agent", "chat"):
+            tab.eval(f"location.hash = {json.dumps('#open=' + item_id)}")
+            tab.wait(f"document.querySelector('tr.open button')?.textContent === '{item_id}'")
+            detail = tab.eval("document.querySelector('td.detail').textContent")
+            assert PAYLOAD in detail
+            if item_id == "restore":
+                assert tab.eval(_text("td.detail td.url"))[0] == PAYLOAD
+                assert "javascript:window.__pwned=9" in tab.eval(_text("td.detail .sources li"))
+            if item_id == "agent":
+                assert PAYLOAD in tab.eval(_text("td.detail ol.calls li"))  # expected, as is
+            tab.eval("new Promise(done => setTimeout(done, 300))")
+            assert not tab.eval(SCRIPT_RAN)
+    assert tab.errors == []

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from golden_gate.core import retrieval
 from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import Report
+from golden_gate.core.report import Report, RunStats
 from golden_gate.rendering import terminal
 from tests.helpers import item
 
@@ -72,8 +73,9 @@ def test_the_demo_in_a_terminal_shows_the_verdict_figures_and_reasons_in_colour(
     assert "pass rate 8/14 (57.1%)" in " ".join(plain.split())
     assert "vs baseline 6 regressed, 0 improved of 14 shared" in " ".join(plain.split())
     assert "Regressed items (6)" in plain
+    table = plain.split("Regressed items (6)", 1)[1]  # (the retrieval row names ids too)
     for item_id, why in REGRESSED.items():
-        line = next(line for line in plain.splitlines() if item_id in line)
+        line = next(line for line in table.splitlines() if item_id in line)
         assert why[:40] in line
     assert f"page: {tmp_path / 'out' / 'report.html'}" in plain
     assert "<!-- golden-gate:report" not in pane  # the Markdown stays in comment.md
@@ -85,6 +87,14 @@ def test_no_color_keeps_the_summary_and_drops_every_escape_code(tmp_path):
     assert "\x1b" not in pane
     assert "FAILED  golden-gate: below the floor" in pane
     assert all(item_id in pane for item_id in REGRESSED)
+    # The demo measures retrieval (sources-path) and prices the assistant's tokens.
+    flat = " ".join(pane.split())
+    assert re.search(r"retrieval hit@5 69\.2%, MRR 0\.\d{3} over 13 items \(baseline hit@5", flat)
+    fell = flat.split("retrieval fell ", 1)[1].split(" cost ", 1)[0]
+    assert "trouble-sealed-503 (rank 1 → not returned)" in fell
+    assert "install-ports (rank 1 → 6)" in fell
+    assert re.search(r"cost assistant \$0\.\d+", flat)
+    assert "judge requests" not in flat  # the demo's judge needed no retry
 
 
 def test_a_pipe_or_ci_gets_the_plain_lines():
@@ -111,6 +121,41 @@ def test_an_items_id_and_reason_cannot_drive_the_terminal_or_rich_markup():
     assert "\x1b" not in without_ours and "\x07" not in text and "\u202e" not in text
     assert "[bold red]id[/bold red]" in text and "[link=https://evil.example]x[/link]" in text
     assert "]8;" not in text  # no hyperlink escape
+
+
+def _retrieval_report(ids: list[str], rank: int | None, stats: RunStats) -> Report:
+    pages = ["https://docs.example/a"]
+    runs = [["https://docs.example/a"] if rank == 1 else ["https://docs.example/b"]]
+    record = retrieval.record([(i, [], pages, runs) for i in ids], k=1)
+    return Report(judge="j", results=[item(i, True) for i in ids], retrieval=record, stats=stats)
+
+
+def test_retrieval_cost_and_judge_retries_show_when_there_is_something_to_say():
+    hostile = "\x1b[2Jfell\u202e[bold]x[/bold]"
+    ids = ["steady", hostile]
+    base = _retrieval_report(ids, 1, RunStats())
+    cand = _retrieval_report(
+        ids,
+        None,
+        RunStats(judge_calls=10, judge_attempts=13, cost_usd=0.125, assistant_cost_usd=0.00004),
+    )
+    gate = evaluate_gate(cand, base, GateSettings(floor=0))
+    text = terminal.summary(gate, cand, colours=False, width=200)
+    flat = " ".join(text.split())
+    assert "retrieval hit@5 0.0%, MRR 0.000 over 2 items (baseline hit@5 100.0%, MRR 1.000)" in flat
+    # The id as text: its escape and bidi characters out, rich's markup not parsed.
+    assert "retrieval fell [2Jfell[bold]x[/bold] (rank 1 → not returned), steady (rank 1" in flat
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "cost judge $0.12 + assistant $0.000040" in flat
+    assert "judge requests 13 for 10 calls (3 retries)" in flat
+    # Nothing to say: no retrieval, no prices, every call answered on its first try.
+    plain = Report(
+        judge="j", results=[item("a", True)], stats=RunStats(judge_calls=4, judge_attempts=4)
+    )
+    quiet = terminal.summary(
+        evaluate_gate(plain, None, GateSettings(floor=0)), plain, colours=False
+    )
+    assert "retrieval" not in quiet and "cost" not in quiet and "judge requests" not in quiet
 
 
 def test_without_a_baseline_the_failed_items_are_listed_with_their_reasons():

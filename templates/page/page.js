@@ -86,6 +86,7 @@
       document.querySelectorAll("#tags .base-col").forEach(function (th) { th.remove(); });
     }
     if (data.trend) trend(data.trend);
+    if (data.retrieval) retrievalBox(data.retrieval);
     data.evaluators.forEach(function (name) {
       var option = el("option", "", name);
       option.value = name;
@@ -97,6 +98,43 @@
         if (option) option.disabled = true;
       });
     }
+    if (!data.retrieval || !data.retrieval.test) {
+      document.querySelector('#f-status option[value="retrieval-fell"]').disabled = true;
+    }
+  }
+
+  // The retrieval layer: hit@k, MRR and recall@k beside the baseline's, and what it decided.
+  function pct(v) { return v === null || v === undefined ? "—" : (v * 100).toFixed(1) + "%"; }
+  function retrievalBox(r) {
+    var box = $("retrieval-box");
+    var figures = $("retrieval");
+    function row(name, now, base) {
+      figures.appendChild(el("dt", "", name));
+      figures.appendChild(el("dd", "", now + (data.baseline ? " (baseline " + base + ")" : "")));
+    }
+    var now = r.now, base = r.base;
+    if (now) {
+      row("hit@" + r.k, pct(now[0]), base ? pct(base[0]) : "—");
+      row("MRR", now[1].toFixed(3), base ? base[1].toFixed(3) : "—");
+      row("recall@" + r.k, pct(now[2]), base ? pct(base[2]) : "—");
+      row("items measured", String(now[3]), base ? String(base[3]) : "—");
+    }
+    if (r.bound !== null && r.bound !== undefined) {
+      figures.appendChild(el("dt", "", "hit@" + r.k + " lower bound"));
+      figures.appendChild(el("dd", "", r.bound.toFixed(4) + (r.floor ? " (floor " + r.floor.toFixed(2) + ")" : " (no floor)")));
+    }
+    if (r.test) {
+      figures.appendChild(el("dt", "", "vs baseline"));
+      figures.appendChild(el("dd", "", "hit@" + r.k + " fell for " + r.test[0] + ", rose for " + r.test[1] +
+        " of " + r.test[2] + " shared; p = " + Number(r.test[3].toPrecision(4))));
+    }
+    if (r.without) {
+      figures.appendChild(el("dt", "", "without sources"));
+      figures.appendChild(el("dd", "", r.without + " item(s) with expected pages returned no sources"));
+    }
+    r.reasons.forEach(function (reason) { $("retrieval-notes").appendChild(el("li", "st-fail", reason)); });
+    r.notes.forEach(function (note) { $("retrieval-notes").appendChild(el("li", "muted", note)); });
+    box.hidden = false;
   }
 
   // The trend as an SVG line chart (drawn with DOM calls: no markup is parsed), and a table
@@ -107,7 +145,7 @@
     return node;
   }
   function trend(t) {
-    var W = 640, H = 220, L = 40, R = 10, T = 10, B = 40;
+    var W = 640, H = 220, L = 40, R = 36, T = 10, B = 40;
     var n = t.points.length;
     var x = function (i) { return L + (n > 1 ? i * (W - L - R) / (n - 1) : (W - L - R) / 2); };
     var y = function (v) { return T + (1 - Math.max(0, Math.min(1, v))) * (H - T - B); };
@@ -315,9 +353,79 @@
       run.src.forEach(function (s) { sources.appendChild(el("li", "", s)); });
       box.appendChild(sources);
     }
+    if (run.tc) {
+      box.appendChild(el("h4", "", "tool calls"));
+      box.appendChild(callList(run.tc));
+    }
+    if (run.tn) {
+      box.appendChild(el("h4", "", "conversation, turn by turn"));
+      var turns = el("ol", "turns");
+      run.tn.forEach(function (t) {
+        var failed = run.ft === t[0];
+        var li = el("li", "turn" + (failed ? " failed-turn" : ""));
+        li.value = t[0];
+        li.appendChild(el("p", "st-" + t[2], "turn " + t[0] + ": " + t[2] + (failed ? " — the first turn that did not pass" : "")));
+        li.appendChild(el("div", "answer question", t[1]));
+        li.appendChild(el("div", "answer", t[3] === null || t[3] === undefined ? "(no answer)" : t[3]));
+        if (t[4]) li.appendChild(el("p", "why", "why: " + t[4]));
+        if (t[5]) li.appendChild(callList(t[5]));
+        turns.appendChild(li);
+      });
+      box.appendChild(turns);
+    }
     if (run.x) {
       box.appendChild(el("h4", "", "other recorded fields"));
       box.appendChild(el("pre", "", run.x));
+    }
+    return box;
+  }
+
+  function callList(calls) {
+    if (!calls.length) return el("p", "muted", "no tool called");
+    var list = el("ol", "calls");
+    calls.forEach(function (c) {
+      list.appendChild(el("li", "", c[0] + "(" + (c[1] && c[1] !== "{}" ? c[1] : "") + ")"));
+    });
+    return list;
+  }
+
+  function ranksText(runs) {
+    if (runs === null || runs === undefined) return "—";
+    if (!runs.length) return "no sources returned";
+    return runs.map(function (r) { return r === null ? "not returned" : String(r); }).join(", ");
+  }
+
+  // The expected pages' ranks this run and in the baseline (one figure a run that returned
+  // sources), and the expected tool calls: what the item asked for beside what it got.
+  function expectations(item) {
+    var box = el("div", "expected");
+    var k = data.retrieval ? data.retrieval.k : "k";
+    if (item.rt) {
+      box.appendChild(el("h3", "", "Retrieval: expected pages by rank" +
+        (item.f.indexOf("retrieval-fell") >= 0 ? " (hit@" + k + " fell)" : "")));
+      var table = el("table", "ranks");
+      var head = el("tr");
+      ["expected page", "rank this run", "rank in the baseline"].forEach(function (h) { head.appendChild(el("th", "", h)); });
+      table.appendChild(head);
+      item.rt.e.forEach(function (page) {
+        var tr = el("tr");
+        tr.appendChild(el("td", "url", page[0]));
+        tr.appendChild(el("td", "", ranksText(page[1])));
+        tr.appendChild(el("td", "", data.baseline ? ranksText(page[2]) : "—"));
+        table.appendChild(tr);
+      });
+      box.appendChild(table);
+      box.appendChild(el("p", "muted", "hit@" + k + ": " + pct(item.rt.h[0]) +
+        (data.baseline ? " (baseline " + pct(item.rt.h[1]) + ")" : "") + "; each run's sources are listed below, in rank order"));
+    }
+    if (item.xt) {
+      box.appendChild(el("h3", "", "Expected tool calls"));
+      if (!item.xt.length) box.appendChild(el("p", "muted", "none"));
+      else {
+        var list = el("ol", "calls");
+        item.xt.forEach(function (c) { list.appendChild(el("li", "", c)); });
+        box.appendChild(list);
+      }
     }
     return box;
   }
@@ -338,6 +446,7 @@
     td.colSpan = 6;
     td.appendChild(el("h3", "", "Question"));
     td.appendChild(el("div", "answer question", item.q || "(not recorded)"));
+    if (item.rt || item.xt) td.appendChild(expectations(item));
     var pair = el("div", "pair");
     if (data.baseline) pair.appendChild(sideBlock("Baseline", item.b, "not in the baseline"));
     pair.appendChild(sideBlock("This run", item.rm ? null : item, "not in this run: the item is only in the baseline"));

@@ -17,8 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from golden_gate import redaction, surrogates
+from golden_gate.core import retrieval
 from golden_gate.core.gate import GateResult
-from golden_gate.core.report import EvaluatorOutcome, ItemResult, Report, RunResult, counts
+from golden_gate.core.report import (
+    EvaluatorOutcome,
+    ItemResult,
+    Report,
+    RetrievalFigures,
+    RetrievalItem,
+    RetrievalRecord,
+    RunResult,
+    ToolCall,
+    counts,
+)
 from golden_gate.files import write_result
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.rendering.render import templates_dir
@@ -27,6 +38,8 @@ from golden_gate.rendering.render import templates_dir
 # without bound with a runaway answer.
 TEXT_LIMIT = 20_000
 _EXTRA_LIMIT = 4_000
+# Tool calls, turns and expected pages listed per run or item (the report bounds them too).
+_MAX_LISTED = 50
 # A character that could end the data block or a JavaScript string, as a JSON escape.
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -68,10 +81,30 @@ def _run(run: RunResult, *, with_answer: bool) -> dict[str, Any]:
         record["err"] = _text(f"{run.error_side or 'error'}: {run.error}", 2000)
     if run.sources:
         record["src"] = [_text(s, 500) for s in run.sources[:50]]
+    if run.tool_calls is not None:  # an empty list is a finding: no tool was called
+        record["tc"] = _calls(run.tool_calls)
+    if run.turns:
+        record["tn"] = [
+            [
+                t.turn,
+                _text(t.question, 4000),
+                t.status,
+                _text(t.answer, 4000),
+                _text(t.why, 2000),
+                _calls(t.tool_calls) if t.tool_calls is not None else None,
+            ]
+            for t in run.turns[:_MAX_LISTED]
+        ]
+        if run.failed_turn is not None:
+            record["ft"] = run.failed_turn
     if run.__pydantic_extra__:  # what later steps record (trajectories, turns): shown as is
         extra = json.dumps(run.__pydantic_extra__, ensure_ascii=False, indent=1, default=str)
         record["x"] = _text(extra, _EXTRA_LIMIT)
     return record
+
+
+def _calls(calls: list[ToolCall]) -> list[list[str | None]]:
+    return [[_text(c.name, 200), _text(c.arguments, 500)] for c in calls[:_MAX_LISTED]]
 
 
 def _runs(item: ItemResult) -> list[dict[str, Any]]:
@@ -112,7 +145,33 @@ def _flags(item: ItemResult, base: ItemResult | None) -> list[str]:
     return flags
 
 
-def _item(item: ItemResult, base: ItemResult | None) -> dict[str, Any]:
+def _retrieval_item(now: RetrievalItem, before: RetrievalItem | None, k: int) -> dict[str, Any]:
+    """Each expected page's rank in each run that returned sources (None: not returned), this
+    run's and the baseline's, and the item's hit@k both times: a few numbers an item."""
+    expected = now.expected[:_MAX_LISTED]
+    base_at = {url: n for n, url in enumerate(before.expected)} if before is not None else {}
+    pages = []
+    for n, url in enumerate(expected):
+        mine = [run[n] if n < len(run) else None for run in now.ranks]
+        if before is None or url not in base_at:
+            theirs = None
+        else:
+            at = base_at[url]
+            theirs = [run[at] if at < len(run) else None for run in before.ranks]
+        pages.append([_text(url, 500), mine, theirs])
+    record: dict[str, Any] = {"e": pages}
+    score = retrieval.item_score(now, k)
+    base_score = retrieval.item_score(before, k) if before is not None else None
+    record["h"] = [
+        float(score.hit) if score is not None else None,
+        float(base_score.hit) if base_score is not None else None,
+    ]
+    return record
+
+
+def _item(
+    item: ItemResult, base: ItemResult | None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "id": item.id,
         "tags": item.tags,
@@ -127,6 +186,13 @@ def _item(item: ItemResult, base: ItemResult | None) -> dict[str, Any]:
     failed_by = _failed_by(item)
     if failed_by:
         record["ev"] = failed_by
+    if item.expected_tools is not None:
+        record["xt"] = [_text(t, 500) for t in item.expected_tools[:_MAX_LISTED]]
+    if extra:
+        if extra.get("fell"):
+            record["f"].append("retrieval-fell")
+        if "rt" in extra:
+            record["rt"] = extra["rt"]
     if base is not None:
         record["b"] = {
             "p": base.passes,
@@ -257,6 +323,56 @@ def _trend(gate: GateResult, history: list[TrendPoint] | None) -> dict[str, Any]
     return {"floor": gate.settings.floor, "points": points[-24:]}
 
 
+def _retrieval_extras(
+    report: Report, gate: GateResult, baseline: Report | None
+) -> dict[str, dict[str, Any]]:
+    """Per measured item: its expected pages' ranks (`rt`), and the `retrieval-fell` filter's
+    flag for the items whose hit@k fell."""
+    record = report.retrieval
+    if record is None:
+        return {}
+    k = gate.retrieval.k if gate.retrieval is not None else record.k
+    before: RetrievalRecord | None = baseline.retrieval if baseline is not None else None
+    base_items = before.items if before is not None else {}
+    found = {
+        item_id: {"rt": _retrieval_item(item, base_items.get(item_id), k)}
+        for item_id, item in record.items.items()
+    }
+    comparison = gate.retrieval.comparison if gate.retrieval is not None else None
+    for change in comparison.fell if comparison is not None else ():
+        found.setdefault(change.id, {})["fell"] = 1
+    return found
+
+
+def _figures_of(figures: RetrievalFigures | None) -> list[float | int] | None:
+    if figures is None:
+        return None
+    return [figures.hit_rate, figures.mrr, figures.recall, figures.items]
+
+
+def _retrieval_summary(gate: GateResult) -> dict[str, Any] | None:
+    """The retrieval layer's figures beside the baseline's, its reasons and notes, or None
+    when the layer is not in use."""
+    found = gate.retrieval
+    if found is None:
+        return None
+    comparison = found.comparison
+    return {
+        "k": found.k,
+        "measured": found.measured,
+        "now": _figures_of(found.overall),
+        "base": _figures_of(found.baseline),
+        "bound": found.lower_bound,
+        "floor": found.floor,
+        "reasons": [r.message for r in gate.reasons if r.code.startswith("retrieval-")],
+        "notes": found.notes,
+        "test": None
+        if comparison is None
+        else [len(comparison.fell), len(comparison.rose), comparison.shared, comparison.p_value],
+        "without": len(found.without_sources),
+    }
+
+
 def page_data(
     report: Report,
     gate: GateResult,
@@ -265,7 +381,8 @@ def page_data(
 ) -> dict[str, Any]:
     """Everything the page shows, as plain JSON values."""
     base = baseline.by_id() if baseline is not None else {}
-    items = [_item(item, base.get(item.id)) for item in report.results]
+    extras = _retrieval_extras(report, gate, baseline)
+    items = [_item(item, base.get(item.id), extras.get(item.id)) for item in report.results]
     removed = _removed_items(report, baseline) if baseline is not None else []
     items += [_removed(item) for item in removed]
     return {
@@ -278,6 +395,7 @@ def page_data(
         "counted": sum(counts(r) for item in report.results for r in item.run_results),
         "tags": _tags(report, baseline, gate),
         "trend": _trend(gate, history),
+        "retrieval": _retrieval_summary(gate),
         "evaluators": sorted(
             {e.evaluator for i in report.results for r in i.run_results for e in _outcomes(r)}
         ),

@@ -19,11 +19,12 @@ from golden_gate.rendering.escape import terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
     from rich.text import Text
 
     from golden_gate.core.calibration import CalibrationReport
     from golden_gate.core.gate import GateResult
-    from golden_gate.core.report import Report
+    from golden_gate.core.report import Report, RunStats
     from golden_gate.core.slim import SlimReport
 
 MAX_ROWS = 20
@@ -235,10 +236,12 @@ def _gate_body(
             f"p = {comparison.p_value:.4g} ({comparison.method}); net drop "
             f"{comparison.net_drop:.1%}",
         )
+    view = slim.of(report) if report is not None else None
+    _retrieval_rows(figures, gate)
+    _spend_rows(figures, view.header.stats if view is not None else None)
     console.print(figures)
     for warning in gate.warnings:
         console.print(Text("warning: " + terminal(warning, limit=600), style="yellow"))
-    view = slim.of(report) if report is not None else None
     if comparison is not None:
         title, listed = "Regressed items", comparison.regressions
     else:  # no baseline: the floor alone decided, and the failing items are what to read
@@ -261,6 +264,56 @@ def _gate_body(
         if len(listed) > MAX_ROWS:
             console.print(Text(f"…and {len(listed) - MAX_ROWS} more", style="dim"))
     _files(console, files)
+
+
+def _retrieval_rows(figures: Table, gate: GateResult) -> None:
+    """hit@k and MRR beside the baseline's, and the items whose hit@k fell with their best
+    rank before and after; nothing when the retrieval layer measured nothing."""
+    from golden_gate.core.retrieval import rank_text
+
+    found = gate.retrieval
+    if found is None or found.overall is None:
+        return
+    k, now, base = found.k, found.overall, found.baseline
+    line = f"hit@{k} {now.hit_rate:.1%}, MRR {now.mrr:.3f} over {now.items} items"
+    if base is not None:
+        line += f" (baseline hit@{k} {base.hit_rate:.1%}, MRR {base.mrr:.3f})"
+    figures.add_row("retrieval", line)
+    compared = found.comparison
+    if compared is not None and compared.fell:
+        shown = [
+            f"{terminal(c.id, limit=120)} (rank {rank_text(c.before)} → {rank_text(c.after)})"
+            for c in compared.fell[:MAX_ROWS]
+        ]
+        more = len(compared.fell) - len(shown)
+        figures.add_row(
+            "retrieval fell",
+            _text(", ".join(shown) + (f", …and {more} more" if more > 0 else ""), "red"),
+        )
+
+
+def _spend_rows(figures: Table, stats: RunStats | None) -> None:
+    """What the run cost (with prices given), and the judge's requests when retries made
+    them more than its calls."""
+    from golden_gate.core.cost import money
+
+    if stats is None:
+        return
+    spent = [
+        f"judge {money(stats.cost_usd)}" if stats.cost_usd is not None else "",
+        f"assistant {money(stats.assistant_cost_usd)}"
+        if stats.assistant_cost_usd is not None
+        else "",
+    ]
+    if any(spent):
+        figures.add_row("cost", " + ".join(part for part in spent if part))
+    if stats.judge_attempts and stats.judge_attempts != stats.judge_calls:
+        retries = stats.judge_attempts - stats.judge_calls
+        figures.add_row(
+            "judge requests",
+            f"{stats.judge_attempts} for {stats.judge_calls} calls"
+            + (f" ({retries} retries)" if retries > 0 else ""),
+        )
 
 
 def _failed(view: slim.SlimReport) -> list[str]:
