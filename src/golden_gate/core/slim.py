@@ -231,6 +231,7 @@ class _Item(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     origin: Literal["base", "pull-request"] | None = None
     question: str | None = None
     item_hash: str | None = None
+    expected_tools: list[str] | None = None
     run_results: list[msgspec.Raw] = []  # never decoded here: a row decodes its item again
 
 
