@@ -662,10 +662,8 @@ def test_the_image_builds_a_judge_with_every_supported_provider():
             "from golden_gate.evaluation.judge import JudgeSettings, LLMJudge",
             "from golden_gate.evaluation.providers import PROVIDERS, import_integrations",
             "import_integrations()",
-            "models = {'openai': 'gpt-4.1-mini', 'azure_openai': 'judge-deployment',",
-            "          'anthropic': 'claude-sonnet-4-6', 'google_genai': 'gemini-2.5-flash'}",
             "for name in PROVIDERS:",
-            "    model = f'{name}:{models[name]}'",
+            "    model = f'{name}:judge-model'",  # built, never asked: any name will do
             "    LLMJudge(JudgeSettings(model=model, base_url='http://127.0.0.1:9'))",
             "    print(name)",
         ]
@@ -674,4 +672,4 @@ def test_the_image_builds_a_judge_with_every_supported_provider():
     env = [arg for key in keys for arg in ("-e", f"{key}=k-test-dummy-key")]
     entrypoint = ("--entrypoint", "/opt/venv/bin/python")
     done = docker("run", "--rm", "--label", TEST_LABEL, *env, *entrypoint, ACTION_IMAGE, "-c", code)
-    assert lines(done) == ["openai", "azure_openai", "anthropic", "google_genai"]
+    assert lines(done) == ["openai", "azure_openai", "anthropic", "google_genai", "ollama"]
