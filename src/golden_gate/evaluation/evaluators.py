@@ -281,9 +281,9 @@ def _sha256(text: str) -> str:
 
 
 def _preset_prompt(name: str) -> str:
-    import openevals.prompts
+    from golden_gate.evaluation import openevals_prompts
 
-    return str(getattr(openevals.prompts, PRESETS[name].prompt))
+    return openevals_prompts.prompt(PRESETS[name].prompt)
 
 
 def _same_judge(name: str) -> tuple[str, str]:

@@ -20,6 +20,8 @@ prompt loading and the identity that keys the verdict cache.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -37,7 +39,14 @@ from pydantic import BaseModel, Field, field_validator
 from golden_gate import redaction
 from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import InputError
-from golden_gate.evaluation import fence, judge_client, providers, retry, tracing
+from golden_gate.evaluation import (
+    fence,
+    judge_client,
+    openevals_prompts,
+    providers,
+    retry,
+    tracing,
+)
 from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
 
@@ -365,9 +374,7 @@ class LLMJudge(Judge):
         elif settings.prompt_file is not None:
             self.prompt = load_prompt(settings.prompt_file)
         else:
-            from openevals.prompts import CORRECTNESS_PROMPT
-
-            self.prompt = CORRECTNESS_PROMPT
+            self.prompt = openevals_prompts.prompt("CORRECTNESS_PROMPT")
         self.prompt_hash = _sha256(self.prompt)
         self._delimiters = fence.delimiter_lines(self.prompt)
         _register_usage_hook()
@@ -410,21 +417,30 @@ class LLMJudge(Judge):
         return self.settings.continuous or bool(self.settings.choices)
 
     def _bind(self) -> _Binding:
-        from openevals.llm import create_async_llm_as_judge
-
         s = self.settings
         provider = self.provider
+        evaluator: Any
         try:
             chat_model, client = provider.build(self._model_name, s)
             direct = judge_client.wanted(provider, chat_model)
-            evaluator = create_async_llm_as_judge(
-                prompt=fence.fenced_prompt(self.prompt),
-                judge=judge_client.JudgeClient(chat_model, provider) if direct else chat_model,
-                model=chat_model.model_name if direct else None,
-                continuous=s.continuous,
-                choices=s.choices,
-                use_reasoning=s.use_reasoning,
-            )
+            if direct:  # openevals' own steps, without its LangChain and LangSmith layers
+                evaluator = judge_client.Scorer(
+                    judge_client.JudgeClient(chat_model, provider),
+                    fence.fenced_prompt(self.prompt),
+                    continuous=s.continuous,
+                    choices=s.choices,
+                    use_reasoning=s.use_reasoning,
+                )
+            else:
+                from openevals.llm import create_async_llm_as_judge
+
+                evaluator = create_async_llm_as_judge(
+                    prompt=fence.fenced_prompt(self.prompt),
+                    judge=chat_model,
+                    continuous=s.continuous,
+                    choices=s.choices,
+                    use_reasoning=s.use_reasoning,
+                )
         except Exception as exc:
             detail = redact(_one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
@@ -444,9 +460,12 @@ class LLMJudge(Judge):
     async def judge(
         self, *, question: str, answer: str, reference: str, context: str | None = None
     ) -> Verdict:
-        from langsmith import tracing_context
-
         binding = self._current()
+        untraced: Any = contextlib.nullcontext  # the direct path has no LangSmith wrapper
+        if not binding.direct:
+            from langsmith import tracing_context
+
+            untraced = functools.partial(tracing_context, enabled=False)
         assert binding.semaphore is not None
         outcome = retry.Outcome()
         spent = TokenUsage()  # over every try: a failed try that got a reply is paid for
@@ -464,7 +483,7 @@ class LLMJudge(Judge):
             var: ContextVar[Any] = judge_client.current_call if handler is None else _usage_var
             token = var.set(record if handler is None else handler)
             try:
-                with tracing_context(enabled=False):
+                with untraced():
                     # Everything but the golden set's reference is untrusted: fenced (fence.py).
                     d = self._delimiters
                     extra = {"context": fence.fence(context, d)} if context is not None else {}
