@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field
 from golden_gate.errors import InputError
 from golden_gate.evaluation import providers
 from golden_gate.evaluation.deferred_judge import DeferredJudge
-from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeSettings, load_prompt, make_judge
+from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeSettings, make_judge
+from golden_gate.evaluation.judge_prompt import load_prompt
 
 Rule = Literal["all", "any", "majority"]
 PanelRule = Literal["majority", "all"]
