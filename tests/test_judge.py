@@ -621,3 +621,16 @@ def test_a_direct_openai_judge_never_imports_openevals(server: JudgeServer) -> N
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["True True", "[]"]
+
+
+def test_openevals_prompts_read_without_openevals_are_its_own() -> None:
+    """The prompt text is in the verdict cache's key: read apart from openevals' package, it
+    must be the very string openevals exports, for the default prompt and every preset."""
+    import openevals.prompts
+
+    from golden_gate.evaluation import openevals_prompts
+    from golden_gate.evaluation.evaluators import PRESETS
+
+    names = {"CORRECTNESS_PROMPT", *(preset.prompt for preset in PRESETS.values())}
+    for name in sorted(names):
+        assert openevals_prompts.prompt(name) == getattr(openevals.prompts, name), name
