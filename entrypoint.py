@@ -4,9 +4,8 @@ The runner runs this image with the inputs as `INPUT_*` variables; `--post` is t
 post-entrypoint (cleanup at the end of the job).
 """
 
-import sys
-
+from golden_gate import process
 from golden_gate.action.main import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    process.exit(main())  # without the interpreter's tear-down (process.exit)

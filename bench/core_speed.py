@@ -295,12 +295,24 @@ def gate_large(trees: list[Path], pair: Path, runs: int, shape: str = "") -> lis
 
 
 def measure(
-    trees: list[Path], pair: Path, *, runs: int, judge_items: int, gate_only: int = 0
+    trees: list[Path],
+    pair: Path,
+    *,
+    runs: int,
+    judge_items: int,
+    gate_only: int = 0,
+    judge_only: bool = False,
 ) -> list[dict[str, Any]]:
     """Every figure for each tree, their runs alternating; the first `gate_only` trees (the
     seed, whose commands differ) run the large gate only."""
     results: list[dict[str, Any]] = [{} for _ in trees]
     full = trees[gate_only:]
+    if judge_only:
+        for concurrency in CONCURRENCIES:
+            parts = judge_costs(full, judge_items, concurrency, max(1, runs // 2))
+            for result, part in zip(results, parts, strict=True):
+                result["judge"] = {**result.get("judge", {}), concurrency: part}
+        return results
     for parts in (first_request(full, runs), gate_small(full, runs)):
         for result, part in zip(results[gate_only:], parts, strict=True):
             result.update(part)
@@ -446,6 +458,9 @@ def main() -> None:
         "--seed", default=None, help="a git ref whose library gate is measured on the large pair"
     )
     parser.add_argument("--judge-items", type=int, default=300, help="0: no judge figures")
+    parser.add_argument(
+        "--judge-only", action="store_true", help="the judge's fixed costs only (no gate figures)"
+    )
     parser.add_argument("--pair", type=Path, default=None, help="a directory to keep the pair in")
     parser.add_argument("--quick", action="store_true", help="10,000 items, 3 runs each")
     parser.add_argument("--runs", type=int, default=7)
@@ -454,8 +469,10 @@ def main() -> None:
     load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="golden-gate-pair-") as tmp:
         items = 10_000 if args.quick else ITEMS
-        pair = write_pair(args.pair or Path(tmp), items, items // 50)
-        write_shapes(pair)
+        pair = Path(tmp)
+        if not args.judge_only:
+            pair = write_pair(args.pair or Path(tmp), items, items // 50)
+            write_shapes(pair)
         with contextlib.ExitStack() as stack:
             trees = [(f"before ({ref})", stack.enter_context(checkout(ref))) for ref in args.before]
             trees.append(("this tree", ROOT))
@@ -467,9 +484,15 @@ def main() -> None:
                 runs=runs,
                 judge_items=args.judge_items,
                 gate_only=1 if args.seed else 0,
+                judge_only=args.judge_only,
             )
         rows = [(label, result) for (label, _), result in zip(trees, results, strict=True)]
     print(table(rows))
+    if args.judge_only:
+        print(
+            f"\nLoad average (1 min): {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f}."
+        )
+        return
     load_at_end = os.getloadavg()[0]
     print(
         f"\nLoad average (1 min): {load_at_start:.2f} at the start, {load_at_end:.2f} at the end."

@@ -588,3 +588,49 @@ def test_langsmith_tracing_is_forced_off(server: JudgeServer) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "False"]
     assert server.seen == ["POST /v1/chat/completions"]
+
+
+def test_a_direct_openai_judge_never_imports_openevals(server: JudgeServer) -> None:
+    """The OpenAI path runs openevals' steps itself (judge_client.Scorer), prompt included:
+    openevals' package (its LangChain prompt classes, LangSmith's wrappers) is never imported."""
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        from golden_gate.evaluation.judge import JudgeSettings, make_judge
+
+        judge = make_judge(JudgeSettings(model=sys.argv[1], base_url=sys.argv[2]))
+
+        async def main():
+            verdict = await judge.judge(question="q", answer="a b", reference="- a")
+            await judge.aclose()
+            return verdict
+
+        print(asyncio.run(main()).passed, judge.direct)
+        print(sorted(name for name in sys.modules if name.split(".")[0] == "openevals"))
+        """
+    )
+    env = dict(os.environ, OPENAI_API_KEY=DUMMY_KEY)
+    env.pop("GOLDEN_GATE_JUDGE_LANGCHAIN", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code, MODEL, server.base_url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["True True", "[]"]
+
+
+def test_openevals_prompts_read_without_openevals_are_its_own() -> None:
+    """The prompt text is in the verdict cache's key: read apart from openevals' package, it
+    must be the very string openevals exports, for the default prompt and every preset."""
+    import openevals.prompts
+
+    from golden_gate.evaluation import openevals_prompts
+    from golden_gate.evaluation.evaluators import PRESETS
+
+    names = {"CORRECTNESS_PROMPT", *(preset.prompt for preset in PRESETS.values())}
+    for name in sorted(names):
+        assert openevals_prompts.prompt(name) == getattr(openevals.prompts, name), name

@@ -344,3 +344,34 @@ def test_untraced_langsmith_work_runs_inline_and_traced_work_in_its_threads() ->
 
     assert asyncio.run(where(False)) == here
     assert asyncio.run(where(True)) != here
+
+
+# -- the direct path's own copy of openevals' steps ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "scale", [{}, {"continuous": True}, {"choices": [0.0, 0.5, 1.0]}, {"use_reasoning": False}]
+)
+def test_the_direct_scorer_asks_as_openevals_asks(scale: dict[str, Any]) -> None:
+    """`Scorer` builds what openevals hands an OpenAI client: the same params, schema included."""
+    from openevals.llm import create_async_llm_as_judge
+
+    seen: list[dict[str, Any]] = []
+    content = '{"reasoning": "covered", "score": true}'
+
+    class Client:
+        model = "gpt-4.1-mini"
+
+        async def create(self, **params: Any) -> Any:
+            seen.append(params)
+            return judge_client._Reply(content)
+
+    client = Client()
+    client.chat = type("Chat", (), {"completions": client})()  # type: ignore[attr-defined]
+    prompt = "Q {inputs} A {outputs} R {reference_outputs} C {context}"
+    theirs = create_async_llm_as_judge(prompt=prompt, judge=client, model=client.model, **scale)
+    ours = judge_client.Scorer(client, prompt, **scale)  # type: ignore[arg-type]
+    values = {"inputs": "q?", "outputs": "a", "reference_outputs": "- r", "context": "c"}
+    results = [asyncio.run(evaluator(**values)) for evaluator in (theirs, ours)]
+    assert seen[0] == seen[1]
+    assert results[0] == results[1]

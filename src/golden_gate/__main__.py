@@ -1,5 +1,3 @@
-import sys
+from golden_gate.cli import run
 
-from golden_gate.cli import main
-
-sys.exit(main())
+run()

@@ -419,5 +419,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INCOMPLETE
 
 
+def run() -> None:
+    """The `golden-gate` command: `main`, then the process ends without tearing down its
+    modules (process.exit)."""
+    process.exit(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field
 from golden_gate.errors import InputError
 from golden_gate.evaluation import providers
 from golden_gate.evaluation.deferred_judge import DeferredJudge
-from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeSettings, load_prompt, make_judge
+from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeSettings, make_judge
+from golden_gate.evaluation.judge_prompt import load_prompt
 
 Rule = Literal["all", "any", "majority"]
 PanelRule = Literal["majority", "all"]
@@ -281,9 +282,9 @@ def _sha256(text: str) -> str:
 
 
 def _preset_prompt(name: str) -> str:
-    import openevals.prompts
+    from golden_gate.evaluation import openevals_prompts
 
-    return str(getattr(openevals.prompts, PRESETS[name].prompt))
+    return openevals_prompts.prompt(PRESETS[name].prompt)
 
 
 def _same_judge(name: str) -> tuple[str, str]:

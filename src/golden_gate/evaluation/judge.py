@@ -13,23 +13,24 @@ A judge returns a `Verdict` or raises `JudgeError`: a call that failed is an err
 "no", and is never cached. openevals and LangChain cost about a second and 130 MB to import,
 so they are imported only when an `LLMJudge` is built.
 
-About 540 lines, one module: both judges share the interface, the verdict record, the
-prompt loading and the identity that keys the verdict cache.
+Both judges share the interface, the verdict record and the identity that keys the verdict
+cache; the prompt's checks are judge_prompt.py's, LangChain's usage callback judge_usage.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import hashlib
 import json
 import re
-import string
 import time
 from abc import ABC, abstractmethod
 from contextvars import ContextVar
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
@@ -37,16 +38,21 @@ from pydantic import BaseModel, Field, field_validator
 from golden_gate import redaction
 from golden_gate.core.report import TokenUsage, Verdict
 from golden_gate.errors import InputError
-from golden_gate.evaluation import fence, judge_client, providers, retry, tracing
+from golden_gate.evaluation import (
+    fence,
+    judge_client,
+    judge_usage,
+    openevals_prompts,
+    providers,
+    retry,
+    tracing,
+)
+from golden_gate.evaluation.judge_prompt import load_prompt, one_line, redact
 from golden_gate.limits import MAX_CONCURRENCY, MAX_JUDGE_TOKENS, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
 
-if TYPE_CHECKING:
-    from langchain_core.callbacks import UsageMetadataCallbackHandler
-
 KEYPOINTS = "keypoints"
 KEYPOINTS_RULE_VERSION = "keypoints/1"
-PLACEHOLDERS = ("inputs", "outputs", "reference_outputs")
 
 
 class JudgeSettings(BaseModel):
@@ -207,107 +213,6 @@ class KeypointsJudge(Judge):
 # -- the LLM judge ----------------------------------------------------------------------------
 
 
-def redact(text: str) -> str:
-    return redaction.scrub(text, third_party=True)  # an SDK wrote it: redaction.py
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def load_prompt(
-    path: Path,
-    *,
-    required: tuple[str, ...] = PLACEHOLDERS,
-    allowed: tuple[str, ...] = PLACEHOLDERS,
-) -> str:
-    """Read a prompt template and check openevals can fill it; InputError otherwise."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InputError(f"{path}: cannot read the judge prompt file ({reason})") from None
-    check_prompt(text, source=str(path), required=required, allowed=allowed)
-    return text
-
-
-def check_prompt(
-    text: str,
-    *,
-    source: str,
-    required: tuple[str, ...] = PLACEHOLDERS,
-    allowed: tuple[str, ...] = PLACEHOLDERS,
-) -> None:
-    """A prompt must use every `required` placeholder and none outside `allowed`.
-
-    By default (the correctness prompt): `{inputs}`, `{outputs}`, `{reference_outputs}`.
-    """
-    fields: set[str] = set()
-    try:
-        fields = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
-        text.format(**dict.fromkeys(allowed, ""))
-    except (ValueError, KeyError, IndexError, AttributeError) as exc:
-        unknown = sorted(fields - set(allowed)) if isinstance(exc, KeyError) else []
-        problem = (
-            f"uses the placeholder {{{unknown[0]}}}, which is never filled"
-            if unknown
-            else f"is not a valid template ({_one_line(str(exc))})"
-        )
-        raise InputError(
-            f"{source}: the judge prompt {problem}; write literal braces as {{{{ and }}}}"
-        ) from None
-    for name in required:
-        if name not in fields:
-            raise InputError(f"{source}: the judge prompt has no {{{name}}} placeholder")
-
-
-_usage_var: ContextVar[UsageMetadataCallbackHandler | None] = ContextVar(
-    "golden_gate_judge_usage", default=None
-)
-_usage_hook_registered = False
-
-
-def _register_usage_hook() -> None:
-    # get_usage_metadata_callback() registers a new global hook on every call (a list that
-    # only grows and is walked on every model call); one hook and a per-call value is the
-    # same mechanism without the leak.
-    global _usage_hook_registered
-    if not _usage_hook_registered:
-        from langchain_core.tracers.context import register_configure_hook
-
-        register_configure_hook(_usage_var, inheritable=True)
-        _usage_hook_registered = True
-
-
-def _sum_usage(handler: UsageMetadataCallbackHandler) -> TokenUsage:
-    usage = handler.usage_metadata.values()
-    return TokenUsage(
-        input_tokens=sum(u.get("input_tokens", 0) for u in usage),
-        output_tokens=sum(u.get("output_tokens", 0) for u in usage),
-    )
-
-
-def _recorded(
-    provider: providers.Provider,
-    handler: Any,
-    record: judge_client.CallRecord,
-    exc: Exception | None = None,
-) -> judge_client.CallRecord:
-    """The call's record: as the direct client filled it, or read from LangChain's callback."""
-    if handler is None:
-        return record
-    record = judge_client.CallRecord(
-        tokens=_sum_usage(handler),
-        served_model=min(handler.usage_metadata, default=None),
-        stopped=handler.stopped,
-    )
-    if exc is not None and (usage := provider.error_usage(exc)) is not None:
-        record.tokens.input_tokens += usage.input_tokens
-        record.tokens.output_tokens += usage.output_tokens
-    return record
-
-
 def endpoint(provider: providers.Provider, chat_model: Any, base_url: str | None) -> str | None:
     """The URL verdicts come from, normalised: scheme, host, port and path, no credentials.
 
@@ -365,12 +270,10 @@ class LLMJudge(Judge):
         elif settings.prompt_file is not None:
             self.prompt = load_prompt(settings.prompt_file)
         else:
-            from openevals.prompts import CORRECTNESS_PROMPT
-
-            self.prompt = CORRECTNESS_PROMPT
+            self.prompt = openevals_prompts.prompt("CORRECTNESS_PROMPT")
         self.prompt_hash = _sha256(self.prompt)
         self._delimiters = fence.delimiter_lines(self.prompt)
-        _register_usage_hook()
+        judge_usage.register_hook()
         self._retry = retry.RetryPolicy(settings.max_retries)  # the only retries (retry.py)
         self.provider, self._model_name = providers.resolve(settings.model)
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
@@ -410,23 +313,32 @@ class LLMJudge(Judge):
         return self.settings.continuous or bool(self.settings.choices)
 
     def _bind(self) -> _Binding:
-        from openevals.llm import create_async_llm_as_judge
-
         s = self.settings
         provider = self.provider
+        evaluator: Any
         try:
             chat_model, client = provider.build(self._model_name, s)
             direct = judge_client.wanted(provider, chat_model)
-            evaluator = create_async_llm_as_judge(
-                prompt=fence.fenced_prompt(self.prompt),
-                judge=judge_client.JudgeClient(chat_model, provider) if direct else chat_model,
-                model=chat_model.model_name if direct else None,
-                continuous=s.continuous,
-                choices=s.choices,
-                use_reasoning=s.use_reasoning,
-            )
+            if direct:  # openevals' own steps, without its LangChain and LangSmith layers
+                evaluator = judge_client.Scorer(
+                    judge_client.JudgeClient(chat_model, provider),
+                    fence.fenced_prompt(self.prompt),
+                    continuous=s.continuous,
+                    choices=s.choices,
+                    use_reasoning=s.use_reasoning,
+                )
+            else:
+                from openevals.llm import create_async_llm_as_judge
+
+                evaluator = create_async_llm_as_judge(
+                    prompt=fence.fenced_prompt(self.prompt),
+                    judge=chat_model,
+                    continuous=s.continuous,
+                    choices=s.choices,
+                    use_reasoning=s.use_reasoning,
+                )
         except Exception as exc:
-            detail = redact(_one_line(str(exc)))
+            detail = redact(one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
         url = endpoint(provider, chat_model, s.base_url or provider.default_endpoint)
         return _Binding(evaluator, client, s.concurrency, url, direct=direct)
@@ -444,9 +356,12 @@ class LLMJudge(Judge):
     async def judge(
         self, *, question: str, answer: str, reference: str, context: str | None = None
     ) -> Verdict:
-        from langsmith import tracing_context
-
         binding = self._current()
+        untraced: Any = contextlib.nullcontext  # the direct path has no LangSmith wrapper
+        if not binding.direct:
+            from langsmith import tracing_context
+
+            untraced = functools.partial(tracing_context, enabled=False)
         assert binding.semaphore is not None
         outcome = retry.Outcome()
         spent = TokenUsage()  # over every try: a failed try that got a reply is paid for
@@ -461,10 +376,12 @@ class LLMJudge(Judge):
             record = judge_client.CallRecord()
             # The direct client fills the record itself; LangChain reports to a callback.
             handler = None if binding.direct else providers.reply_recorder()
-            var: ContextVar[Any] = judge_client.current_call if handler is None else _usage_var
+            var: ContextVar[Any] = judge_usage.usage_var
+            if handler is None:
+                var = judge_client.current_call
             token = var.set(record if handler is None else handler)
             try:
-                with tracing_context(enabled=False):
+                with untraced():
                     # Everything but the golden set's reference is untrusted: fenced (fence.py).
                     d = self._delimiters
                     extra = {"context": fence.fence(context, d)} if context is not None else {}
@@ -475,10 +392,10 @@ class LLMJudge(Judge):
                         **extra,
                     )
             except Exception as exc:
-                keep(_recorded(self.provider, handler, record, exc))
+                keep(judge_usage.recorded(self.provider, handler, record, exc))
                 raise
             else:
-                keep(_recorded(self.provider, handler, record))
+                keep(judge_usage.recorded(self.provider, handler, record))
             finally:
                 var.reset(token)
             return result
@@ -535,7 +452,7 @@ class LLMJudge(Judge):
             if isinstance(score, bool):
                 return score
             expected = "true or false"
-        shown = redact(_one_line(repr(score), 60))
+        shown = redact(one_line(repr(score), 60))
         raise JudgeError(
             f"judge {self.name} failed: the score was {shown}, expected {expected}",
             tokens=tokens,
@@ -545,7 +462,7 @@ class LLMJudge(Judge):
     def _describe(self, exc: Exception, stopped: str | None = None, *, retries: int = 0) -> str:
         # The retries really made (retry.py), not the most allowed.
         s = self.settings.model_copy(update={"max_retries": retries})
-        reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
+        reason = f"{type(exc).__name__}: {one_line(str(exc))}"
         from langchain_core.exceptions import OutputParserException
 
         if (special := providers.describe_error(self.provider, exc, s, stopped)) is not None:
@@ -554,7 +471,7 @@ class LLMJudge(Judge):
             reason = "the reply was not the JSON verdict asked for"
         elif isinstance(exc, KeyError):
             reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason
-        return redact(_one_line(f"judge {self.name} failed: {reason}", 300))
+        return redact(one_line(f"judge {self.name} failed: {reason}", 300))
 
     async def aclose(self) -> None:
         binding = self._binding

@@ -1,4 +1,4 @@
-"""The judge client: openevals calls the OpenAI SDK itself, with no LangChain model in between.
+"""The judge client: the OpenAI SDK called directly, with no LangChain model in between.
 
 openevals takes an OpenAI-style client as its judge (`judge.chat.completions.create(...)`).
 For the providers that ask for a `json_schema` chat completion (`openai`, `azure_openai`
@@ -8,6 +8,12 @@ the SDK client LangChain configured (key, base URL, Azure deployment and API ver
 retries), and reads the reply as LangChain does. The verdicts, the judge's identity and so the
 verdict cache are the same either way; the CPU is not: a call through LangChain's model, its
 callbacks and parsers costs about three times as much (BENCHMARKS.md §1).
+
+`Scorer` is what openevals' `create_async_llm_as_judge` does with such a client for a string
+prompt (the same messages, schema and result), without importing openevals' LangChain and
+LangSmith stack or running LangSmith's run-tree wrappers around every call (two a call, with
+tracing off: most of the CPU openevals adds). tests/test_judge_paths.py compares it with
+openevals' own request.
 
 `GOLDEN_GATE_JUDGE_LANGCHAIN=1` keeps the LangChain model (for comparison); providers that
 ask for the verdict in another form (a tool call, Gemini's response schema) always use it.
@@ -159,6 +165,98 @@ def verdict_json(content: str) -> str:
 
         return json.dumps(JsonOutputParser().parse(content))
     return content
+
+
+# openevals 0.2.2's `_construct_default_output_json_schema`, word for word (the request, and so
+# the verdicts, depend on it; tests/test_judge_paths.py checks it against openevals' own).
+_CHOICES = "A number that represents the degree to which the criteria in the prompt are met."
+_CONTINUOUS = (
+    "A number that represents the degree to which the criteria in the prompt are met, from 0.0"
+    " to 1.0. 1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met,"
+    " 0.5 means exactly half of the criteria are met."
+)
+_BOOLEAN = "A score that is true if criteria in the prompt are met, and false otherwise."
+_REASONING = (
+    "A human-readable explanation of the score. You MUST end the reasoning with a sentence that"
+    " says: Thus, the score should be: SCORE_YOU_ASSIGN."
+)
+
+
+def output_schema(
+    *, continuous: bool = False, choices: list[float] | None = None, use_reasoning: bool = True
+) -> dict[str, Any]:
+    """The JSON schema openevals asks the verdict in."""
+    score: dict[str, Any]
+    if choices:
+        score = {"type": "number", "description": _CHOICES, "enum": choices}
+    elif continuous:
+        score = {"type": "number", "description": _CONTINUOUS}
+    else:
+        score = {"type": "boolean", "description": _BOOLEAN}
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False}
+    if use_reasoning:
+        schema["properties"] = {"reasoning": {"type": "string", "description": _REASONING}}
+        schema["properties"]["score"] = score
+        schema["required"] = ["reasoning", "score"]
+    else:
+        schema["properties"] = {"score": score}
+        schema["required"] = ["score"]
+    return schema
+
+
+class Scorer:
+    """`create_async_llm_as_judge(prompt=<a string>, judge=client, model=...)`, called with
+    strings: the prompt filled in, one user message, the verdict read as openevals reads it
+    (`{"key": "score", "score": ..., "comment": reasoning, "metadata": None}`)."""
+
+    def __init__(
+        self,
+        client: JudgeClient,
+        prompt: str,
+        *,
+        continuous: bool = False,
+        choices: list[float] | None = None,
+        use_reasoning: bool = True,
+    ) -> None:
+        self.client = client
+        self.prompt = prompt
+        self.use_reasoning = use_reasoning
+        self.choices, self.continuous = choices, continuous
+
+    def params(self, **values: str | None) -> dict[str, Any]:
+        """The `params` openevals hands to `chat.completions.create`, built afresh each call (as
+        openevals builds them)."""
+        content = self.prompt.format(**{k: v for k, v in values.items() if v is not None})
+        schema = output_schema(
+            continuous=self.continuous, choices=self.choices, use_reasoning=self.use_reasoning
+        )
+        return {
+            "messages": [{"role": "user", "content": content}],
+            "model": self.client.model,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "score", "strict": True, "schema": schema},
+            },
+        }
+
+    async def __call__(
+        self,
+        *,
+        inputs: str | None = None,
+        outputs: str | None = None,
+        reference_outputs: str | None = None,
+        **kwargs: str | None,
+    ) -> dict[str, Any]:
+        params = self.params(
+            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs
+        )
+        response = await self.client.create(**params)
+        parsed = json.loads(response.choices[0].message.content)
+        if self.use_reasoning:
+            score, comment = parsed["score"], parsed["reasoning"]
+        else:
+            score, comment = parsed["score"], None
+        return {"key": "score", "score": score, "comment": comment, "metadata": None}
 
 
 class _Message:
