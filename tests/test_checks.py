@@ -374,3 +374,33 @@ def test_a_pr_that_makes_its_custom_check_lenient_is_gated_by_the_bases(world, g
     ]
     # The checkout's file is untouched; the base's text ran from outside it.
     assert (world.workspace / "evals" / "check.py").read_text() == LENIENT_CHECK
+
+
+def test_a_check_that_crashed_is_named_as_such_not_as_the_judges_failure(tmp_path: Path) -> None:
+    (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "golden-gate.toml").write_text("[checks]\ncustom-checks = ['checks.py:crashes']\n")
+    items = [{"id": f"q{n}", "question": f"q{n}?", "must_not_include": ["zzz"]} for n in range(20)]
+    answers = {f"q{n}?": "crash now" if n < 3 else "fine" for n in range(20)}
+    # Above max-error-rate: incomplete, and the reason says the checks, not the judge, failed.
+    done, report = _eval(tmp_path, items, answers)
+    assert done.returncode == 3, done.stderr
+    assert report["incomplete_reason"].startswith(
+        "3 of 20 runs ended in an error (0 unanswered by the assistant, 0 not judged, 3 with a "
+        "hand-written check that failed to run; 15%"
+    )
+    assert report["stats"]["check_errors"] == 3
+    # Within max-error-rate, 17/17 clear the floor but 17/20 would not: the gate cannot decide,
+    # and says what to do about the check (there is no judge to ask again).
+    done, report = _eval(tmp_path, items, answers, "--max-error-rate", "0.5")
+    assert done.returncode == 0, done.stderr
+    gated = golden_gate("gate", tmp_path / "r.json", "--floor", "0.7", "--format", "json")
+    result = json.loads(gated.stdout)
+    assert gated.returncode == 3, gated.stderr
+    assert result["inconclusive"].startswith(
+        "3 run(s) got no verdict (a hand-written check failed to run on them), and counted as "
+        "failures they would fail the gate"
+    )
+    assert result["inconclusive"].endswith(
+        "make the check run (fix it, or raise check-timeout) and run them again"
+    )
+    assert "judge" not in result["inconclusive"]

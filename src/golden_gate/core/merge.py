@@ -44,7 +44,7 @@ def _sum_stats(reports: Sequence[Report]) -> RunStats:
     stats = [r.stats for r in reports if r.stats is not None]
     total = RunStats()
     summed = ("judge_calls", "judge_attempts", "cache_hits", "cache_misses", "assistant_calls")
-    for field in (*summed, "judge_timeouts"):
+    for field in (*summed, "judge_timeouts", "check_errors"):
         setattr(total, field, sum(getattr(s, field) for s in stats))
     total.input_tokens = sum(s.input_tokens for s in stats)
     total.output_tokens = sum(s.output_tokens for s in stats)

@@ -18,6 +18,7 @@ import secrets
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel, Field
 
@@ -143,6 +144,8 @@ class Evaluation:
         # Runs the judge failed on, with what it needs to judge them again at the end of the
         # run (the report keeps only an excerpt of the answer): keyed by the run's identity.
         self._unjudged: dict[int, tuple[RunResult, str, str | None, dict[str, object]]] = {}
+        # Conversations paused at a turn the judge failed on, resumed there at the end.
+        self._paused: dict[int, tuple[RunResult, _Paused]] = {}
         self.rejudged = (0, 0)  # (re-asked, judged now)
         self.over_budget = asyncio.Event()  # max-cost-usd passed: the run stops
         # Conversation ids: new each evaluation (a stateful service starts afresh), the same
@@ -302,55 +305,72 @@ class Evaluation:
         return "gg-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:20]
 
     async def _conversation(
-        self, item: GoldenItem, turns: Sequence[Turn], *, rerun: bool
+        self, item: GoldenItem, turns: Sequence[Turn], *, rerun: bool, paused: _Paused | None = None
     ) -> RunResult:
         """Each turn one request with the history so far, judged as an answer of its own (the
         judge reads the conversation up to it; the cache key covers it); the run passes when
-        every turn does, and names the first that did not."""
-        conversation = self.conversation_id(item)
-        history: list[dict[str, str]] = []
-        kept: list[TurnResult] = []
-        failed: tuple[int, RunResult] | None = None
-        run: RunResult | None = None
-        latency = 0.0  # the conversation's: every turn's request
+        every turn does, and names the first that did not.
+
+        A turn the judge failed on pauses the conversation (`_Paused`): at the end of the run
+        `judge_again` resumes it there, that turn's recorded answer judged again and the later
+        turns asked then, so no turn is asked twice (turns are not independent)."""
+        state = paused or _Paused(conversation=self.conversation_id(item))
+        run: RunResult | None = state.last
         for number, turn in enumerate(turns, start=1):
-            view = _turn_view(item, turn, history)
-            self.stats.assistant_calls += 1
-            answer = await self.client.ask(
-                item, question=turn.question, history=list(history), conversation_id=conversation
-            )
-            run = await self._judged(view, answer, rerun=rerun, keep=False, per_turn=True)
-            latency += run.latency_ms or 0.0
-            kept.append(
-                TurnResult(
-                    turn=number,
-                    question=cut(turn.question, self.settings.answer_excerpt_chars),
-                    status=run.status,
-                    answer=run.answer,
-                    why=run.why,
-                    tool_calls=run.tool_calls,
+            if number < state.number:
+                continue
+            view = _turn_view(item, turn, state.history)
+            if paused is not None and number == paused.number:
+                answer = paused.answer  # asked before; its tokens already counted
+                assert answer is not None
+                run = await self._judged(view, answer, rerun=rerun, per_turn=True, asked=False)
+            else:
+                self.stats.assistant_calls += 1
+                answer = await self.client.ask(
+                    item,
+                    question=turn.question,
+                    history=list(state.history),
+                    conversation_id=state.conversation,
                 )
+                run = await self._judged(view, answer, rerun=rerun, per_turn=True)
+            unjudged = self._unjudged.pop(id(run), None)
+            state.latency += 0.0 if paused and number == paused.number else run.latency_ms or 0.0
+            turn_result = TurnResult(
+                turn=number,
+                question=cut(turn.question, self.settings.answer_excerpt_chars),
+                status=run.status,
+                answer=run.answer,
+                why=run.why,
+                tool_calls=run.tool_calls,
             )
             if run.status == "error":  # no answer to go on with, or no verdict
-                return run.model_copy(update={"turns": kept, "failed_turn": number})
-            if run.status == "fail" and failed is None:
-                failed = (number, run)
+                stopped = run.model_copy(
+                    update={"turns": [*state.kept, turn_result], "failed_turn": number}
+                )
+                if unjudged is not None:  # the judge's failure: resumed at the end of the run
+                    self._paused[id(stopped)] = (stopped, state.at(number, answer, run))
+                return stopped
+            state.kept.append(turn_result)
+            if run.status == "fail" and state.failed is None:
+                state.failed = (number, run)
             assert answer.text is not None
-            history += [
+            state.history = [
+                *state.history,
                 {"role": "user", "content": turn.question},
                 {"role": "assistant", "content": answer.text},
             ]
         assert run is not None
-        final = await self._transcript_run(item, history, run)
+        final = await self._transcript_run(item, state.history, run)
+        failed = state.failed
         if final is not None and final.status != "pass" and failed is None:
-            return final.model_copy(update={"turns": kept})
+            return final.model_copy(update={"turns": state.kept})
         base = failed[1] if failed is not None else run
         whole = [*(base.evaluations or []), *(final.evaluations or [] if final else [])]
         return base.model_copy(
             update={
-                "turns": kept,
+                "turns": state.kept,
                 "failed_turn": failed[0] if failed is not None else None,
-                "latency_ms": round(latency, 1),
+                "latency_ms": round(state.latency, 1),
                 "evaluations": whole or None,
             }
         )
@@ -427,6 +447,7 @@ class Evaluation:
         rerun: bool,
         keep: bool = True,
         per_turn: bool = False,
+        asked: bool = True,
     ) -> RunResult:
         """One answer's run: its checks (the tool calls' too), then the judge's verdict."""
         excerpt_limit = self.settings.answer_excerpt_chars
@@ -437,7 +458,7 @@ class Evaluation:
             "surrogates_replaced": answer.surrogates_replaced or None,
             "usage": answer.usage,
         }
-        if answer.usage is not None:
+        if answer.usage is not None and asked:  # not again for an answer judged again
             spent = self.stats.assistant_tokens or TokenUsage()
             self.stats.assistant_tokens = TokenUsage(
                 input_tokens=spent.input_tokens + answer.usage.input_tokens,
@@ -534,7 +555,7 @@ class Evaluation:
         pending: list[tuple[GoldenItem, int]] = []
         for item_id, result in self.finished.items():
             for index, run in enumerate(result.run_results):
-                kept = self._unjudged.get(id(run))
+                kept = self._unjudged.get(id(run)) or self._paused.get(id(run))
                 if kept is not None and kept[0] is run and item_id in by_id:
                     pending.append((by_id[item_id], index))
         if not pending:
@@ -544,15 +565,21 @@ class Evaluation:
         chosen = pending[:limit]
 
         async def again(item: GoldenItem, index: int) -> tuple[GoldenItem, int, RunResult]:
-            _, answer, context, result = self._unjudged[
-                id(self.finished[item.id].run_results[index])
-            ]
+            run = self.finished[item.id].run_results[index]
+            paused = self._paused.get(id(run))
+            if paused is not None:  # a conversation: on from the turn the judge failed on
+                assert item.turns is not None
+                resumed = await self._conversation(
+                    item, item.turns, rerun=run.rerun, paused=paused[1]
+                )
+                return item, index, resumed
+            _, answer, context, result = self._unjudged[id(run)]
             return item, index, await self._judge_again(item, answer, context, result)
 
         judged = 0
         for item, index, new in await asyncio.gather(*(again(i, x) for i, x in chosen)):
-            if new.status == "error":
-                continue
+            if new.status == "error" and new.error_side == "judge":
+                continue  # still no verdict: the run stays counted apart
             judged += 1
             runs = list(self.finished[item.id].run_results)
             runs[index] = new
@@ -708,6 +735,23 @@ _RUN_FIELDS = frozenset(
 )  # fmt: skip
 
 
+@dataclass
+class _Paused:
+    """A conversation's progress, to resume it at turn `number` (its `answer` judged again)."""
+
+    conversation: str
+    number: int = 1
+    history: list[dict[str, str]] = field(default_factory=list)
+    kept: list[TurnResult] = field(default_factory=list)
+    failed: tuple[int, RunResult] | None = None
+    latency: float = 0.0
+    answer: Answer | None = None
+    last: RunResult | None = None
+
+    def at(self, number: int, answer: Answer, run: RunResult) -> _Paused:
+        return replace(self, number=number, answer=answer, last=run, kept=list(self.kept))
+
+
 def _turn_view(item: GoldenItem, turn: Turn, history: list[dict[str, str]]) -> GoldenItem:
     """A conversation's turn as an item of its own: the turn's checks and key points, and as
     its question the conversation up to it (what the judge reads and the cache key covers)."""
@@ -835,10 +879,22 @@ def _judge_warnings(
     return warnings
 
 
+def _check_errors(results: Sequence[ItemResult]) -> int:
+    """Counted-apart runs whose hand-written check hung or crashed: never the judge's doing."""
+    return sum(
+        not run.rerun and run.status == "error" and run.error_side == "check"
+        for result in results
+        for run in result.run_results
+    )
+
+
 def _sides(results: Sequence[ItemResult]) -> str:
+    """Who the errors were on: the assistant, the judge, the hand-written checks."""
     unanswered = sum(r.unanswered for r in results)
-    judge = sum(r.errors for r in results)
-    return f"{unanswered} unanswered by the assistant, {judge} not judged"
+    checks = _check_errors(results)
+    judge = sum(r.errors for r in results) - checks
+    text = f"{unanswered} unanswered by the assistant, {judge} not judged"
+    return text + (f", {checks} with a hand-written check that failed to run" if checks else "")
 
 
 async def evaluate(
@@ -932,6 +988,7 @@ async def evaluate(
         cost = (stats.input_tokens * per_input + stats.output_tokens * per_output) / 1e6
         stats.cost_usd = round(cost, 6)
     _performance(stats, results)
+    stats.check_errors = _check_errors(results)
     if settings.assistant_prices is not None and stats.assistant_tokens is not None:
         from golden_gate.core.cost import price
 
