@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from golden_gate.core.golden import GoldenItem
-from golden_gate.evaluation.checks import CheckSettings, checks_hash, citation_key, citations
+from golden_gate.core.retrieval import normalise_url, ranks
+from golden_gate.evaluation.checks import (
+    CheckSettings,
+    check_citations_in_sources,
+    checks_hash,
+    citations,
+)
 from golden_gate.evaluation.custom_checks import CustomCheck
 from tests.fakes.assistant_server import AssistantServer
 from tests.helpers import golden_gate
@@ -201,9 +207,36 @@ def test_citations_are_recognised_as_the_citations_check_reads_them() -> None:
         "docs/install.md", "Backups page", "docs/install.md#ports", "/guide/setup.html",
         "https://docs.acme.test/docs/backups/",
     ]  # fmt: skip
-    assert citation_key("https://docs.acme.test/docs/install/") == "docs/install"
-    assert citation_key("/docs/install.md#ports") == "docs/install"
-    assert citation_key("docs/index.html") == "docs"
+
+
+# Spellings of one page, and of others, as docs/golden-sets.md "How sources are matched" lists.
+ONE_PAGE = [
+    "docs/install.md", "/docs/install", "docs/install/", "./docs//install.html",
+    "docs/y/../install.md", "docs/install/index.md", "docs/install/README.md",
+    "docs/install.md#ports", "docs/install?ref=nav", "docs/%69nstall.md",
+    "https://Docs.Example.COM:443/docs/install/#ports",
+]  # fmt: skip
+OTHER_PAGES = ["docs/Install.md", "docs/installing.md", "https://other.example.com/docs/install"]
+
+
+def test_citations_in_sources_and_the_retrieval_layer_match_pages_by_one_rule() -> None:
+    source = "https://docs.example.com/docs/install.md"
+    settings = CheckSettings(citations_in_sources=True)
+    item = GoldenItem(id="x", question="q?")
+    for spelling in ONE_PAGE:
+        answer = f"Open the ports. Source: {spelling}"
+        outcome = check_citations_in_sources(item, answer, [source], settings)
+        assert outcome is not None and outcome.passed, (spelling, outcome)
+        assert ranks([spelling], [source]) == [1], spelling
+        assert normalise_url(spelling).endswith("docs/install")
+    for spelling in OTHER_PAGES:
+        answer = f"Open the ports. Source: {spelling}"
+        outcome = check_citations_in_sources(item, answer, [source], settings)
+        assert outcome is not None and not outcome.passed, spelling
+        assert ranks([spelling], [source]) == [None], spelling
+    # The check's one leniency on top: a citation of the page's path under a prefix.
+    outcome = check_citations_in_sources(item, "Source: install.md", [source], settings)
+    assert outcome is not None and outcome.passed
 
 
 CHECKS = """
