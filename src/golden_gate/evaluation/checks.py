@@ -270,8 +270,10 @@ def _among(citation: str, sources: Sequence[tuple[str | None, str]]) -> bool:
         if same_source((host, path), source):
             return True
         hosts_agree = host is None or source[0] is None or host == source[0]
-        if hosts_agree and source[1] and (
-            path.endswith("/" + source[1]) or source[1].endswith("/" + path)
+        if (
+            hosts_agree
+            and source[1]
+            and (path.endswith("/" + source[1]) or source[1].endswith("/" + path))
         ):
             return True
     return False
