@@ -437,3 +437,5 @@ def test_a_check_that_crashed_is_named_as_such_not_as_the_judges_failure(tmp_pat
         "make the check run (fix it, or raise check-timeout) and run them again"
     )
     assert "judge" not in result["inconclusive"]
+    comment = golden_gate("gate", tmp_path / "r.json", "--floor", "0.7", "--format", "md").stdout
+    assert "| 0/0 (1 check error) |" in comment and "not judged" not in comment
