@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import Percentiles, RunStats, TokenUsage
+from golden_gate.core.report import ItemResult, Percentiles, RunStats, TokenUsage
 
 if TYPE_CHECKING:
     from golden_gate.core.report import Report
@@ -204,6 +204,19 @@ def percentiles(values: Sequence[float]) -> Percentiles | None:
         return round(ordered[max(math.ceil(q * len(ordered)) - 1, 0)], 1)
 
     return Percentiles(p50=rank(0.5), p95=rank(0.95), count=len(ordered))
+
+
+def performance(stats: RunStats, results: Sequence[ItemResult]) -> None:
+    """The assistant's latency and tokens an answer, p50 and p95, into `stats`: shown, never
+    gated. From the runs themselves, so shards merged give the whole run's figures."""
+    asked = [
+        run
+        for item in results
+        for run in item.run_results
+        if not run.rerun and run.error_side != "assistant"
+    ]
+    stats.latency_ms = percentiles([r.latency_ms for r in asked if r.latency_ms is not None])
+    stats.tokens_per_answer = percentiles([float(r.usage.total) for r in asked if r.usage])
 
 
 def performance_line(stats: RunStats | None, baseline: RunStats | None) -> str | None:

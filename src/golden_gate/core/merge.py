@@ -7,6 +7,7 @@ from pathlib import Path
 
 from golden_gate.core import retrieval
 from golden_gate.core.canaries import Canaries, check
+from golden_gate.core.cost import performance
 from golden_gate.core.golden import Shard
 from golden_gate.core.report import (
     DatasetInfo,
@@ -15,6 +16,7 @@ from golden_gate.core.report import (
     Report,
     RetrievalRecord,
     RunStats,
+    TokenUsage,
     add_digests,
     new_report,
 )
@@ -53,6 +55,16 @@ def _sum_stats(reports: Sequence[Report]) -> RunStats:
     elapsed = [s.elapsed_s for s in stats if s.elapsed_s is not None]
     total.elapsed_s = max(elapsed) if elapsed else None  # shards run side by side
     total.budget_exhausted = any(s.budget_exhausted for s in stats)
+    # The assistant's own tokens and their cost (usage-path): what `plan --cost` reads.
+    used = [s.assistant_tokens for s in stats if s.assistant_tokens is not None]
+    if used:
+        total.assistant_tokens = TokenUsage(
+            input_tokens=sum(u.input_tokens for u in used),
+            output_tokens=sum(u.output_tokens for u in used),
+        )
+    spent = [s.assistant_cost_usd for s in stats if s.assistant_cost_usd is not None]
+    total.assistant_cost_usd = round(sum(spent), 6) if spent else None
+    performance(total, [item for r in reports for item in r.results])
     return total
 
 

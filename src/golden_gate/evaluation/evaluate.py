@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from golden_gate.core import retrieval
 from golden_gate.core import trajectory as shown
 from golden_gate.core.canaries import incomplete_reason as canary_reason
+from golden_gate.core.cost import performance
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.report import (
     DETERMINISTIC,
@@ -51,7 +52,6 @@ from golden_gate.evaluation.outcome import (
     count_check_errors,
     error_sides,
     judge_warnings,
-    performance,
     retrieval_record,
 )
 from golden_gate.evaluation.progress import Progress
@@ -318,7 +318,7 @@ async def evaluate(
         per_input, per_output = settings.judge_prices
         cost = (stats.input_tokens * per_input + stats.output_tokens * per_output) / 1e6
         stats.cost_usd = round(cost, 6)
-    performance(stats, results)
+    performance(stats, results)  # core/cost.py
     stats.check_errors = count_check_errors(results)
     if settings.assistant_prices is not None and stats.assistant_tokens is not None:
         from golden_gate.core.cost import price

@@ -115,17 +115,3 @@ def error_sides(results: Sequence[ItemResult]) -> str:
     judge = sum(r.errors for r in results) - checks
     text = f"{unanswered} unanswered by the assistant, {judge} not judged"
     return text + (f", {checks} with a hand-written check that failed to run" if checks else "")
-
-
-def performance(stats: RunStats, results: Sequence[ItemResult]) -> None:
-    """The assistant's latency and tokens an answer, p50 and p95: shown, never gated."""
-    from golden_gate.core.cost import percentiles
-
-    asked = [
-        run
-        for item in results
-        for run in item.run_results
-        if not run.rerun and run.error_side != "assistant"
-    ]
-    stats.latency_ms = percentiles([r.latency_ms for r in asked if r.latency_ms is not None])
-    stats.tokens_per_answer = percentiles([float(r.usage.total) for r in asked if r.usage])
