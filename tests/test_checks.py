@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from golden_gate.core.golden import GoldenItem
-from golden_gate.evaluation.checks import CheckSettings, checks_hash, citation_key, citations
+from golden_gate.core.retrieval import normalise_url, ranks
+from golden_gate.evaluation.checks import (
+    CheckSettings,
+    check_citations_in_sources,
+    checks_hash,
+    citations,
+)
 from golden_gate.evaluation.custom_checks import CustomCheck
 from tests.fakes.assistant_server import AssistantServer
 from tests.helpers import golden_gate
@@ -201,9 +207,36 @@ def test_citations_are_recognised_as_the_citations_check_reads_them() -> None:
         "docs/install.md", "Backups page", "docs/install.md#ports", "/guide/setup.html",
         "https://docs.acme.test/docs/backups/",
     ]  # fmt: skip
-    assert citation_key("https://docs.acme.test/docs/install/") == "docs/install"
-    assert citation_key("/docs/install.md#ports") == "docs/install"
-    assert citation_key("docs/index.html") == "docs"
+
+
+# Spellings of one page, and of others, as docs/golden-sets.md "How sources are matched" lists.
+ONE_PAGE = [
+    "docs/install.md", "/docs/install", "docs/install/", "./docs//install.html",
+    "docs/y/../install.md", "docs/install/index.md", "docs/install/README.md",
+    "docs/install.md#ports", "docs/install?ref=nav", "docs/%69nstall.md",
+    "https://Docs.Example.COM:443/docs/install/#ports",
+]  # fmt: skip
+OTHER_PAGES = ["docs/Install.md", "docs/installing.md", "https://other.example.com/docs/install"]
+
+
+def test_citations_in_sources_and_the_retrieval_layer_match_pages_by_one_rule() -> None:
+    source = "https://docs.example.com/docs/install.md"
+    settings = CheckSettings(citations_in_sources=True)
+    item = GoldenItem(id="x", question="q?")
+    for spelling in ONE_PAGE:
+        answer = f"Open the ports. Source: {spelling}"
+        outcome = check_citations_in_sources(item, answer, [source], settings)
+        assert outcome is not None and outcome.passed, (spelling, outcome)
+        assert ranks([spelling], [source]) == [1], spelling
+        assert normalise_url(spelling).endswith("docs/install")
+    for spelling in OTHER_PAGES:
+        answer = f"Open the ports. Source: {spelling}"
+        outcome = check_citations_in_sources(item, answer, [source], settings)
+        assert outcome is not None and not outcome.passed, spelling
+        assert ranks([spelling], [source]) == [None], spelling
+    # The check's one leniency on top: a citation of the page's path under a prefix.
+    outcome = check_citations_in_sources(item, "Source: install.md", [source], settings)
+    assert outcome is not None and outcome.passed
 
 
 CHECKS = """
@@ -374,3 +407,35 @@ def test_a_pr_that_makes_its_custom_check_lenient_is_gated_by_the_bases(world, g
     ]
     # The checkout's file is untouched; the base's text ran from outside it.
     assert (world.workspace / "evals" / "check.py").read_text() == LENIENT_CHECK
+
+
+def test_a_check_that_crashed_is_named_as_such_not_as_the_judges_failure(tmp_path: Path) -> None:
+    (tmp_path / "checks.py").write_text(CHECKS)
+    (tmp_path / "golden-gate.toml").write_text("[checks]\ncustom-checks = ['checks.py:crashes']\n")
+    items = [{"id": f"q{n}", "question": f"q{n}?", "must_not_include": ["zzz"]} for n in range(20)]
+    answers = {f"q{n}?": "crash now" if n < 3 else "fine" for n in range(20)}
+    # Above max-error-rate: incomplete, and the reason says the checks, not the judge, failed.
+    done, report = _eval(tmp_path, items, answers)
+    assert done.returncode == 3, done.stderr
+    assert report["incomplete_reason"].startswith(
+        "3 of 20 runs ended in an error (0 unanswered by the assistant, 0 not judged, 3 with a "
+        "hand-written check that failed to run; 15%"
+    )
+    assert report["stats"]["check_errors"] == 3
+    # Within max-error-rate, 17/17 clear the floor but 17/20 would not: the gate cannot decide,
+    # and says what to do about the check (there is no judge to ask again).
+    done, report = _eval(tmp_path, items, answers, "--max-error-rate", "0.5")
+    assert done.returncode == 0, done.stderr
+    gated = golden_gate("gate", tmp_path / "r.json", "--floor", "0.7", "--format", "json")
+    result = json.loads(gated.stdout)
+    assert gated.returncode == 3, gated.stderr
+    assert result["inconclusive"].startswith(
+        "3 run(s) got no verdict (a hand-written check failed to run on them), and counted as "
+        "failures they would fail the gate"
+    )
+    assert result["inconclusive"].endswith(
+        "make the check run (fix it, or raise check-timeout) and run them again"
+    )
+    assert "judge" not in result["inconclusive"]
+    comment = golden_gate("gate", tmp_path / "r.json", "--floor", "0.7", "--format", "md").stdout
+    assert "| 0/0 (1 check error) |" in comment and "not judged" not in comment

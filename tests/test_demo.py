@@ -60,6 +60,23 @@ def test_demo_baseline_variant_passes(tmp_path):
     assert "golden-gate passed" in done.stdout
 
 
+def test_plan_cost_on_the_demo_prints_every_term_and_the_total(tmp_path):
+    from golden_gate.demo import write_config
+
+    done = golden_gate("plan", "--cost", "--config", write_config(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("  cost: ")[1].splitlines()
+    # 14 smoke items, one run each, at the demo's assistant-prices, the offline judge free
+    assert lines[0].startswith("N · R · (c_sys + (1 − h) · c_judge) = 14 × 1 × ($0.0000")
+    assert lines[0].endswith(") = $0.0013")
+    assert lines[1].strip() == "N = 14 items, R = 1 run(s) an item"
+    assert lines[2].strip().startswith("c_sys = $0.0000")
+    assert "assistant tokens a run in baseline.json at assistant-prices" in lines[2]
+    assert lines[3].strip() == "h = 0.00: the judge cache's hit rate in baseline.json"
+    assert lines[4].strip().startswith("c_judge = $0: the judge used no tokens")
+    assert "no assistant token usage" not in done.stdout
+
+
 def test_run_command_exit_codes_and_files(tmp_path):
     baseline = tmp_path / "baseline.json"
     with start("baseline") as assistant:

@@ -608,3 +608,37 @@ def test_the_report_keeps_an_answer_whole_up_to_a_bound(tmp_path):
     kept = {r.id: r.run_results[0].answer or "" for r in report.results}
     assert kept[golden[0].id] == long  # 7,500 characters, whole
     assert len(kept[golden[1].id]) == 20_000 and kept[golden[1].id].endswith("…")
+
+
+def test_a_conversation_the_judge_failed_on_is_resumed_at_that_turn_at_the_end(
+    judge_server, capsys
+):
+    from golden_gate.core.golden import Turn
+
+    def turns(n: int) -> list[Turn]:
+        return [
+            Turn(question=f"Chat {n}: feature {i}?", reference_key_points=[f"set option {i}"])
+            for i in range(3)
+        ]
+
+    golden = [GoldenItem(id=f"chat{n}", turns=turns(n)) for n in range(3)]
+    judge_server.enqueue(Behaviour.server_error(500, retry_after=0.01))  # the first call fails
+    answers = {t.question: good(i) for n in range(3) for i, t in enumerate(turns(n))}
+    with AssistantServer(answers=answers) as assistant:
+        rep = run(
+            golden, assistant.url, llm_judge(judge_server, max_retries=0), judge_concurrency=1
+        )
+        asked = [r.json["text"] for r in assistant.requests if r.method == "POST"]
+    # The paused conversation went on from the turn the judge failed on: its recorded answer
+    # judged again, the later turns asked then; no turn asked twice (turns are not independent).
+    assert sorted(asked) == sorted(answers)  # each turn asked once
+    assert judge_server.calls == 10  # nine turns, and the one failed call
+    assert rep.complete and not any(r.errored for r in rep.results)
+    assert all(r.passed for r in rep.results)
+    for result in rep.results:
+        (conversation,) = result.run_results
+        assert [t.status for t in conversation.turns or []] == ["pass"] * 3
+        assert conversation.failed_turn is None
+    assert "asked the judge again about 1 run(s) it had failed on: 1 judged now" in (
+        capsys.readouterr().err
+    )

@@ -97,7 +97,9 @@ LINK = re.compile(r"(?i)https?://|www\.|\]\(|\]\[|<a\s|<img|<script")
 ISSUE = re.compile(r"(?<![&\w])#\d|\b[gG][hH]-\d")
 SHA = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{7,}(?![0-9a-z])")  # GitHub links it to a commit
 INVISIBLE = re.compile("[\u200c-\u200f\u202a-\u202e\u2066-\u2069\ufeff\x00\x1b]")
-ITEM_ROW = re.compile(r"\| \d+/\d+( \(\d+ unanswered\))?( \(\d+ not judged\))? \|$")
+ITEM_ROW = re.compile(
+    r"\| \d+/\d+( \(\d+ unanswered\))?( \(\d+ not judged\))?( \(\d+ check errors?\))? \|$"
+)
 OUR_TAGS = re.compile(r"</?(details|summary|code|sub)>")
 
 

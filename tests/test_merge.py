@@ -42,6 +42,10 @@ def test_four_shards_merged_equal_the_unsharded_run(tmp_path):
                 "--quiet",
                 "--cache-dir",
                 tmp_path / "cache",
+                "--usage-path",
+                "usage",
+                "--assistant-prices",
+                "0.15,0.60",
                 *extra,
                 cwd=tmp_path,
             )
@@ -93,6 +97,15 @@ def test_four_shards_merged_equal_the_unsharded_run(tmp_path):
     assert merged.dataset.fingerprint == whole.dataset.fingerprint
     assert merged.dataset.shard is None and merged.model_extra["shards"] == 4
     assert "0 regressed, 0 improved on 24 shared items" in done.stdout
+    # The assistant's usage adds up over the shards, as `plan --cost` reads it.
+    assert merged.stats.assistant_tokens == whole.stats.assistant_tokens
+    assert merged.stats.assistant_tokens.input_tokens > 0
+    # each shard rounds its cost to a millionth of a dollar
+    assert merged.stats.assistant_cost_usd == pytest.approx(
+        whole.stats.assistant_cost_usd, abs=1e-5
+    )
+    assert merged.stats.tokens_per_answer == whole.stats.tokens_per_answer
+    assert merged.stats.latency_ms.count == whole.stats.latency_ms.count == 24
 
 
 def shard(outcomes, index, count, **kw):

@@ -375,3 +375,20 @@ def test_a_tag_or_a_path_that_could_inject_into_the_workflow_is_refused(repo):
     path = _init(repo, "--golden", "evals/${{ github.token }}.jsonl")
     assert path.returncode == 2 and "--golden" in path.stderr
     assert not (repo / ".github").exists()
+
+
+def test_init_mentions_the_retrieval_and_cost_settings_commented_ready_to_switch_on(repo):
+    from golden_gate import config_file
+
+    done = _init(repo)
+    assert done.returncode == 0, done.stderr
+    text = (repo / "golden-gate.toml").read_text()
+    config = tomllib.loads(text)
+    assert "sources-path" not in config["assistant"]  # mentioned, not set
+    assert "retrieval-floor" not in config["gate"]
+    names = ("sources-path", "usage-path", "retrieval-k", "retrieval-floor")
+    # Uncommenting each line gives a config golden-gate reads, with those settings set.
+    on = re.sub(rf"^# ((?:{'|'.join(names)}) = )", r"\1", text, flags=re.MULTILINE)
+    values = config_file.parse(on, source="golden-gate.toml").values
+    assert values["sources-path"] == "sources" and values["usage-path"] == "usage"
+    assert values["retrieval-k"] == 5 and values["retrieval-floor"] == 0.7

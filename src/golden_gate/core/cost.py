@@ -206,20 +206,17 @@ def percentiles(values: Sequence[float]) -> Percentiles | None:
     return Percentiles(p50=rank(0.5), p95=rank(0.95), count=len(ordered))
 
 
-def answer_percentiles(
-    results: Sequence[ItemResult],
-) -> tuple[Percentiles | None, Percentiles | None]:
-    """p50/p95 of the assistant's latency and tokens an answer, over the runs it was asked
-    (reruns and runs it never answered left out): from the runs, so shards merge exactly."""
+def performance(stats: RunStats, results: Sequence[ItemResult]) -> None:
+    """The assistant's latency and tokens an answer, p50 and p95, into `stats`: shown, never
+    gated. From the runs themselves, so shards merged give the whole run's figures."""
     asked = [
         run
         for item in results
         for run in item.run_results
         if not run.rerun and run.error_side != "assistant"
     ]
-    latency = percentiles([r.latency_ms for r in asked if r.latency_ms is not None])
-    tokens = percentiles([float(r.usage.total) for r in asked if r.usage])
-    return latency, tokens
+    stats.latency_ms = percentiles([r.latency_ms for r in asked if r.latency_ms is not None])
+    stats.tokens_per_answer = percentiles([float(r.usage.total) for r in asked if r.usage])
 
 
 def performance_line(stats: RunStats | None, baseline: RunStats | None) -> str | None:

@@ -624,13 +624,38 @@ def evaluate_gate(
             cand, worst, base, base_tally, changed, settings, with_power=False
         )
         if not pessimistic.passed:
-            not_judged = sum(cand.items.errors)
             result.inconclusive = (
-                f"{not_judged} run(s) got no verdict (the judge failed on them), and counted as "
-                f"failures they would fail the gate ({pessimistic.reasons[0].message}): "
-                "judge them again"
+                f"{_no_verdict(cand)}, and counted as failures they would fail the gate "
+                f"({pessimistic.reasons[0].message}): {_again(cand)}"
             )
     return result
+
+
+def _no_verdict(cand: SlimReport) -> str:
+    """The runs counted apart, by what failed on them: the judge or a hand-written check."""
+    total = sum(cand.items.errors)
+    checks = min(total, cand.header.stats.check_errors if cand.header.stats else 0)
+    judge = total - checks
+    if not checks:
+        return f"{total} run(s) got no verdict (the judge failed on them)"
+    if not judge:
+        return f"{total} run(s) got no verdict (a hand-written check failed to run on them)"
+    return (
+        f"{total} run(s) got no verdict (the judge failed on {judge}, a hand-written check "
+        f"failed to run on {checks})"
+    )
+
+
+def _again(cand: SlimReport) -> str:
+    checks = cand.header.stats.check_errors if cand.header.stats else 0
+    fix = "make the check run (fix it, or raise check-timeout)"
+    if not checks:
+        return "judge them again"
+    return (
+        f"{fix} and run them again"
+        if checks >= sum(cand.items.errors)
+        else (f"judge them again, and {fix}")
+    )
 
 
 def _gate_retrieval(

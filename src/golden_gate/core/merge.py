@@ -7,7 +7,7 @@ from pathlib import Path
 
 from golden_gate.core import retrieval
 from golden_gate.core.canaries import Canaries, check
-from golden_gate.core.cost import answer_percentiles
+from golden_gate.core.cost import performance
 from golden_gate.core.golden import Shard
 from golden_gate.core.report import (
     DatasetInfo,
@@ -42,11 +42,11 @@ def _agree(
             )
 
 
-def _sum_stats(reports: Sequence[Report], results: Sequence[ItemResult]) -> RunStats:
+def _sum_stats(reports: Sequence[Report]) -> RunStats:
     stats = [r.stats for r in reports if r.stats is not None]
     total = RunStats()
     summed = ("judge_calls", "judge_attempts", "cache_hits", "cache_misses", "assistant_calls")
-    for field in (*summed, "judge_timeouts"):
+    for field in (*summed, "judge_timeouts", "check_errors"):
         setattr(total, field, sum(getattr(s, field) for s in stats))
     total.input_tokens = sum(s.input_tokens for s in stats)
     total.output_tokens = sum(s.output_tokens for s in stats)
@@ -55,16 +55,16 @@ def _sum_stats(reports: Sequence[Report], results: Sequence[ItemResult]) -> RunS
     elapsed = [s.elapsed_s for s in stats if s.elapsed_s is not None]
     total.elapsed_s = max(elapsed) if elapsed else None  # shards run side by side
     total.budget_exhausted = any(s.budget_exhausted for s in stats)
-    spent = [s.assistant_tokens for s in stats if s.assistant_tokens is not None]
-    if spent:
+    # The assistant's own tokens and their cost (usage-path): what `plan --cost` reads.
+    used = [s.assistant_tokens for s in stats if s.assistant_tokens is not None]
+    if used:
         total.assistant_tokens = TokenUsage(
-            input_tokens=sum(u.input_tokens for u in spent),
-            output_tokens=sum(u.output_tokens for u in spent),
+            input_tokens=sum(u.input_tokens for u in used),
+            output_tokens=sum(u.output_tokens for u in used),
         )
-    assistant_costs = [s.assistant_cost_usd for s in stats if s.assistant_cost_usd is not None]
-    total.assistant_cost_usd = sum(assistant_costs) if assistant_costs else None
-    if stats:
-        total.latency_ms, total.tokens_per_answer = answer_percentiles(results)
+    spent = [s.assistant_cost_usd for s in stats if s.assistant_cost_usd is not None]
+    total.assistant_cost_usd = round(sum(spent), 6) if spent else None
+    performance(total, [item for r in reports for item in r.results])
     return total
 
 
@@ -117,7 +117,7 @@ def merge_reports(reports: Sequence[tuple[str, Report]]) -> Report:
         assistant=first.assistant,
         run_settings=first.run_settings,
         rule_changes=first.rule_changes,
-        stats=_sum_stats([r for _, r in reports], results),
+        stats=_sum_stats([r for _, r in reports]),
         warnings=[f"{s}: {w}" for s, r in reports for w in r.warnings or []] or None,
         complete=not incomplete,
         incomplete_reason="; ".join(incomplete) or None,

@@ -425,6 +425,8 @@ class RunStats(BaseModel):
     elapsed_s: float | None = None
     budget_exhausted: bool = False
     judge_timeouts: int = 0  # judge calls that failed because every try timed out
+    # Runs counted apart because a hand-written check hung or crashed (not the judge's doing).
+    check_errors: int = 0
     judge_cache: JudgeCacheStats | None = None  # the Action's judge cache; None elsewhere
 
 

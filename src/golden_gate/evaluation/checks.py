@@ -29,6 +29,7 @@ from golden_gate.core.patterns import (
     search,
 )
 from golden_gate.core.report import CheckOutcome
+from golden_gate.core.retrieval import same_source, source_key
 from golden_gate.evaluation.custom_checks import CustomCheck, CustomChecks
 
 DEFAULT_REFUSAL_PHRASES = [
@@ -229,7 +230,6 @@ def check_json_schema(answer: str, schema: dict[str, Any] | None) -> CheckOutcom
 _DOC_SUFFIXES = (".md", ".mdx", ".html", ".htm", ".pdf", ".txt", ".rst")
 _SOURCE_LINE = re.compile(r"^[ \t>*-]*sources?[ \t]*:(.*)$", re.IGNORECASE | re.MULTILINE)
 _EDGE = "()[]<>{}\"'`*_,.;:!?"
-_SCHEME_HOST = re.compile(r"^[a-z][a-z0-9+.-]*://[^/]*")
 
 
 def citations(answer: str) -> list[str]:
@@ -254,27 +254,29 @@ def citations(answer: str) -> list[str]:
     return list(dict.fromkeys(c for c in found if c))
 
 
-def citation_key(ref: str) -> str:
-    """A citation or a source as compared: lower case, without scheme and host, query, anchor,
-    surrounding slashes, a document suffix or a final `/index` (so `https://x/docs/install/`,
-    `/docs/install.md#ports` and `docs/install.md` are one page)."""
-    text = ref.strip().strip(_EDGE).lower()
-    text = text.split("#", 1)[0].split("?", 1)[0]
-    text = _SCHEME_HOST.sub("", text).strip("/")
-    for suffix in _DOC_SUFFIXES:
-        if text.endswith(suffix):
-            text = text[: -len(suffix)]
-            break
-    if text == "index" or text.endswith("/index"):
-        text = text[: -len("index")].rstrip("/")
-    return text
+def _page(ref: str) -> tuple[str | None, str]:
+    """A citation or a source as one page, by the retrieval layer's rules (core/retrieval.py,
+    docs/golden-sets.md "How sources are matched"): one normaliser for both."""
+    return source_key(ref.strip().strip(_EDGE))
 
 
-def _among(citation: str, sources: set[str]) -> bool:
-    key = citation_key(citation)
-    return bool(key) and any(
-        key == s or key.endswith("/" + s) or s.endswith("/" + key) for s in sources if s
-    )
+def _among(citation: str, sources: Sequence[tuple[str | None, str]]) -> bool:
+    """The same page as a returned source, or one's path the other's under a prefix (the answer
+    cites `install.md` of a source `docs/install.md`)."""
+    host, path = _page(citation)
+    if not path:
+        return False
+    for source in sources:
+        if same_source((host, path), source):
+            return True
+        hosts_agree = host is None or source[0] is None or host == source[0]
+        if (
+            hosts_agree
+            and source[1]
+            and (path.endswith("/" + source[1]) or source[1].endswith("/" + path))
+        ):
+            return True
+    return False
 
 
 def check_citations_in_sources(
@@ -284,8 +286,8 @@ def check_citations_in_sources(
     on = item.citations_in_sources
     if not (settings.citations_in_sources if on is None else on):
         return None
-    keys = {citation_key(s) for s in sources}
-    invented = [c for c in citations(answer) if not _among(c, keys)]
+    pages = [_page(s) for s in sources]
+    invented = [c for c in citations(answer) if not _among(c, pages)]
     if invented:
         more = f" and {len(invented) - 5} more" if len(invented) > 5 else ""
         shown = ", ".join(invented[:5]) + more

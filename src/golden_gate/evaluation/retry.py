@@ -2,7 +2,7 @@
 
 Until 0.2 the provider's SDK retried each judge call `judge-retries` times (default 6) inside
 one call, invisible to us: against a judge answering HTTP 500, 20 items cost 140 requests
-while the report said 20 calls, and the end-of-run re-ask (evaluate.py) asked again on top.
+while the report said 20 calls, and the end-of-run re-ask (rejudge.py) asked again on top.
 Now the SDKs are built with no retries of their own (providers.model_kwargs) and this module
 decides, so what is paid is what the report counts (`stats.judge_attempts`):
 

@@ -179,8 +179,14 @@ def _runs_text(item: ItemResult) -> str:
     text = f"{item.passes}/{item.runs}"
     if item.unanswered:
         text += f" ({item.unanswered} unanswered)"
-    if item.errors:
-        text += f" ({item.errors} not judged)"
+    checks = sum(
+        r.error_side == "check" for r in item.run_results if r.status == "error" and not r.rerun
+    )
+    checks = min(checks, item.errors)  # a hand-written check that hung or crashed: no verdict
+    if item.errors - checks:
+        text += f" ({item.errors - checks} not judged)"
+    if checks:
+        text += f" ({checks} check error{'s' if checks > 1 else ''})"
     return text
 
 
