@@ -397,8 +397,9 @@ def outputs(directory: Path, names: list[str]) -> dict[str, Any]:
 
 def _summary(names: list[str]) -> str:
     """The job summary as the Action renders it from the same two reports."""
-    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
     from golden_gate.core.report import load_report
+    from golden_gate.core.verdict import GateSettings
     from golden_gate.rendering.render import render_summary
 
     report = load_report(names[0])

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.history import from_git, git_trend, trend
 from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TagBar, TrendPoint

@@ -15,13 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_gate.core.gate import MISSING_SHARE, GateSettings, compare, evaluate_gate
+from golden_gate.core.comparison import compare
+from golden_gate.core.gate import MISSING_SHARE, evaluate_gate
 from golden_gate.core.report import (
     ItemResult,
     Report,
     RunResult,
     Verdict,
 )
+from golden_gate.core.verdict import GateSettings
 from golden_gate.errors import InputError
 from golden_gate.rendering.escape import ZWSP, inline
 from golden_gate.rendering.render import _Context, _environment, render, templates_dir

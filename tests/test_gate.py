@@ -2,8 +2,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import DatasetInfo, ItemResult, Report
+from golden_gate.core.verdict import GateSettings
 from tests.helpers import ids, report
 
 
@@ -381,7 +382,8 @@ def test_verdicts_the_judge_could_not_give_never_carry_a_pass_they_could_flip():
 
 
 def test_floor_0_switches_the_floor_off_and_alpha_0_the_paired_test():
-    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.verdict import GateSettings
     from tests.helpers import ids, report
 
     names = ids(40)

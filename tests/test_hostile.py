@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden_gate import cli, runner
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.report import (
     ItemResult,
@@ -18,6 +18,7 @@ from golden_gate.core.report import (
     parse_report,
     report_json,
 )
+from golden_gate.core.verdict import GateSettings
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.judge import KeypointsJudge

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import (
     CheckOutcome,
     EvaluatorOutcome,
@@ -23,6 +23,7 @@ from golden_gate.core.report import (
     load_report,
 )
 from golden_gate.core.report import save_report as save
+from golden_gate.core.verdict import GateSettings
 from golden_gate.demo import baseline_path
 from golden_gate.rendering.page import render_page
 from tests.browser import CHROMIUM, browser

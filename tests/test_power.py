@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.power import PowerNote, statement
 from golden_gate.core.report import Report, parse_report
 from golden_gate.core.stats import ItemModel
+from golden_gate.core.verdict import GateSettings
 
 
 def one_run(passes: list[int]) -> Report:

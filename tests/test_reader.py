@@ -16,8 +16,9 @@ import sys
 import pytest
 
 from golden_gate.core import slim
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import load_report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.errors import InputError
 from golden_gate.rendering.render import render_comment, render_summary
 from tests.gate_pairs import (

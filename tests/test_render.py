@@ -1,7 +1,8 @@
 import re
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering.escape import ZWSP, inline
 from golden_gate.rendering.render import COMMENT_LIMIT, marker, render_comment, render_summary
 from tests.helpers import ids, item, report

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
 from golden_gate.core.slices import holm
+from golden_gate.core.verdict import GateSettings
 from tests.helpers import golden_gate, item
 
 

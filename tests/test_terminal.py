@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering import terminal
 from tests.helpers import item
 

@@ -491,7 +491,7 @@ def gate_settings(r: Resolved, overrides: Mapping[str, Any] | None = None) -> An
     """The gate's thresholds (`core.gate.GateSettings`): all a command that only gates needs,
     without the evaluation's settings behind `Settings`. `overrides`: values by option name
     laid over them (a pull request's proposed thresholds)."""
-    from golden_gate.core.gate import GateSettings
+    from golden_gate.core.verdict import GateSettings
 
     values = {field: r[name] for name, field in GATE_OPTIONS.items()}
     values.update({GATE_OPTIONS[k]: v for k, v in (overrides or {}).items() if k in GATE_OPTIONS})

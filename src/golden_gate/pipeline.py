@@ -11,9 +11,6 @@ import sys
 from collections.abc import Callable
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import (
-    floor_out_of_reach,
-)
 from golden_gate.core.report import (
     AssistantInfo,
     DatasetInfo,
@@ -21,6 +18,7 @@ from golden_gate.core.report import (
     save_report,
     selection_digest,
 )
+from golden_gate.core.verdict import floor_out_of_reach
 from golden_gate.errors import (
     IncompleteError,
     InputError,

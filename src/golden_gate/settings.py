@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from golden_gate.core.gate import GateSettings
 from golden_gate.core.golden import Shard
+from golden_gate.core.verdict import GateSettings
 from golden_gate.evaluation.checks import CheckSettings
 from golden_gate.evaluation.compose import ComposeSettings
 from golden_gate.evaluation.custom_checks import CustomCheck

@@ -13,8 +13,8 @@ from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.options import BY_NAME, OPTIONS, gate_settings
 
 if TYPE_CHECKING:
-    from golden_gate.core.gate import GateResult
     from golden_gate.core.slim import SlimReport
+    from golden_gate.core.verdict import GateResult
 
 
 def _print_gate(

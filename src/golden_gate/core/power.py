@@ -26,7 +26,7 @@ from golden_gate.core.stats import (
 from golden_gate.core.tally import Tally, tally_of
 
 if TYPE_CHECKING:
-    from golden_gate.core.gate import Comparison, GateSettings
+    from golden_gate.core.verdict import Comparison, GateSettings
 
 
 TARGET_DROP = 0.05  # the drop the statement says how many items need

@@ -12,7 +12,7 @@ was read from: when the base ref has no golden set at the path the pull request 
 renamed file, `golden` pointed at a copy), an item whose id and hash match the baseline's record
 is the base's, and pairs. A baseline item the run does not evaluate as the base defines it is
 *dropped*: the report records its question and hash but not its key points, so it cannot be
-evaluated again, and it counts as a failed item in the paired comparison (core/gate.py).
+evaluated again, and it counts as a failed item in the paired comparison (core/comparison.py).
 """
 
 from __future__ import annotations

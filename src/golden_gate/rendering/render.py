@@ -24,12 +24,12 @@ from pydantic import BaseModel
 from golden_gate import redaction
 from golden_gate.core import slim, trajectory
 from golden_gate.core.cost import cost_terms, money, performance_line
-from golden_gate.core.gate import GateResult
 from golden_gate.core.report import ItemResult, Report, RuleChanges
 from golden_gate.core.retrieval import RankChange, RetrievalGate, rank_text
 from golden_gate.core.slices import SliceVerdict
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.tally import Tally
+from golden_gate.core.verdict import GateResult
 from golden_gate.errors import InputError
 from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TrendPoint
