@@ -434,7 +434,7 @@ _SECTIONS = {
     "evaluators": ("golden_gate.evaluation.evaluators", "EvaluatorSettings"),
     "checks": ("golden_gate.evaluation.checks", "CheckSettings"),
     "evaluation": ("golden_gate.evaluation.evaluate", "EvalSettings"),
-    "gate": ("golden_gate.core.gate", "GateSettings"),
+    "gate": ("golden_gate.core.verdict", "GateSettings"),
     "": ("golden_gate.settings", "Settings"),
 }
 
