@@ -19,6 +19,7 @@ from golden_gate.core.comparison import (
     dropped_items,
     not_comparable,
 )
+from golden_gate.core.paired_test import MONTE_CARLO_DRAWS
 from golden_gate.core.power import (
     Differences,
     floor_reachable,
@@ -29,7 +30,7 @@ from golden_gate.core.report import Report, selection_digest
 from golden_gate.core.rules import PR_SUFFIX
 from golden_gate.core.slices import SliceProblem, SliceVerdict, gate_slices
 from golden_gate.core.slim import ItemColumns, SlimReport
-from golden_gate.core.stats import MONTE_CARLO_DRAWS, floor_percent
+from golden_gate.core.stats import floor_percent
 from golden_gate.core.tally import Tally, changed_items
 from golden_gate.core.verdict import Comparison, GateResult, GateSettings, Reason
 
