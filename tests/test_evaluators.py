@@ -233,14 +233,14 @@ def test_a_forks_panel_keeps_its_name_and_nothing_else_passes(claimed, shown):
 
 
 def _panel_report(vote_lists):
-    from golden_gate.core.report import (
+    from golden_gate.core.item_result import (
         EvaluatorOutcome,
         ItemResult,
         JudgeVote,
-        Report,
         RunResult,
         Verdict,
     )
+    from golden_gate.core.report import Report
 
     def run(votes):
         outcome = EvaluatorOutcome(

@@ -17,12 +17,8 @@ from hypothesis import strategies as st
 
 from golden_gate.core.comparison import compare
 from golden_gate.core.gate import MISSING_SHARE, evaluate_gate
-from golden_gate.core.report import (
-    ItemResult,
-    Report,
-    RunResult,
-    Verdict,
-)
+from golden_gate.core.item_result import ItemResult, RunResult, Verdict
+from golden_gate.core.report import Report
 from golden_gate.core.verdict import GateSettings
 from golden_gate.errors import InputError
 from golden_gate.rendering.escape import ZWSP, inline

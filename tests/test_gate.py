@@ -3,7 +3,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from golden_gate.core.gate import evaluate_gate
-from golden_gate.core.report import DatasetInfo, ItemResult, Report
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import DatasetInfo, Report
 from golden_gate.core.verdict import GateSettings
 from tests.helpers import ids, report
 
@@ -145,7 +146,7 @@ def test_comparability_warning_and_fatal_setting():
 
 
 def test_minimal_baseline_without_our_fields_loads_and_compares():
-    from golden_gate.core.report import parse_report
+    from golden_gate.core.report_file import parse_report
 
     minimal = parse_report(
         '{"judge": "openai:gpt-4.1-mini", "results": ['

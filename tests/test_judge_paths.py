@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import Verdict
+from golden_gate.core.item_result import Verdict
 from golden_gate.evaluation import judge_client, tracing
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate

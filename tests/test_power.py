@@ -7,7 +7,8 @@ import json
 from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.item_model import ItemModel
 from golden_gate.core.power import PowerNote, statement
-from golden_gate.core.report import Report, parse_report
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import parse_report
 from golden_gate.core.verdict import GateSettings
 
 

@@ -11,13 +11,8 @@ import sys
 from collections.abc import Callable
 
 from golden_gate.core import golden, slim
-from golden_gate.core.report import (
-    AssistantInfo,
-    DatasetInfo,
-    Report,
-    save_report,
-    selection_digest,
-)
+from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, selection_digest
+from golden_gate.core.report_file import save_report
 from golden_gate.core.verdict import floor_out_of_reach
 from golden_gate.errors import (
     IncompleteError,

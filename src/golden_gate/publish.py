@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from golden_gate.core import golden, slim
 from golden_gate.core.comparison import undeclared_clusters
 from golden_gate.core.gate import evaluate_gate
-from golden_gate.core.report import Report, save_report
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import save_report
 from golden_gate.core.verdict import GateResult, GateSettings
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.files import WriteFailures, write_result

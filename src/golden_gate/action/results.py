@@ -212,7 +212,8 @@ def baseline_unavailable(
 ) -> int:
     """The baseline could not be read: not "no baseline" (the floor alone would decide), but
     an incomplete run, reported as every run is (report.json, comment, summary, outputs)."""
-    from golden_gate.core.report import DETERMINISTIC, Report, save_report
+    from golden_gate.core.report import DETERMINISTIC, Report
+    from golden_gate.core.report_file import save_report
 
     runner.error(str(exc), title="golden-gate baseline")
     if report is None:

@@ -184,7 +184,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 
     from golden_gate.core.golden import load_golden
     from golden_gate.core.pairwise import describe
-    from golden_gate.core.report import load_report
+    from golden_gate.core.report_file import load_report
     from golden_gate.evaluation.cache import VerdictCache
     from golden_gate.evaluation.pairwise import changed, compare
     from golden_gate.files import write_result
@@ -205,7 +205,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     import json
 
-    from golden_gate.core.report import load_report
+    from golden_gate.core.report_file import load_report
     from golden_gate.core.review import counts, review_lines
     from golden_gate.files import write_result
 
@@ -318,7 +318,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     from golden_gate.core import slim
     from golden_gate.core.merge import merge_reports
-    from golden_gate.core.report import load_report
+    from golden_gate.core.report_file import load_report
     from golden_gate.files import WriteFailures
     from golden_gate.publish import publish
 
@@ -413,7 +413,7 @@ def _cost_text(args: argparse.Namespace, golden: Path | None, *, items: int | No
     """`plan --cost`: the seed's formula with its terms, measured on the baseline."""
     from golden_gate.core import golden as golden_set
     from golden_gate.core.cost import cost_terms
-    from golden_gate.core.report import load_report
+    from golden_gate.core.report_file import load_report
     from golden_gate.evaluation.evaluate import parse_prices
 
     if items is None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from golden_gate.core import retrieval
 from golden_gate.core.canaries import Canaries, check
 from golden_gate.core.golden import Shard
+from golden_gate.core.item_result import ItemResult
 from golden_gate.core.report import (
     DatasetInfo,
-    ItemResult,
     JudgeIdentity,
     Report,
     RetrievalRecord,

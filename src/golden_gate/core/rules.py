@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from golden_gate.core.golden import GoldenItem, item_hash, select
-from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report, RuleChanges
 
 PR_SUFFIX = "@pull-request"  # a reworded item's pull-request version, beside the base one
 

@@ -25,25 +25,27 @@ from golden_gate.core import retrieval
 from golden_gate.core import trajectory as shown
 from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.golden import GoldenItem, Turn, item_hash
-from golden_gate.core.report import (
-    DETERMINISTIC,
-    AssistantInfo,
-    DatasetInfo,
+from golden_gate.core.item_result import (
     EvaluatorOutcome,
     ItemResult,
     JudgeVote,
-    Report,
-    RetrievalRecord,
     RunResult,
-    RunSettings,
-    RunStats,
     TokenUsage,
     ToolCall,
     TurnResult,
     Verdict,
     counts,
-    new_report,
     tally_runs,
+)
+from golden_gate.core.report import (
+    DETERMINISTIC,
+    AssistantInfo,
+    DatasetInfo,
+    Report,
+    RetrievalRecord,
+    RunSettings,
+    RunStats,
+    new_report,
 )
 from golden_gate.errors import InputError
 from golden_gate.evaluation import canaries

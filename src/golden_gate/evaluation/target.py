@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from golden_gate import jsontext, redaction
 from golden_gate.core.cost import read_usage
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import TokenUsage
+from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError, InputError
 from golden_gate.evaluation.transport import sharded
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S

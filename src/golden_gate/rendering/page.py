@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from golden_gate import redaction, surrogates
-from golden_gate.core.report import EvaluatorOutcome, ItemResult, Report, RunResult, counts
+from golden_gate.core.item_result import EvaluatorOutcome, ItemResult, RunResult, counts
+from golden_gate.core.report import Report
 from golden_gate.core.verdict import GateResult
 from golden_gate.files import write_result
 from golden_gate.rendering.charts import TrendPoint

@@ -24,7 +24,8 @@ from pydantic import BaseModel
 from golden_gate import redaction
 from golden_gate.core import slim, trajectory
 from golden_gate.core.cost import cost_terms, money, performance_line
-from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report, RuleChanges
 from golden_gate.core.retrieval import RankChange, RetrievalGate, rank_text
 from golden_gate.core.slices import SliceVerdict
 from golden_gate.core.slim import SlimReport
