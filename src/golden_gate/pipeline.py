@@ -223,7 +223,7 @@ def check_inputs(settings: Settings) -> None:
     if template is not None:
         if not template.is_file():
             raise InputError(f"{template}: comment template not found")
-        from golden_gate.rendering.render import check_template
+        from golden_gate.rendering.environment import check_template
 
         check_template(template)
 

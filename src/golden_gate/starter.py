@@ -29,7 +29,7 @@ from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.errors import GateError, InputError
 from golden_gate.evaluation.providers import resolve
 from golden_gate.files import read_text, write_result
-from golden_gate.rendering.render import templates_dir
+from golden_gate.rendering.environment import templates_dir
 
 SHA = re.compile(r"[0-9a-f]{40}")
 # Column or field names teams use, in order of preference, for each of our fields.

@@ -22,7 +22,7 @@ from golden_gate.core.report import Report
 from golden_gate.core.verdict import GateResult
 from golden_gate.files import write_result
 from golden_gate.rendering.charts import TrendPoint
-from golden_gate.rendering.render import templates_dir
+from golden_gate.rendering.environment import templates_dir
 
 # Long answers stay whole up to here (a reviewer reads them); beyond, the page would grow
 # without bound with a runaway answer.
