@@ -49,7 +49,8 @@ from golden_gate.core.golden import GoldenItem
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import Judge, JudgeSettings, make_judge
-from golden_gate.evaluation.target import AssistantClient, AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import AssistantClient
 from golden_gate.evaluation.transport import SHARD
 from golden_gate.evaluation.transport import sharded as split
 

@@ -17,7 +17,8 @@ from golden_gate.core.verdict import GateSettings
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.judge import KeypointsJudge
-from golden_gate.evaluation.target import AssistantClient, AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import AssistantClient
 from golden_gate.rendering.render import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,

@@ -428,7 +428,7 @@ GROUPS: tuple[str, ...] = tuple(dict.fromkeys(o.group for o in OPTIONS if o.grou
 # Where each section of `Settings` is declared, so a command that gates imports the gate's
 # model only, not the evaluation stack behind `Settings`.
 _SECTIONS = {
-    "target": ("golden_gate.evaluation.target", "AssistantSettings"),
+    "target": ("golden_gate.evaluation.response", "AssistantSettings"),
     "compose": ("golden_gate.evaluation.compose", "ComposeSettings"),
     "judge": ("golden_gate.evaluation.judge", "JudgeSettings"),
     "evaluators": ("golden_gate.evaluation.evaluators", "EvaluatorSettings"),

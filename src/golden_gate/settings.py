@@ -17,7 +17,7 @@ from golden_gate.evaluation.custom_checks import CustomCheck
 from golden_gate.evaluation.evaluate import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
-from golden_gate.evaluation.target import AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
 from golden_gate.limits import DEFAULT_CONCURRENCY
 from golden_gate.options import BY_NAME, explain, gate_settings, validated
 
