@@ -87,3 +87,14 @@ def check_template(user_template: Path) -> None:
     """Load (parse) a user's template as `render` will: an error is said before it is needed.
     What it includes, and what it does with the data, can only fail when it renders."""
     load_template(user_template.name, user_template)
+
+
+def init_environment() -> jinja2.Environment:
+    """`init`'s templates (the golden set, the config, the workflows): ours alone, unsandboxed."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir() / "init")),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        keep_trailing_newline=True,
+    )
