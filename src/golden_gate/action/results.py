@@ -115,7 +115,8 @@ def proposed_thresholds_decide(
     costs only a second look at the same results (not used: the base's rules decide)."""
     from golden_gate.core.gate import evaluate_gate
     from golden_gate.errors import InputError
-    from golden_gate.options import GATE_OPTIONS, gate_settings
+    from golden_gate.option_values import gate_settings
+    from golden_gate.options import GATE_OPTIONS
 
     resolved = settings.resolved
     if resolved is None:

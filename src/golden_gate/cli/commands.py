@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from golden_gate.cli.options import cache_dir, fail, settings_from_args
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
-from golden_gate.options import BY_NAME, gate_settings
+from golden_gate.option_values import gate_settings
+from golden_gate.options import BY_NAME
 
 if TYPE_CHECKING:
     from golden_gate.core.slim import SlimReport

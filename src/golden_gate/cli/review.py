@@ -24,7 +24,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from golden_gate.core import slim
     from golden_gate.core.gate import evaluate_gate
     from golden_gate.core.report_file import load_report
-    from golden_gate.options import gate_settings
+    from golden_gate.option_values import gate_settings
     from golden_gate.rendering.page import write_page
 
     report = load_report(args.report)

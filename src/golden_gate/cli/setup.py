@@ -9,7 +9,8 @@ from typing import Any
 
 from golden_gate.cli.options import warn
 from golden_gate.errors import EXIT_PASSED, InputError
-from golden_gate.options import BY_NAME, OPTIONS, gate_settings
+from golden_gate.option_values import gate_settings
+from golden_gate.options import BY_NAME, OPTIONS
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -147,7 +148,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_config(args: argparse.Namespace) -> int:
     """The effective settings as TOML-ish lines, grouped as in the file; `--schema` the file's
     JSON Schema."""
-    from golden_gate.options import schema_text
+    from golden_gate.option_schema import schema_text
 
     if args.schema:
         print(schema_text(), end="")
