@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from golden_gate.action.cache import entries as ac
 from golden_gate.action.cache.archive import available_compression
 from golden_gate.action.cache.service_v2 import CacheServiceV2
-from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.core.item_result import TokenUsage, Verdict
 from golden_gate.evaluation.cache import VerdictCache
 from tests.fakes.cache_server import CacheServer
 

@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from golden_gate.core import slim
 from golden_gate.core.gate import evaluate_gate
-from golden_gate.core.report import load_report, new_report, report_json, save_report
+from golden_gate.core.report import new_report
+from golden_gate.core.report_file import load_report, report_json, save_report
 from golden_gate.rendering.render import render_comment, render_summary
 
 TAGS = ["smoke", "billing", "auth", "search", "onboarding", "api", "limits", "security"]

@@ -49,7 +49,8 @@ from golden_gate.core.golden import GoldenItem
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import Judge, JudgeSettings, make_judge
-from golden_gate.evaluation.target import AssistantClient, AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import AssistantClient
 from golden_gate.evaluation.transport import SHARD
 from golden_gate.evaluation.transport import sharded as split
 
@@ -629,7 +630,7 @@ def skipped_run(runs: int) -> dict[str, Any]:
     """`python entrypoint.py` on a pull request touching only README.md, as tests/test_action.py."""
     import yaml
 
-    from golden_gate.action.inputs import env_name
+    from golden_gate.action.yardstick import env_name
     from tests.fakes.github_server import GitHubServer
 
     repo, token = "acme/docs-assistant", "ghs_benchTOKENbenchTOKENbench0001"

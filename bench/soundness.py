@@ -37,11 +37,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from golden_gate.core.gate import GateSettings, evaluate_gate, undeclared_clusters
+from golden_gate.core.comparison import undeclared_clusters
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.power import planned_power
 from golden_gate.core.report import Report, RunSettings
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import floor_bound, wilson_lower_bound
+from golden_gate.core.verdict import GateSettings
 
 MIX = ((0.80, 0.97), (0.15, 0.70), (0.05, 0.20))  # (share of items, per-run pass probability)
 MIX_MEAN = sum(share * p for share, p in MIX)

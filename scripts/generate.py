@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from golden_gate.options import OPTIONS, action_inputs, schema_text
+from golden_gate.option_schema import action_inputs, schema_text
+from golden_gate.options import OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"

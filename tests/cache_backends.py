@@ -13,7 +13,7 @@ from typing import Any
 from golden_gate.action.cache import entries as ac
 from golden_gate.action.cache.entries import ServiceChoice
 from golden_gate.action.cache.service import CacheService
-from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.core.item_result import TokenUsage, Verdict
 from golden_gate.evaluation.cache import VerdictCache
 from tests.fakes.cache_server import CacheServer
 from tests.fakes.legacy_cache_server import LegacyCacheServer

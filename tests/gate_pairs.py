@@ -33,20 +33,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from golden_gate.core.report import (
+from golden_gate.core.item_result import (
     CheckOutcome,
-    DatasetInfo,
     EvaluatorOutcome,
     ItemResult,
     JudgeVote,
-    Report,
-    RuleChanges,
     RunResult,
-    RunSettings,
-    RunStats,
     Verdict,
-    report_json,
 )
+from golden_gate.core.report import DatasetInfo, Report, RuleChanges, RunSettings, RunStats
+from golden_gate.core.report_file import report_json
 
 DATA = Path(__file__).resolve().parent / "data"
 PAIRS = DATA / "gate_pairs"
@@ -397,8 +393,9 @@ def outputs(directory: Path, names: list[str]) -> dict[str, Any]:
 
 def _summary(names: list[str]) -> str:
     """The job summary as the Action renders it from the same two reports."""
-    from golden_gate.core.gate import GateSettings, evaluate_gate
-    from golden_gate.core.report import load_report
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.report_file import load_report
+    from golden_gate.core.verdict import GateSettings
     from golden_gate.rendering.render import render_summary
 
     report = load_report(names[0])

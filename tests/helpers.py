@@ -8,7 +8,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from golden_gate.core.report import ItemResult, Report, RunResult, Verdict
+from golden_gate.core.item_result import ItemResult, RunResult, Verdict
+from golden_gate.core.report import Report
 
 
 def item(

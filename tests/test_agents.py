@@ -15,7 +15,7 @@ from golden_gate.errors import InputError
 from golden_gate.evaluation.providers import JUDGE_SEED
 from golden_gate.evaluation.trajectory import BadToolCalls, check_calls, matches, read_calls
 from golden_gate.example_assistant import start
-from golden_gate.example_assistant.server import _package_files
+from golden_gate.example_assistant.answers import _package_files
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
 from tests.helpers import golden_gate

@@ -3,8 +3,10 @@ run's, collapsed, escaped as the comment escapes everything else."""
 
 from __future__ import annotations
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import Report, load_report, save_report
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import load_report, save_report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.demo import baseline_path
 from golden_gate.rendering.escape import inline
 from golden_gate.rendering.render import render_comment

@@ -12,7 +12,7 @@ from golden_gate import cli
 from golden_gate.action.inputs import read_action_settings
 from golden_gate.action.yardstick import env_name
 from golden_gate.core.golden import load_golden
-from golden_gate.core.report import load_report
+from golden_gate.core.report_file import load_report
 from golden_gate.errors import InputError
 from tests.helpers import golden_gate
 

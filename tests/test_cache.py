@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.core.item_result import TokenUsage, Verdict
 from golden_gate.evaluation.cache import VerdictCache
 
 PARTS = {
@@ -308,7 +308,7 @@ def test_three_writers_and_a_pruner_in_four_processes_never_fail(tmp_path: Path)
 
 def test_an_answer_holding_a_registered_secret_is_never_stored(tmp_path):
     from golden_gate import redaction
-    from golden_gate.core.report import Verdict
+    from golden_gate.core.item_result import Verdict
     from golden_gate.evaluation.cache import VerdictCache, VerdictKey
 
     redaction.register("sk-SECRET-abcdef123456")

@@ -340,8 +340,8 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
     installed before (SIGTERM -> KeyboardInterrupt, so results and teardown still happen) holds."""
     import signal
 
-    from golden_gate.core.gate import GateSettings
-    from golden_gate.evaluation.target import AssistantSettings
+    from golden_gate.core.verdict import GateSettings
+    from golden_gate.evaluation.response import AssistantSettings
     from golden_gate.pipeline import evaluate_report
     from golden_gate.settings import Settings
     from tests.fakes.assistant_server import AssistantServer

@@ -98,7 +98,7 @@ def test_a_checkout_without_a_repository_is_refused_in_a_workflow(tmp_path: Path
 
 
 def _resolved(directory: str):
-    from golden_gate.options import Value, defaults
+    from golden_gate.option_values import Value, defaults
 
     resolved = defaults("cli")
     resolved.values["cache-dir"] = Value(directory, "flag --cache-dir")

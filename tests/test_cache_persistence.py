@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from golden_gate.action.cache.persistence import PersistedCache, persisted_verdicts, prefix_for
-from golden_gate.core.report import JudgeCacheStats, Verdict
+from golden_gate.core.item_result import Verdict
+from golden_gate.core.report import JudgeCacheStats
 from tests.cache_backends import KINDS, Backend, running
 from tests.fakes.cache_common import Fault
 

@@ -29,7 +29,7 @@ from golden_gate.core.calibration import (
     save_calibration,
 )
 from golden_gate.core.golden import GoldenItem, load_golden
-from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.core.item_result import TokenUsage, Verdict
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.calibrate import calibrate, run_calibration

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.history import from_git, git_trend, trend
 from golden_gate.rendering import charts
 from golden_gate.rendering.charts import TagBar, TrendPoint
@@ -176,7 +177,7 @@ def test_report_with_trend_reads_the_baselines_git_history(tmp_path):
 
 def test_a_large_version_is_read_as_a_slim_view_with_the_same_point():
     from golden_gate.core import slim
-    from golden_gate.core.report import report_json
+    from golden_gate.core.report_file import report_json
     from golden_gate.history import Version
 
     names = [f"q{i:05d}" for i in range(4000)]

@@ -6,7 +6,7 @@ import pytest
 
 from golden_gate.cli import build_parser
 from golden_gate.cli.options import finish, settings_from_args
-from golden_gate.core.report import report_json
+from golden_gate.core.report_file import report_json
 from tests.fakes.assistant_server import AssistantServer
 from tests.helpers import golden_gate, ids, report
 
@@ -406,7 +406,8 @@ def test_a_baseline_sharing_one_item_of_24_is_not_comparable_even_with_the_floor
 
 
 def _dead_assistant_report(names):
-    from golden_gate.core.report import ItemResult, Report, RunResult
+    from golden_gate.core.item_result import ItemResult, RunResult
+    from golden_gate.core.report import Report
 
     runs = [RunResult(status="error", error_side="assistant", error="connection refused")]
     return Report(
@@ -469,7 +470,8 @@ def test_eval_with_judge_errors_does_not_print_a_pass_count(tmp_path, monkeypatc
 
 def test_the_wording_says_one_thing_once(tmp_path):
     # Issue 30: "net drop -25.0%", "only 0 item(s) ... changed", "79.2% of runs ... (79.2%)".
-    from golden_gate.core.report import ItemResult, Report
+    from golden_gate.core.item_result import ItemResult
+    from golden_gate.core.report import Report
 
     names = ids(24)
     base = write(tmp_path / "base.json", report({i: i not in names[:6] for i in names}))

@@ -15,7 +15,8 @@ import yaml
 
 from golden_gate import config_file, options
 from golden_gate.errors import InputError
-from golden_gate.options import BY_NAME, OPTIONS, Option, Value, defaults, tightens
+from golden_gate.option_values import Value, defaults, tightens
+from golden_gate.options import BY_NAME, OPTIONS, Option
 from tests.action_world import REPO
 
 ROOT = Path(__file__).resolve().parents[1]

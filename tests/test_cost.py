@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from golden_gate.core.cost import cost_terms, money, percentiles, read_usage
-from golden_gate.core.report import Report, RunStats, TokenUsage, load_report
+from golden_gate.core.item_result import TokenUsage
+from golden_gate.core.report import Report, RunStats
+from golden_gate.core.report_file import load_report
 from golden_gate.example_assistant import golden_path, start
 from tests.fakes.judge_server import JudgeServer
 from tests.test_judge import MODEL

@@ -2,7 +2,7 @@
 
 import json
 
-from golden_gate.core.report import load_report
+from golden_gate.core.report_file import load_report
 from golden_gate.example_assistant import golden_path, start
 from tests.helpers import golden_gate
 

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from golden_gate.core.diff import diff_reports
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import ItemResult, Report, RunResult, load_report, save_report
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import ItemResult, RunResult
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import load_report, save_report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.demo import baseline_path
 from golden_gate.rendering.escape import terminal
 from tests.helpers import golden_gate

@@ -13,7 +13,8 @@ from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.checks import CheckSettings
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import JudgeSettings, make_judge
-from golden_gate.evaluation.target import AssistantClient, AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import AssistantClient
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 

@@ -233,14 +233,14 @@ def test_a_forks_panel_keeps_its_name_and_nothing_else_passes(claimed, shown):
 
 
 def _panel_report(vote_lists):
-    from golden_gate.core.report import (
+    from golden_gate.core.item_result import (
         EvaluatorOutcome,
         ItemResult,
         JudgeVote,
-        Report,
         RunResult,
         Verdict,
     )
+    from golden_gate.core.report import Report
 
     def run(votes):
         outcome = EvaluatorOutcome(
@@ -263,7 +263,8 @@ def test_a_report_with_uneven_votes_renders_without_crashing():
     # A fork's report is untrusted: a unit with a third vote must not break the trusted render.
     from golden_gate.action.modes.post_comment import as_claim
     from golden_gate.core.agreement import agreement
-    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.verdict import GateSettings
     from golden_gate.rendering.render import render_comment
 
     report = _panel_report([[True, True], [True, False, True], [False, False]])

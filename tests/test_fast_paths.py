@@ -15,16 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_gate.core.gate import MISSING_SHARE, GateSettings, compare, evaluate_gate
-from golden_gate.core.report import (
-    ItemResult,
-    Report,
-    RunResult,
-    Verdict,
-)
+from golden_gate.core.comparison import compare
+from golden_gate.core.gate import MISSING_SHARE, evaluate_gate
+from golden_gate.core.item_result import ItemResult, RunResult, Verdict
+from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.errors import InputError
+from golden_gate.rendering.environment import environment, templates_dir
 from golden_gate.rendering.escape import ZWSP, inline
-from golden_gate.rendering.render import _Context, _environment, render, templates_dir
+from golden_gate.rendering.render import _Context, render
 
 # -- inline -----------------------------------------------------------------------------------
 
@@ -233,7 +232,7 @@ def test_every_section_lists_the_same_rows_whether_shown_or_not(tmp_path):
 
 def reference_render(report, gate, *, baseline, template, limit, user_template=None):
     """The search `render` does, without remembering any attempt."""
-    env = _environment(templates_dir(), user_template)
+    env = environment(templates_dir(), user_template)
     tmpl = env.get_template(user_template.name if user_template else template)
 
     def attempt(max_rows: int) -> str:

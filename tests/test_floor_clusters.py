@@ -7,9 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import ItemResult, Report
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report
 from golden_gate.core.stats import floor_bound, wilson_lower_bound
+from golden_gate.core.verdict import GateSettings
 from tests.helpers import golden_gate, ids
 from tests.test_soundness import bound, soundness
 

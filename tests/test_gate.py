@@ -2,8 +2,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import DatasetInfo, ItemResult, Report
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import DatasetInfo, Report
+from golden_gate.core.verdict import GateSettings
 from tests.helpers import ids, report
 
 
@@ -144,7 +146,7 @@ def test_comparability_warning_and_fatal_setting():
 
 
 def test_minimal_baseline_without_our_fields_loads_and_compares():
-    from golden_gate.core.report import parse_report
+    from golden_gate.core.report_file import parse_report
 
     minimal = parse_report(
         '{"judge": "openai:gpt-4.1-mini", "results": ['
@@ -198,8 +200,8 @@ def test_one_more_failure_never_raises_p(base_list, cand_list, data):
 
 # -- per-item scores, clusters, run settings, power (step 9) -----------------------------------
 
+from golden_gate.core.paired_test import sign_test_p  # noqa: E402
 from golden_gate.core.report import RunSettings  # noqa: E402
-from golden_gate.core.stats import sign_test_p  # noqa: E402
 
 
 def scored(scores: dict[str, tuple[int, int]], *, clusters=None, **kw) -> Report:
@@ -381,7 +383,8 @@ def test_verdicts_the_judge_could_not_give_never_carry_a_pass_they_could_flip():
 
 
 def test_floor_0_switches_the_floor_off_and_alpha_0_the_paired_test():
-    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.verdict import GateSettings
     from tests.helpers import ids, report
 
     names = ids(40)

@@ -8,20 +8,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from golden_gate import cli, runner
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import (
-    ItemResult,
-    Report,
-    RunResult,
-    Verdict,
-    parse_report,
-    report_json,
-)
+from golden_gate.core.item_result import ItemResult, RunResult, Verdict
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import parse_report, report_json
+from golden_gate.core.verdict import GateSettings
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.judge import KeypointsJudge
-from golden_gate.evaluation.target import AssistantClient, AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import AssistantClient
 from golden_gate.rendering.render import (
     COMMENT_LIMIT,
     SUMMARY_LIMIT,

@@ -139,9 +139,10 @@ def test_a_lenient_judge_passes_the_judge_floor_and_fails_the_human_one(tmp_path
 
 
 def test_floor_basis_human_without_a_calibration_of_this_judge_has_no_result(tmp_path):
-    from golden_gate.core.gate import GateSettings, evaluate_gate
+    from golden_gate.core.gate import evaluate_gate
     from golden_gate.core.human_basis import apply
     from golden_gate.core.slim import of
+    from golden_gate.core.verdict import GateSettings
     from tests.helpers import report
 
     view = of(report({f"q{i}": True for i in range(30)}))

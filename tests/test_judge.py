@@ -23,7 +23,7 @@ import pytest
 from pydantic import ValidationError
 
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.core.item_result import TokenUsage, Verdict
 from golden_gate.errors import EXIT_BAD_INPUT, InputError
 from golden_gate.evaluation import fence
 from golden_gate.evaluation.judge import (

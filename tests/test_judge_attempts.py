@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from golden_gate.core.report import load_report
+from golden_gate.core.report_file import load_report
 from golden_gate.evaluation.judge import JudgeError
 from golden_gate.evaluation.retry import DOWN_AFTER
 from golden_gate.example_assistant import golden_path, start

@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import Verdict
+from golden_gate.core.item_result import Verdict
 from golden_gate.evaluation import judge_client, tracing
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import JudgeError, JudgeSettings, LLMJudge
-from golden_gate.evaluation.target import AssistantClient, AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import AssistantClient
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
 from tests.test_judge import CORRECT, DUMMY_KEY, ITEM, WRONG, judge_all

@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from golden_gate.core.report import TokenUsage, load_report
+from golden_gate.core.item_result import TokenUsage
+from golden_gate.core.report_file import load_report
 from golden_gate.evaluation.judge import Judge, JudgeError, JudgeSettings, LLMJudge
 from golden_gate.example_assistant import golden_path, start
 from tests.action_world import REPO

@@ -10,8 +10,10 @@ import pytest
 import xmlschema
 
 from golden_gate import redaction
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import ItemResult, Report, RunResult
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import ItemResult, RunResult
+from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering.junit import golden_name, junit_xml, write_junit
 from tests.helpers import golden_gate, item, report
 

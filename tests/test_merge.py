@@ -7,7 +7,8 @@ import pytest
 
 from golden_gate.core.golden import GoldenItem, Shard, shard_of
 from golden_gate.core.merge import merge_reports, shard_report_path
-from golden_gate.core.report import DatasetInfo, load_report
+from golden_gate.core.report import DatasetInfo
+from golden_gate.core.report_file import load_report
 from golden_gate.errors import InputError
 from golden_gate.example_assistant import golden_path, start
 from tests.helpers import golden_gate, report

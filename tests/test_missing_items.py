@@ -1,7 +1,8 @@
 """Baseline items a candidate report leaves out are never silent (issue 29, point 5)."""
 
 from golden_gate.core.gate import evaluate_gate
-from golden_gate.core.report import DatasetInfo, add_digests, report_json, selection_digest
+from golden_gate.core.report import DatasetInfo, add_digests, selection_digest
+from golden_gate.core.report_file import report_json
 from tests.helpers import golden_gate, ids, report
 
 

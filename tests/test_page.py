@@ -12,20 +12,21 @@ from pathlib import Path
 import pytest
 
 from golden_gate.core import retrieval
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import (
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import (
     CheckOutcome,
     EvaluatorOutcome,
     ItemResult,
     JudgeVote,
-    Report,
     RunResult,
     ToolCall,
     TurnResult,
     Verdict,
-    load_report,
 )
-from golden_gate.core.report import save_report as save
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import load_report
+from golden_gate.core.report_file import save_report as save
+from golden_gate.core.verdict import GateSettings
 from golden_gate.demo import baseline_path
 from golden_gate.rendering.page import render_page
 from tests.browser import CHROMIUM, browser

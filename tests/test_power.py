@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_model import ItemModel
 from golden_gate.core.power import PowerNote, statement
-from golden_gate.core.report import Report, parse_report
-from golden_gate.core.stats import ItemModel
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import parse_report
+from golden_gate.core.verdict import GateSettings
 
 
 def one_run(passes: list[int]) -> Report:
@@ -77,7 +79,7 @@ def test_items_that_happened_not_to_change_do_not_prove_every_item_steady():
 
 
 def test_no_drop_is_caught_no_more_often_than_a_false_alarm():
-    from golden_gate.core.stats import CONCENTRATED, SPREAD, paired_power
+    from golden_gate.core.item_model import CONCENTRATED, SPREAD, paired_power
 
     for loss in (SPREAD, CONCENTRATED):
         model = ItemModel(mean=0.9, within=0.05, base_runs=3, runs=3, hit_loss=loss)

@@ -16,8 +16,9 @@ import sys
 import pytest
 
 from golden_gate.core import slim
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import load_report
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.report_file import load_report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.errors import InputError
 from golden_gate.rendering.render import render_comment, render_summary
 from tests.gate_pairs import (
@@ -196,7 +197,7 @@ def test_the_decoders_fields_are_the_models_fields():
     # A change to ItemResult's fields fails here first: slim._Item must follow it.
     import msgspec
 
-    from golden_gate.core.report import ItemResult
+    from golden_gate.core.item_result import ItemResult
 
     model = ItemResult.model_fields
     fields = {f.name: f for f in msgspec.structs.fields(slim._Item)}

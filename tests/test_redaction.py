@@ -3,8 +3,11 @@
 import json
 
 from golden_gate import redaction, runner
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import AssistantInfo, ItemResult, Report, RunResult, report_json
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import ItemResult, RunResult
+from golden_gate.core.report import AssistantInfo, Report
+from golden_gate.core.report_file import report_json
+from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering.render import render_comment, render_summary
 
 TOKEN = "ghp_s3cret_token_0123456789"  # "_" is escaped in Markdown: scrubbed before escaping

@@ -1,7 +1,8 @@
 import re
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering.escape import ZWSP, inline
 from golden_gate.rendering.render import COMMENT_LIMIT, marker, render_comment, render_summary
 from tests.helpers import ids, item, report
@@ -151,7 +152,7 @@ def test_many_rows_read_from_the_file_render_what_the_report_in_memory_renders(t
     # the first render; the text is the one the full records give.
     from golden_gate.core import slim
     from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.report import save_report
+    from golden_gate.core.report_file import save_report
     from golden_gate.rendering import render
 
     n = 2 * render.MANY_ROWS

@@ -2,16 +2,9 @@ import json
 
 import pytest
 
-from golden_gate.core.report import (
-    ItemResult,
-    Report,
-    RunResult,
-    load_report,
-    new_report,
-    parse_report,
-    report_json,
-    save_report,
-)
+from golden_gate.core.item_result import ItemResult, RunResult
+from golden_gate.core.report import Report, new_report
+from golden_gate.core.report_file import load_report, parse_report, report_json, save_report
 from golden_gate.errors import InputError
 
 MINIMAL = {

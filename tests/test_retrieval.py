@@ -10,9 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from golden_gate.core import retrieval
-from golden_gate.core.gate import GateSettings, evaluate_gate
-from golden_gate.core.report import ItemResult, Report, RetrievalItem, RetrievalRecord
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report, RetrievalItem, RetrievalRecord
 from golden_gate.core.retrieval import normalise_url, ranks, same_source, source_key
+from golden_gate.core.verdict import GateSettings
 
 # -- normalisation -----------------------------------------------------------------------------
 

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from golden_gate.core.report import EvaluatorOutcome, ItemResult, JudgeVote, Report, RunResult
-from golden_gate.core.report import Verdict as V
+from golden_gate.core.item_result import EvaluatorOutcome, ItemResult, JudgeVote, RunResult
+from golden_gate.core.item_result import Verdict as V
+from golden_gate.core.report import Report
 from golden_gate.core.review import review_lines
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer

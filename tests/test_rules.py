@@ -2,7 +2,8 @@
 
 from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.golden import GoldenItem, item_hash
-from golden_gate.core.report import DatasetInfo, ItemResult, Report, RuleChanges
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import DatasetInfo, Report, RuleChanges
 from golden_gate.core.rules import (
     PR_SUFFIX,
     dropped_items,

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
 from golden_gate.core.slices import holm
+from golden_gate.core.verdict import GateSettings
 from tests.helpers import golden_gate, item
 
 
@@ -137,7 +138,8 @@ def test_the_gate_json_is_unchanged_without_slices() -> None:
 
 
 def test_a_pull_request_may_not_loosen_its_own_slice_floors(tmp_path: Path) -> None:
-    from golden_gate.options import BY_NAME, tightens
+    from golden_gate.option_values import tightens
+    from golden_gate.options import BY_NAME
 
     option = BY_NAME["floor-by-tag"]
     base = {"refusal": 0.95, "billing": 0.9}

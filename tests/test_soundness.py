@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.verdict import GateSettings
 
 _path = Path(__file__).resolve().parents[1] / "bench" / "soundness.py"
 _spec = importlib.util.spec_from_file_location("soundness", _path)

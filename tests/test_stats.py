@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from golden_gate.core.stats import min_discordant_for_significance, sign_test_p, wilson_lower_bound
+from golden_gate.core.paired_test import min_discordant_for_significance, sign_test_p
+from golden_gate.core.stats import wilson_lower_bound
 
 
 def design_formula(k: int, n: int, z: float = 1.96) -> float:
@@ -125,8 +126,8 @@ from itertools import product  # noqa: E402
 
 from scipy.stats import binomtest  # noqa: E402
 
-from golden_gate.core import stats  # noqa: E402
-from golden_gate.core.stats import paired_sign_flip_test  # noqa: E402
+from golden_gate.core import item_model, paired_test, stats  # noqa: E402
+from golden_gate.core.paired_test import paired_sign_flip_test  # noqa: E402
 
 
 def brute_force_p(differences):
@@ -154,7 +155,7 @@ def test_the_exact_sign_flip_pmf_is_scipy_stats_binomial():
     from scipy.stats import binom
 
     for m in (1, 2, 7, 40, 1_500):
-        pmf = stats._weighted_binomial_pmf(Counter({1: m}), m)
+        pmf = paired_test.weighted_binomial_pmf(Counter({1: m}), m)
         assert list(pmf) == pytest.approx(list(binom.pmf(range(m + 1), m, 0.5)), rel=1e-9)
 
 
@@ -200,7 +201,7 @@ def test_monte_carlo_fallback_agrees_with_the_exact_distribution(monkeypatch):
     differences += [Fraction(-1, 3)] * 12  # a drop, so p is in an interesting range
     exact = paired_sign_flip_test(differences)
     assert exact.method == "exact sign-flip" and exact.error is None
-    monkeypatch.setattr(stats, "EXACT_SUPPORT_LIMIT", 10)
+    monkeypatch.setattr(paired_test, "EXACT_SUPPORT_LIMIT", 10)
     estimate = paired_sign_flip_test(differences)
     assert estimate.method == "Monte-Carlo sign-flip"
     assert abs(estimate.p_value - exact.p_value) < 4 * estimate.error + 1e-4
@@ -228,25 +229,27 @@ def test_floor_percent_never_rounds_up():
     assert stats.floor_percent(0.0) == "0%"
 
 
-MIX = stats.ItemModel(mean=0.891, within=0.8 * 0.97 * 0.03 + 0.15 * 0.7 * 0.3 + 0.05 * 0.2 * 0.8)
+MIX = item_model.ItemModel(
+    mean=0.891, within=0.8 * 0.97 * 0.03 + 0.15 * 0.7 * 0.3 + 0.05 * 0.2 * 0.8
+)
 
 
 def test_power_grows_with_items_and_runs():
     def drop(n, model=MIX):
-        return stats.power_of(model, n=n, alpha=0.05, min_drop=0.02).detectable_drop
+        return item_model.power_of(model, n=n, alpha=0.05, min_drop=0.02).detectable_drop
 
-    three = stats.ItemModel(mean=MIX.mean, within=MIX.within, base_runs=3, runs=3)
+    three = item_model.ItemModel(mean=MIX.mean, within=MIX.within, base_runs=3, runs=3)
     assert drop(200) > drop(1000) > drop(10_000) >= 0.02
     assert drop(200) > drop(200, three)  # three runs a side
-    needed = stats.power_of(MIX, n=200, alpha=0.05, min_drop=0.02).items_for_drop
+    needed = item_model.power_of(MIX, n=200, alpha=0.05, min_drop=0.02).items_for_drop
     assert needed is not None
 
     def power(items):
-        return stats.paired_power(MIX, 0.05, items, alpha=0.05, min_drop=0.02)
+        return item_model.paired_power(MIX, 0.05, items, alpha=0.05, min_drop=0.02)
 
     assert power(needed) >= 0.8 > power(needed - 1)
     # A min-drop above the target: no number of items catches it.
-    assert stats.power_of(MIX, n=200, alpha=0.05, min_drop=0.06).items_for_drop is None
+    assert item_model.power_of(MIX, n=200, alpha=0.05, min_drop=0.06).items_for_drop is None
 
 
 @pytest.mark.parametrize(("n", "drop"), [(30, 0.2), (200, 0.06), (1000, 0.03)])
@@ -256,9 +259,11 @@ def test_one_run_power_is_the_exact_sign_test_by_brute_force(n, drop):
 
     _, probs = MIX.differences(drop)
     counts = np.random.default_rng(5).multinomial(n, probs, size=20_000)
-    caught = [stats.sign_test_p(int(b), int(c)) < 0.05 and (b - c) / n > 0.02 for b, _, c in counts]
+    caught = [
+        paired_test.sign_test_p(int(b), int(c)) < 0.05 and (b - c) / n > 0.02 for b, _, c in counts
+    ]
     rate = sum(caught) / len(caught)
-    exact = stats.paired_power(MIX, drop, n, alpha=0.05, min_drop=0.02)
+    exact = item_model.paired_power(MIX, drop, n, alpha=0.05, min_drop=0.02)
     assert abs(rate - exact) < 4 * math.sqrt(exact * (1 - exact) / 20_000) + 1e-3
 
 
@@ -266,7 +271,7 @@ def test_several_runs_power_agrees_with_the_exact_sign_flip_test():
     """The simulated figure (the test's normal form) against the exact sign-flip test."""
     import numpy as np
 
-    model = stats.ItemModel(mean=MIX.mean, within=MIX.within, base_runs=3, runs=3)
+    model = item_model.ItemModel(mean=MIX.mean, within=MIX.within, base_runs=3, runs=3)
     values, probs = model.differences(0.12)
     counts = np.random.default_rng(6).multinomial(30, probs, size=2_000)
     caught = 0
@@ -275,8 +280,8 @@ def test_several_runs_power_agrees_with_the_exact_sign_flip_test():
             Fraction(round(v * 3), 3) for v, k in zip(values, row, strict=True) for _ in range(k)
         ]
         drop = -float(sum(differences)) / 30
-        caught += stats.paired_sign_flip_test(differences).p_value < 0.05 and drop > 0.02
-    estimate = stats.paired_power(model, 0.12, 30, alpha=0.05, min_drop=0.02)
+        caught += paired_test.paired_sign_flip_test(differences).p_value < 0.05 and drop > 0.02
+    estimate = item_model.paired_power(model, 0.12, 30, alpha=0.05, min_drop=0.02)
     assert abs(caught / 2_000 - estimate) < 0.04  # three standard errors of both, and a bit
 
 

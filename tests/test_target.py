@@ -18,13 +18,8 @@ import pytest
 
 from golden_gate.core.golden import GoldenItem
 from golden_gate.errors import InputError
-from golden_gate.evaluation.target import (
-    MAX_RETRY_AFTER_S,
-    Answer,
-    AssistantClient,
-    AssistantSettings,
-    _retry_after,
-)
+from golden_gate.evaluation.response import AssistantSettings
+from golden_gate.evaluation.target import MAX_RETRY_AFTER_S, Answer, AssistantClient, _retry_after
 from tests.fakes.assistant_server import AssistantServer
 
 SECRET = "sk-live-0123456789abcdef"

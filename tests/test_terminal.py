@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from golden_gate.core import retrieval
-from golden_gate.core.gate import GateSettings, evaluate_gate
+from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report, RunStats
+from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering import terminal
 from tests.helpers import item
 

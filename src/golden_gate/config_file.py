@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from golden_gate.errors import InputError
-from golden_gate.options import BY_NAME, GROUPS, Option, clean, file_options
+from golden_gate.option_schema import file_options
+from golden_gate.option_values import clean
+from golden_gate.options import BY_NAME, GROUPS, Option
 
 NAME = "golden-gate.toml"
 _TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]")

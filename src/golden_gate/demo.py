@@ -17,7 +17,7 @@ from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
 from golden_gate.example_assistant import start
 from golden_gate.files import write_result
-from golden_gate.options import apply, defaults
+from golden_gate.option_values import apply, defaults
 from golden_gate.pipeline import run
 from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings, build

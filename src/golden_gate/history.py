@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from golden_gate.core import slim
-from golden_gate.core.report import parse_report
+from golden_gate.core.report_file import parse_report
 from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.core.tally import Tally
 from golden_gate.errors import GateError

@@ -11,16 +11,9 @@ import sys
 from collections.abc import Callable
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import (
-    floor_out_of_reach,
-)
-from golden_gate.core.report import (
-    AssistantInfo,
-    DatasetInfo,
-    Report,
-    save_report,
-    selection_digest,
-)
+from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, selection_digest
+from golden_gate.core.report_file import save_report
+from golden_gate.core.verdict import floor_out_of_reach
 from golden_gate.errors import (
     IncompleteError,
     InputError,
@@ -230,7 +223,7 @@ def check_inputs(settings: Settings) -> None:
     if template is not None:
         if not template.is_file():
             raise InputError(f"{template}: comment template not found")
-        from golden_gate.rendering.render import check_template
+        from golden_gate.rendering.environment import check_template
 
         check_template(template)
 

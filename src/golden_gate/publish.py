@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateResult, GateSettings, evaluate_gate, undeclared_clusters
-from golden_gate.core.report import Report, save_report
+from golden_gate.core.comparison import undeclared_clusters
+from golden_gate.core.gate import evaluate_gate
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import save_report
+from golden_gate.core.verdict import GateResult, GateSettings
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.rendering.charts import TrendPoint

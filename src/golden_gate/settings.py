@@ -9,20 +9,21 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from golden_gate.core.gate import GateSettings
 from golden_gate.core.golden import Shard
+from golden_gate.core.verdict import GateSettings
 from golden_gate.evaluation.checks import CheckSettings
 from golden_gate.evaluation.compose import ComposeSettings
 from golden_gate.evaluation.custom_checks import CustomCheck
 from golden_gate.evaluation.evaluate import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
-from golden_gate.evaluation.target import AssistantSettings
+from golden_gate.evaluation.response import AssistantSettings
 from golden_gate.limits import DEFAULT_CONCURRENCY
-from golden_gate.options import BY_NAME, explain, gate_settings, validated
+from golden_gate.option_values import explain, gate_settings, validated
+from golden_gate.options import BY_NAME
 
 if TYPE_CHECKING:
-    from golden_gate.options import Resolved
+    from golden_gate.option_values import Resolved
 
 
 class Settings(BaseModel):
@@ -107,7 +108,7 @@ def judge_concurrency(r: Resolved) -> int:
 
 
 def judge_settings(r: Resolved, *, root: Path) -> JudgeSettings:
-    from golden_gate.options import verdict_identity
+    from golden_gate.option_values import verdict_identity
 
     return validated(
         r,

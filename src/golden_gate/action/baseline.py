@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import DETERMINISTIC, Report, RunResult, parse_report, tally_runs
+from golden_gate.core.item_result import RunResult, tally_runs
+from golden_gate.core.report import DETERMINISTIC, Report
+from golden_gate.core.report_file import parse_report
 from golden_gate.errors import IncompleteError
 from golden_gate.files import read_text
 from golden_gate.git import ABSENT, NO_REF, blob_sha, show_at_ref

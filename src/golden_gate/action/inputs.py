@@ -21,7 +21,8 @@ from golden_gate.core.merge import shard_report_path
 from golden_gate.errors import InputError
 from golden_gate.evaluation.cache_location import default_cache_dir
 from golden_gate.limits import MAX_RUNS
-from golden_gate.options import BY_NAME, Resolved
+from golden_gate.option_values import Resolved
+from golden_gate.options import BY_NAME
 from golden_gate.settings import Settings, build
 
 Mode = Literal["gate", "merge", "post-comment", "calibrate", "baseline", "drift"]

@@ -115,7 +115,8 @@ def proposed_thresholds_decide(
     costs only a second look at the same results (not used: the base's rules decide)."""
     from golden_gate.core.gate import evaluate_gate
     from golden_gate.errors import InputError
-    from golden_gate.options import GATE_OPTIONS, gate_settings
+    from golden_gate.option_values import gate_settings
+    from golden_gate.options import GATE_OPTIONS
 
     resolved = settings.resolved
     if resolved is None:
@@ -212,7 +213,8 @@ def baseline_unavailable(
 ) -> int:
     """The baseline could not be read: not "no baseline" (the floor alone would decide), but
     an incomplete run, reported as every run is (report.json, comment, summary, outputs)."""
-    from golden_gate.core.report import DETERMINISTIC, Report, save_report
+    from golden_gate.core.report import DETERMINISTIC, Report
+    from golden_gate.core.report_file import save_report
 
     runner.error(str(exc), title="golden-gate baseline")
     if report is None:

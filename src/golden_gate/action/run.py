@@ -106,7 +106,7 @@ def evaluated(
     follows on a pull request; `rule_files`: where its rule files came from (rule_files.py)."""
     from golden_gate.action.cache.entries import choose_service, mode_from_env
     from golden_gate.action.cache.persistence import persisted_verdicts
-    from golden_gate.core.report import save_report
+    from golden_gate.core.report_file import save_report
     from golden_gate.core.rules import mark_origins
     from golden_gate.evaluation.evaluators import make_panel
     from golden_gate.pipeline import check_floor, check_golden, evaluate_report
@@ -177,7 +177,7 @@ def evaluated(
 def _imported(settings: ActionSettings, ctx: Context, failures: WriteFailures) -> Report:
     """The report of a test suite's JUnit results (`junit-results`): nothing is started or
     judged; the suite's own assertions are the verdicts, gated like any report's."""
-    from golden_gate.core.report import save_report
+    from golden_gate.core.report_file import save_report
     from golden_gate.evaluation.junit import report_from_junit
     from golden_gate.files import inside
 

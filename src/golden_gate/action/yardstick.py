@@ -24,17 +24,8 @@ from typing import TYPE_CHECKING, Any
 from golden_gate import config_file, runner
 from golden_gate.action.scope import PULL_REQUEST_EVENTS
 from golden_gate.errors import InputError
-from golden_gate.options import (
-    BY_NAME,
-    OPTIONS,
-    Resolved,
-    Value,
-    apply,
-    clean,
-    defaults,
-    direction,
-    tightens,
-)
+from golden_gate.option_values import Resolved, Value, apply, clean, defaults, tightens
+from golden_gate.options import BY_NAME, OPTIONS, direction
 
 if TYPE_CHECKING:
     from golden_gate.action.context import Context

@@ -11,15 +11,10 @@ from pathlib import Path
 from golden_gate import __version__, process, runner
 from golden_gate.cli.commands import (
     cmd_calibrate,
-    cmd_config,
-    cmd_demo,
     cmd_eval,
-    cmd_example_assistant,
     cmd_gate,
-    cmd_init,
     cmd_merge,
     cmd_pairwise,
-    cmd_plan,
     cmd_report,
     cmd_review,
     cmd_run,
@@ -36,6 +31,7 @@ from golden_gate.cli.options import (
     finish,
 )
 from golden_gate.cli.review import cmd_diff, cmd_view
+from golden_gate.cli.setup import cmd_config, cmd_demo, cmd_example_assistant, cmd_init, cmd_plan
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, unexpected
 
 Handler = Callable[[argparse.Namespace], int]

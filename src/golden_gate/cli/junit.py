@@ -9,7 +9,7 @@ from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED
 
 def cmd_import_junit(args: argparse.Namespace) -> int:
     from golden_gate.cli.options import warn
-    from golden_gate.core.report import save_report
+    from golden_gate.core.report_file import save_report
     from golden_gate.evaluation.junit import report_from_junit
 
     report = report_from_junit(args.results, max_error_rate=args.max_error_rate)

@@ -14,16 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from golden_gate import redaction
 from golden_gate.errors import InputError
-from golden_gate.options import (
-    BY_NAME,
-    OPTIONS,
-    Option,
-    Resolved,
-    Value,
-    clean,
-    defaults,
-    show,
-)
+from golden_gate.option_values import Resolved, Value, clean, defaults
+from golden_gate.options import BY_NAME, OPTIONS, Option, show
 
 if TYPE_CHECKING:
     from golden_gate.settings import Settings

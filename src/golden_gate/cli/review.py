@@ -10,7 +10,7 @@ from golden_gate.errors import EXIT_PASSED
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from golden_gate.core.diff import diff_reports
-    from golden_gate.core.report import load_report
+    from golden_gate.core.report_file import load_report
     from golden_gate.rendering.diff import diff_json, diff_markdown, diff_text
 
     baseline, candidate = load_report(args.a), load_report(args.b)
@@ -23,8 +23,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_view(args: argparse.Namespace) -> int:
     from golden_gate.core import slim
     from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.report import load_report
-    from golden_gate.options import gate_settings
+    from golden_gate.core.report_file import load_report
+    from golden_gate.option_values import gate_settings
     from golden_gate.rendering.page import write_page
 
     report = load_report(args.report)

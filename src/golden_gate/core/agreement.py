@@ -11,7 +11,8 @@ from statistics import NormalDist
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.report import Report, counts
+from golden_gate.core.item_result import counts
+from golden_gate.core.report import Report
 
 CONFIDENCE = 0.95
 

@@ -37,7 +37,7 @@ from golden_gate.core.agreement import (
     observed_agreement,
 )
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import Verdict
+from golden_gate.core.item_result import Verdict
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.files import read_text, write_result
 from golden_gate.jsonl import Problems, records

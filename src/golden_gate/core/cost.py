@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import ItemResult, Percentiles, RunStats, TokenUsage
+from golden_gate.core.item_result import ItemResult, TokenUsage
+from golden_gate.core.report import Percentiles, RunStats
 
 if TYPE_CHECKING:
     from golden_gate.core.report import Report

@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.report import ItemResult, Report, counts
+from golden_gate.core.item_result import ItemResult, counts
+from golden_gate.core.report import Report
 
 Change = Literal["regressed", "improved", "answer-changed", "only-baseline", "only-candidate"]
 # The order a reader wants them in: what may block the merge first.

@@ -33,9 +33,9 @@ from statistics import NormalDist
 from pydantic import BaseModel
 
 from golden_gate.core.calibration import CalibrationReport
-from golden_gate.core.gate import GateResult, Reason
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.tally import Tally
+from golden_gate.core.verdict import GateResult, Reason
 
 
 class HumanBasis(BaseModel):

@@ -9,14 +9,13 @@ from golden_gate.core import retrieval
 from golden_gate.core.canaries import Canaries, check
 from golden_gate.core.cost import performance
 from golden_gate.core.golden import Shard
+from golden_gate.core.item_result import ItemResult, TokenUsage
 from golden_gate.core.report import (
     DatasetInfo,
-    ItemResult,
     JudgeIdentity,
     Report,
     RetrievalRecord,
     RunStats,
-    TokenUsage,
     add_digests,
     new_report,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from golden_gate.core import golden, slim
-from golden_gate.core.gate import GateSettings, fewest_items_for_floor, floor_out_of_reach
 from golden_gate.core.power import fewest_passes_for_floor, planned_power
+from golden_gate.core.verdict import GateSettings, fewest_items_for_floor, floor_out_of_reach
 from golden_gate.errors import InputError
 
 

@@ -12,21 +12,21 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import Report
-from golden_gate.core.slim import SlimReport
-from golden_gate.core.stats import (
+from golden_gate.core.item_model import (
     CONCENTRATED,
     SPREAD,
     ItemModel,
     detectable_drop,
     items_for_drop,
-    min_discordant_for_significance,
-    wilson_lower_bound,
 )
+from golden_gate.core.paired_test import min_discordant_for_significance
+from golden_gate.core.report import Report
+from golden_gate.core.slim import SlimReport
+from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.core.tally import Tally, tally_of
 
 if TYPE_CHECKING:
-    from golden_gate.core.gate import Comparison, GateSettings
+    from golden_gate.core.verdict import Comparison, GateSettings
 
 
 TARGET_DROP = 0.05  # the drop the statement says how many items need

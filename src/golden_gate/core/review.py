@@ -18,7 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import ItemResult, Report, RunResult
+from golden_gate.core.item_result import ItemResult, RunResult
+from golden_gate.core.report import Report
 
 Reason = Literal["regressed", "canary", "judges disagree", "unstable"]
 REASONS: tuple[Reason, ...] = ("regressed", "canary", "judges disagree", "unstable")

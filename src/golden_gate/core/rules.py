@@ -12,7 +12,7 @@ was read from: when the base ref has no golden set at the path the pull request 
 renamed file, `golden` pointed at a copy), an item whose id and hash match the baseline's record
 is the base's, and pairs. A baseline item the run does not evaluate as the base defines it is
 *dropped*: the report records its question and hash but not its key points, so it cannot be
-evaluated again, and it counts as a failed item in the paired comparison (core/gate.py).
+evaluated again, and it counts as a failed item in the paired comparison (core/comparison.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from golden_gate.core.golden import GoldenItem, item_hash, select
-from golden_gate.core.report import ItemResult, Report, RuleChanges
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report, RuleChanges
 
 PR_SUFFIX = "@pull-request"  # a reworded item's pull-request version, beside the base one
 

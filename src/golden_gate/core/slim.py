@@ -31,13 +31,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import msgspec
 
 from golden_gate import jsontext, surrogates
-from golden_gate.core.report import (
-    ItemResult,
-    Report,
-    load_report,
-    parse_report,
-    too_deep_item_field,
-)
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report
+from golden_gate.core.report_file import load_report, parse_report, too_deep_item_field
 from golden_gate.errors import InputError
 
 if TYPE_CHECKING:

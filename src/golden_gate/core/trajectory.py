@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from golden_gate.core.golden import ExpectedCall
-from golden_gate.core.report import ToolCall
+from golden_gate.core.item_result import ToolCall
 
 # A runaway agent cannot swell the report: the first calls, each with its arguments cut.
 MAX_CALLS_KEPT = 50

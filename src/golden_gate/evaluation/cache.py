@@ -27,7 +27,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from golden_gate import redaction
-from golden_gate.core.report import Verdict
+from golden_gate.core.item_result import Verdict
 from golden_gate.files import mkstemp_readable
 
 _HEX = frozenset("0123456789abcdef")

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from golden_gate.core import canaries
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import Verdict
+from golden_gate.core.item_result import Verdict
 from golden_gate.evaluation.evaluators import Evaluator, Panel
 from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeError
 

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from golden_gate.core.golden import GoldenItem
+from golden_gate.core.item_result import CheckOutcome
 from golden_gate.core.patterns import (
     Needle,
     PatternTimeout,
@@ -28,7 +29,6 @@ from golden_gate.core.patterns import (
     schema_problem,
     search,
 )
-from golden_gate.core.report import CheckOutcome
 from golden_gate.core.retrieval import same_source, source_key
 from golden_gate.evaluation.custom_checks import CustomCheck, CustomChecks
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from golden_gate.core.golden import GoldenItem, Turn
-from golden_gate.core.report import RunResult, RunStats, TurnResult
+from golden_gate.core.item_result import RunResult, TurnResult
+from golden_gate.core.report import RunStats
 from golden_gate.evaluation.eval_settings import EvalSettings
 from golden_gate.evaluation.evaluators import Panel
 from golden_gate.evaluation.target import Answer, AssistantClient

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from golden_gate.core.report import CheckOutcome
+from golden_gate.core.item_result import CheckOutcome
 
 WORKER = Path(__file__).with_name("check_worker.py")
 DEFAULT_FUNCTION = "check"

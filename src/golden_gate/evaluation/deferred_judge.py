@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from golden_gate.core.report import Verdict
+from golden_gate.core.item_result import Verdict
 from golden_gate.evaluation.judge import Judge
 
 

@@ -22,17 +22,14 @@ from golden_gate.core import trajectory as shown
 from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.cost import performance
 from golden_gate.core.golden import GoldenItem
+from golden_gate.core.item_result import ItemResult, RunResult, TokenUsage, Verdict
 from golden_gate.core.report import (
     DETERMINISTIC,
     AssistantInfo,
     DatasetInfo,
-    ItemResult,
     Report,
-    RunResult,
     RunSettings,
     RunStats,
-    TokenUsage,
-    Verdict,
     new_report,
 )
 from golden_gate.errors import InputError

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, field_validator
 
 from golden_gate import redaction
-from golden_gate.core.report import TokenUsage, Verdict
+from golden_gate.core.item_result import TokenUsage, Verdict
 from golden_gate.errors import InputError
 from golden_gate.evaluation import (
     fence,

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.report import TokenUsage
+from golden_gate.core.item_result import TokenUsage
 from golden_gate.evaluation.providers import JSON_SCHEMA, Provider
 
 FORCE_LANGCHAIN = "GOLDEN_GATE_JUDGE_LANGCHAIN"

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from golden_gate.core.canaries import Canaries
+from golden_gate.core.item_result import ItemResult
 from golden_gate.core.judges import floating_alias, same_as_assistant
-from golden_gate.core.report import ItemResult, JudgeIdentity
+from golden_gate.core.report import JudgeIdentity
 from golden_gate.evaluation.evaluators import Panel
 from golden_gate.evaluation.judge import KEYPOINTS
 

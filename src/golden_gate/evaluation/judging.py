@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 from golden_gate.core import trajectory as shown
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import (
+from golden_gate.core.item_result import (
     EvaluatorOutcome,
     JudgeVote,
     RunResult,
-    RunStats,
     TokenUsage,
     ToolCall,
     Verdict,
 )
+from golden_gate.core.report import RunStats
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.checks import needs_judge
 from golden_gate.evaluation.eval_settings import EvalSettings

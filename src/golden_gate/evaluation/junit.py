@@ -21,17 +21,8 @@ from pathlib import Path
 from typing import Any
 from xml.parsers import expat
 
-from golden_gate.core.report import (
-    CheckOutcome,
-    DatasetInfo,
-    ItemResult,
-    Report,
-    RunResult,
-    RunSettings,
-    new_report,
-    selection_digest,
-    tally_runs,
-)
+from golden_gate.core.item_result import CheckOutcome, ItemResult, RunResult, tally_runs
+from golden_gate.core.report import DatasetInfo, Report, RunSettings, new_report, selection_digest
 from golden_gate.errors import InputError
 from golden_gate.limits import MAX_JUNIT_BYTES
 from golden_gate.surrogates import repair

@@ -8,14 +8,8 @@ from collections.abc import Sequence
 from golden_gate.core import retrieval
 from golden_gate.core import trajectory as shown
 from golden_gate.core.golden import GoldenItem, item_hash
-from golden_gate.core.report import (
-    ItemResult,
-    RetrievalRecord,
-    RunResult,
-    RunStats,
-    counts,
-    tally_runs,
-)
+from golden_gate.core.item_result import ItemResult, RunResult, counts, tally_runs
+from golden_gate.core.report import RetrievalRecord, RunStats
 from golden_gate.evaluation.eval_settings import SLOT_TIMEOUTS, EvalSettings
 from golden_gate.evaluation.judge_identity import served
 

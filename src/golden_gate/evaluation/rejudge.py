@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from golden_gate.core.golden import GoldenItem, Turn
-from golden_gate.core.report import ItemResult, RunResult, Verdict
+from golden_gate.core.item_result import ItemResult, RunResult, Verdict
 from golden_gate.evaluation.eval_settings import REJUDGE_MIN, REJUDGE_SHARE
 from golden_gate.evaluation.evaluators import Panel
 from golden_gate.evaluation.judge import JudgeError

@@ -1,7 +1,7 @@
 """The assistant under test, over HTTP: one item in, one answer (or one actionable error) out.
 
-About 520 lines, one module: the assistant's HTTP contract (the request, the retries, and
-every malformed reply turned into one actionable sentence) is one concern.
+The HTTP client: the request, the retries, and every failed attempt turned into one
+actionable sentence; the settings and reading a response are evaluation/response.py.
 """
 
 from __future__ import annotations
@@ -20,109 +20,29 @@ from types import TracebackType
 from typing import Any, Self
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel
 
-from golden_gate import jsontext, redaction
-from golden_gate.core.cost import read_usage
+from golden_gate import redaction
 from golden_gate.core.golden import GoldenItem
-from golden_gate.core.report import TokenUsage
-from golden_gate.errors import IncompleteError, InputError
+from golden_gate.core.item_result import TokenUsage
+from golden_gate.errors import IncompleteError
+from golden_gate.evaluation.response import (
+    EXCERPT_CHARS,
+    MAX_BACKOFF_S,
+    AssistantSettings,
+    BadResponse,
+    one_line,
+    read_answer,
+    usage_of,
+)
 from golden_gate.evaluation.transport import sharded
-from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 from golden_gate.surrogates import repair
 
 log = logging.getLogger(__name__)
 
-MAX_BACKOFF_S = 30.0  # one backoff sleep never exceeds this, however many retries
 MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
-_HEADER_NAME = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # RFC 9110 token characters
-_HEADER_VALUE = re.compile(r"[^\t\x20-\x7e]")
 _SLOT = re.compile(r"\{(question|id|conversation_id|history)\}")
-_SOURCE_KEYS = ("url", "source", "path", "id")
-_EXCERPT_CHARS = 80
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
-
-
-class AssistantSettings(BaseModel):
-    """Where the assistant is and how to talk to it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    url: str = ""  # empty: the compose-started service's address, known once it runs
-    path: str = "/ask"
-    request_template: str = '{"text": "{question}"}'
-    answer_path: str = "answer"
-    sources_path: str | None = None
-    context_path: str | None = None  # the retrieved passages, for groundedness/hallucination
-    model_path: str | None = None  # the model that answered, to warn of a judge that is it
-    usage_path: str | None = None  # the assistant's own token usage, for the cost (c_sys)
-    tools_path: str | None = None  # the tool calls the answer made (evaluation/trajectory.py)
-    headers: dict[str, str] = Field(default_factory=dict)
-    concurrency: int = Field(default=8, ge=1, le=MAX_CONCURRENCY)
-    timeout_s: float = Field(default=60.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
-    retries: int = Field(default=3, ge=0, le=MAX_RETRIES)
-    backoff_s: float = Field(default=0.5, ge=0, le=MAX_BACKOFF_S)
-    max_body_bytes: int = Field(default=5_000_000, ge=1)
-
-    @field_validator("url")
-    @classmethod
-    def _url_is_http(cls, value: str) -> str:
-        # Caught here, a bad URL is one clear message instead of one transport error per item.
-        if value and not value.startswith(("http://", "https://")):
-            raise ValueError(
-                f"the assistant URL must start with http:// or https:// (got {value!r})"
-            )
-        if value and (problem := redaction.url_problem(value)):
-            shown = redaction.without_credentials(value)
-            raise ValueError(f"the assistant URL {shown!r} is not a usable URL ({problem})")
-        return value
-
-    @field_validator(
-        "answer_path", "sources_path", "context_path", "model_path", "usage_path", "tools_path"
-    )
-    @classmethod
-    def _paths_are_dotted(cls, value: str | None, info: ValidationInfo) -> str | None:
-        # An empty segment ("", "a..b", ".x") matches nothing: every run would fail alike.
-        if value is not None and any(not part.strip() for part in value.split(".")):
-            flag = info.field_name.replace("_", "-") if info.field_name else "path"
-            raise ValueError(
-                f"{flag} {value!r} has an empty segment; write keys and array indexes "
-                "joined by dots (retrieval.passages)"
-            )
-        return value
-
-    @field_validator("headers")
-    @classmethod
-    def _headers_are_http(cls, value: dict[str, str]) -> dict[str, str]:
-        # Refused here, not by the transport on every request (retried, then exit 3).
-        for name, text in value.items():
-            bad = _HEADER_NAME.search(name) if name else None
-            if not name or bad is not None:
-                where = f"has {bad.group()!r} after {name[: bad.start()]!r}" if bad else "is empty"
-                raise ValueError(f"a header name {where}: use letters, digits and -")
-            if _HEADER_VALUE.search(text):
-                # The value is often a secret: name the header, never show the value.
-                raise ValueError(
-                    f"the value of header '{name}' holds a line break, a control or a "
-                    "non-ASCII character"
-                )
-        return value
-
-    @field_validator("request_template")
-    @classmethod
-    def _template_is_json_with_question(cls, value: str) -> str:
-        try:
-            document = jsontext.loads(value)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"request-template is not valid JSON ({exc.msg} at column {exc.colno}): {value!r}"
-            ) from None
-        if not any("{question}" in text for text in _strings(document)):
-            raise InputError(
-                'request-template must contain "{question}" in a string value, '
-                f'e.g. {{"text": "{{question}}"}} (got {value!r})'
-            )
-        return value
 
 
 class Answer(BaseModel):
@@ -207,10 +127,6 @@ def error_kind(error: str, status: int | None) -> str:
     if status is not None:
         return f"HTTP {status}" if not 200 <= status < 300 else error.split(" (")[0][:60]
     return " ".join(error.split()[:2])
-
-
-class _BadResponse(Exception):
-    """The body is not the answer we were told to expect (never retried: it would not change)."""
 
 
 class AssistantClient:
@@ -411,19 +327,17 @@ class AssistantClient:
         except httpx.ConnectError as exc:
             if _caused_by(exc, ConnectionRefusedError):
                 return _Outcome(elapsed_ms(), error="connection refused", retryable=True)
-            return _Outcome(
-                elapsed_ms(), error=f"cannot connect ({_one_line(exc)})", retryable=True
-            )
+            return _Outcome(elapsed_ms(), error=f"cannot connect ({one_line(exc)})", retryable=True)
         except httpx.RemoteProtocolError as exc:
             return _Outcome(
                 elapsed_ms(),
-                error=f"the assistant closed the connection ({_one_line(exc)})",
+                error=f"the assistant closed the connection ({one_line(exc)})",
                 retryable=True,
             )
         except httpx.TransportError as exc:
-            return _Outcome(elapsed_ms(), error=_one_line(exc), retryable=True)
+            return _Outcome(elapsed_ms(), error=one_line(exc), retryable=True)
         except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: retrying won't help
-            return _Outcome(elapsed_ms(), status=None, error=_one_line(exc))
+            return _Outcome(elapsed_ms(), status=None, error=one_line(exc))
 
     def _outcome(
         self, raw: bytes | None, status: int, headers: httpx.Headers, latency_ms: float
@@ -433,9 +347,13 @@ class AssistantClient:
             limit = self.settings.max_body_bytes
             return _Outcome(latency_ms, status, error=f"response body exceeds {limit} bytes")
         try:
-            text, sources, context, calls = self._parse(raw, headers.get("content-type", ""))
-        except _BadResponse as exc:
+            text, sources, context, calls, model = read_answer(
+                self.settings, raw, headers.get("content-type", "")
+            )
+        except BadResponse as exc:
             return _Outcome(latency_ms, status, error=str(exc))
+        if model is not None and len(self.served_models) < MAX_SERVED_MODELS:
+            self.served_models.add(model)
         # JSON can carry half an emoji ("\ud83d"): repaired here, the answer encodes anywhere.
         text, replaced = repair(text)
         if sources is not None:
@@ -453,19 +371,8 @@ class AssistantClient:
             context=context,
             tool_calls=calls,
             surrogates_replaced=replaced,
-            usage=self._usage(raw),
+            usage=usage_of(self.settings, raw),
         )
-
-    def _usage(self, raw: bytes) -> TokenUsage | None:
-        """The token usage at usage_path; None without one. Read apart from the answer (a
-        second parse, only when set) so the answer's reading stays as it is."""
-        path = self.settings.usage_path
-        if path is None:
-            return None
-        try:
-            return read_usage(_lookup(jsontext.loads(raw, check_depth=False), path, what="usage"))
-        except (ValueError, _BadResponse):
-            return None  # a response that does not say is still an answer
 
     async def _read_capped(self, response: httpx.Response) -> bytes | None:
         """The body, or None once it passes the cap (the rest is never read)."""
@@ -482,94 +389,9 @@ class AssistantClient:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _parse(
-        self, raw: bytes, content_type: str
-    ) -> tuple[str, list[str] | None, str | None, list[tuple[str, object]] | None]:
-        if not raw.strip():
-            raise _BadResponse("response body is empty")
-        try:
-            document = jsontext.loads(raw, check_depth=False)  # only the answer is kept
-        except ValueError:
-            kind = content_type.split(";")[0].strip() or "no content type"
-            excerpt = _one_line(raw[:_EXCERPT_CHARS].decode("utf-8", "replace"))
-            raise _BadResponse(f"response is not JSON ({kind}, starts with {excerpt!r})") from None
-        answer_path = self.settings.answer_path
-        text = _lookup(document, answer_path, what="answer")
-        if not isinstance(text, str):
-            raise _BadResponse(
-                f"answer at '{answer_path}' is not a string (got {_json_type(text)})"
-            )
-        self._note_model(document)
-        return text, self._sources(document), self._context(document), self._tool_calls(document)
-
-    def _tool_calls(self, document: Any) -> list[tuple[str, object]] | None:
-        """The calls at `tools_path`: none when the response has no such key (an answer
-        without tools); a value that is not tool calls is a bad response."""
-        from golden_gate.evaluation.trajectory import BadToolCalls, read_calls
-
-        path = self.settings.tools_path
-        if path is None:
-            return None
-        try:
-            value = _lookup(document, path, what="tool calls")
-        except _BadResponse:
-            return []
-        try:
-            return read_calls(value, path)
-        except BadToolCalls as exc:
-            raise _BadResponse(str(exc)) from None
-
-    def _note_model(self, document: Any) -> None:
-        """The model the response says answered (model_path), kept for the judge check."""
-        path = self.settings.model_path
-        if path is None or len(self.served_models) >= MAX_SERVED_MODELS:
-            return
-        try:
-            value = _lookup(document, path, what="model")
-        except _BadResponse:
-            return  # a response that does not say is still an answer
-        if isinstance(value, str) and value.strip():
-            self.served_models.add(value.strip()[:200])
-
-    def _context(self, document: Any) -> str | None:
-        """Every string under `context_path` (passages, or objects holding them), joined."""
-        path = self.settings.context_path
-        if path is None:
-            return None
-        try:
-            value = _lookup(document, path, what="context")
-        except _BadResponse:
-            return None  # no context: the evaluators that need one say so (evaluators.py)
-        passages = [text.strip() for text in _strings(value) if text.strip()]
-        return "\n\n".join(passages) if passages else None
-
-    def _sources(self, document: Any) -> list[str] | None:
-        path = self.settings.sources_path
-        if path is None:
-            return None
-        try:
-            value = _lookup(document, path, what="sources")
-        except _BadResponse:
-            return None  # an answer without sources (e.g. a refusal) is still an answer
-        if value is None:
-            return None
-        if not isinstance(value, list):
-            raise _BadResponse(f"sources at '{path}' is not a list (got {_json_type(value)})")
-        return [source for entry in value if (source := _source_name(entry)) is not None]
-
     def _scrub(self, message: str) -> str:
         # A proxy or echoing server could put a header value in a message, registered or not.
         return redaction.scrub(message, also=self._secrets)
-
-
-def _strings(node: Any) -> list[str]:
-    if isinstance(node, str):
-        return [node]
-    if isinstance(node, list):
-        return [text for child in node for text in _strings(child)]
-    if isinstance(node, dict):
-        return [text for child in node.values() for text in _strings(child)]
-    return []
 
 
 def _fill(node: Any, values: dict[str, Any]) -> Any:
@@ -591,65 +413,6 @@ def _fill(node: Any, values: dict[str, Any]) -> Any:
 
 def _slot_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _lookup(document: Any, path: str, *, what: str) -> Any:
-    """Follow a dotted path; integer segments index arrays (`choices.0.message.content`)."""
-    node = document
-    for segment in path.split("."):
-        if isinstance(node, dict):
-            if segment not in node:
-                raise _BadResponse(f"no {what} at '{path}' (no key '{segment}')")
-            node = node[segment]
-        elif isinstance(node, list):
-            try:
-                index = int(segment)
-            except ValueError:
-                raise _BadResponse(
-                    f"no {what} at '{path}' ('{segment}' is not an index into an array)"
-                ) from None
-            if not -len(node) <= index < len(node):
-                raise _BadResponse(
-                    f"no {what} at '{path}' (index {index} out of range, array of {len(node)})"
-                )
-            node = node[index]
-        else:
-            raise _BadResponse(
-                f"no {what} at '{path}' (cannot look up '{segment}' in {_json_type(node)})"
-            )
-    return node
-
-
-def _source_name(entry: Any) -> str | None:
-    """A source as a string: itself, or the first of url/source/path/id in it or its metadata."""
-    if isinstance(entry, str):
-        return entry
-    if not isinstance(entry, dict):
-        return None
-    for fields in (entry, entry.get("metadata")):
-        if not isinstance(fields, dict):
-            continue
-        for key in _SOURCE_KEYS:
-            value = fields.get(key)
-            if isinstance(value, str) and value:
-                return value
-            if isinstance(value, int) and not isinstance(value, bool):
-                return str(value)
-    return None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -677,9 +440,9 @@ async def _read_excerpt(response: httpx.Response) -> str:
     data = b""
     async for chunk in response.aiter_bytes():
         data += chunk
-        if len(data) >= _EXCERPT_CHARS:
+        if len(data) >= EXCERPT_CHARS:
             break
-    return _one_line(data[:_EXCERPT_CHARS].decode("utf-8", "replace"))
+    return one_line(data[:EXCERPT_CHARS].decode("utf-8", "replace"))
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
@@ -696,10 +459,3 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
         if isinstance(current, BaseExceptionGroup):
             pending += list(current.exceptions)
     return False
-
-
-def _one_line(value: object) -> str:
-    text = " ".join(str(value).split())
-    if not text and isinstance(value, BaseException):
-        return type(value).__name__  # e.g. a bare httpx.ReadError()
-    return text

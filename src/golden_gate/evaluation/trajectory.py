@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from golden_gate.core.golden import ExpectedCall, GoldenItem, Turn
-from golden_gate.core.report import CheckOutcome
+from golden_gate.core.item_result import CheckOutcome
 from golden_gate.core.trajectory import compact, expected_text, sequence
 from golden_gate.core.trajectory import kept as kept_calls
 

@@ -116,7 +116,8 @@ def render_calibration(
     (default: a PR comment's), listing fewer rows rather than cutting a table."""
     import jinja2
 
-    from golden_gate.rendering.render import COMMENT_LIMIT, templates_dir
+    from golden_gate.rendering.environment import templates_dir
+    from golden_gate.rendering.render import COMMENT_LIMIT
 
     limit = COMMENT_LIMIT if limit is None else limit
     env = jinja2.Environment(

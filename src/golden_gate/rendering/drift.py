@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from golden_gate.core.gate import GateResult
 from golden_gate.core.report import Report
+from golden_gate.core.verdict import GateResult
 from golden_gate.rendering.escape import code_span, inline
 from golden_gate.rendering.render import COMMENT_LIMIT, render
 

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from golden_gate import redaction
 from golden_gate.core import slim
-from golden_gate.core.gate import GateResult
-from golden_gate.core.report import ItemResult, Report
+from golden_gate.core.item_result import ItemResult
+from golden_gate.core.report import Report
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.trajectory import sequence
+from golden_gate.core.verdict import GateResult
 from golden_gate.files import write_result
 from golden_gate.text import cut
 

@@ -18,21 +18,18 @@ from typing import Any
 
 from golden_gate import redaction, surrogates
 from golden_gate.core import retrieval
-from golden_gate.core.gate import GateResult
-from golden_gate.core.report import (
+from golden_gate.core.item_result import (
     EvaluatorOutcome,
     ItemResult,
-    Report,
-    RetrievalFigures,
-    RetrievalItem,
-    RetrievalRecord,
     RunResult,
     ToolCall,
     counts,
 )
+from golden_gate.core.report import Report, RetrievalFigures, RetrievalItem, RetrievalRecord
+from golden_gate.core.verdict import GateResult
 from golden_gate.files import write_result
 from golden_gate.rendering.charts import TrendPoint
-from golden_gate.rendering.render import templates_dir
+from golden_gate.rendering.environment import templates_dir
 
 # Long answers stay whole up to here (a reviewer reads them); beyond, the page would grow
 # without bound with a runaway answer.

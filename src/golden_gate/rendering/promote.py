@@ -6,8 +6,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from golden_gate.core.report import Report
+from golden_gate.rendering.environment import templates_dir
 from golden_gate.rendering.escape import code_span, inline
-from golden_gate.rendering.render import COMMENT_LIMIT, templates_dir
+from golden_gate.rendering.render import COMMENT_LIMIT
 
 BODY_LIMIT = COMMENT_LIMIT  # pull request bodies share GitHub's 65,536-character cap
 

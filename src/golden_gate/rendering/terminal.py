@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from golden_gate.core.calibration import CalibrationReport
-    from golden_gate.core.gate import GateResult
     from golden_gate.core.report import Report, RunStats
     from golden_gate.core.slim import SlimReport
+    from golden_gate.core.verdict import GateResult
 
 MAX_ROWS = 20
 

@@ -18,7 +18,7 @@ def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
     """Evaluate, write the new baseline, and with open-pr propose it as a reviewed change."""
     from golden_gate.action.baseline import find_baseline
     from golden_gate.action.github.client import GitHubError
-    from golden_gate.core.report import report_json
+    from golden_gate.core.report_file import report_json
     from golden_gate.rendering.promote import flips, pull_request_body
 
     if not settings.baseline:

@@ -16,7 +16,7 @@ from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import baseline_unavailable, report_outcome
 from golden_gate.action.run import evaluated
-from golden_gate.core.report import parse_report
+from golden_gate.core.report_file import parse_report
 from golden_gate.errors import InputError
 from golden_gate.files import WriteFailures
 

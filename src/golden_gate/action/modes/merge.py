@@ -44,7 +44,8 @@ def shown(path: Path, workspace: Path) -> str:
 
 def merge_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.core.merge import merge_reports
-    from golden_gate.core.report import DETERMINISTIC, load_report, save_report
+    from golden_gate.core.report import DETERMINISTIC
+    from golden_gate.core.report_file import load_report, save_report
     from golden_gate.pipeline import check_inputs
 
     scope = in_scope(settings, ctx)

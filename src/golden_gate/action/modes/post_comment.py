@@ -127,7 +127,8 @@ def post_comment_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.action.baseline import deterministic_view, find_baseline
     from golden_gate.action.common import github_client
     from golden_gate.action.github.client import GitHubError
-    from golden_gate.core.report import DETERMINISTIC, load_report
+    from golden_gate.core.report import DETERMINISTIC
+    from golden_gate.core.report_file import load_report
     from golden_gate.publish import publish
     from golden_gate.rendering.render import legacy_marker, marker
 

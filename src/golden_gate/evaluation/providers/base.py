@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from golden_gate.core.report import TokenUsage
+    from golden_gate.core.item_result import TokenUsage
     from golden_gate.evaluation.judge import JudgeSettings
 
 DEFAULT_MAX_TOKENS = 1024

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from golden_gate.evaluation.providers import base
 
 if TYPE_CHECKING:
-    from golden_gate.core.report import TokenUsage
+    from golden_gate.core.item_result import TokenUsage
     from golden_gate.evaluation.judge import JudgeSettings
 
 

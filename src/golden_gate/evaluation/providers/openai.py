@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from golden_gate.evaluation.providers import base
 
 if TYPE_CHECKING:
-    from golden_gate.core.report import TokenUsage
+    from golden_gate.core.item_result import TokenUsage
     from golden_gate.evaluation.judge import JudgeSettings
 
 
@@ -87,7 +87,7 @@ class OpenAICompatible:
         usage = getattr(getattr(exc, "completion", None), "usage", None)
         if usage is None:
             return None
-        from golden_gate.core.report import TokenUsage
+        from golden_gate.core.item_result import TokenUsage
 
         return TokenUsage(
             input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0

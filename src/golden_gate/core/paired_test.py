@@ -1,0 +1,140 @@
+"""The paired sign-flip test on per-item score differences: exact (by convolution) up to a
+support limit, a seeded Monte-Carlo estimate beyond it; with one run per item it is exactly the
+sign test (docs/architecture.md#the-gate-exactly). Pure."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from golden_gate.core.stats import special
+
+# Above this many units of support the exact sign-flip distribution is replaced by a seeded
+# Monte-Carlo estimate (about 40 MB of float64 and well under a second of FFTs at the cap).
+EXACT_SUPPORT_LIMIT = 5_000_000
+MONTE_CARLO_DRAWS = 200_000
+MONTE_CARLO_SEED = 20240917
+
+
+def sign_test_p(b: int, c: int) -> float:
+    """One-sided exact sign test (exact McNemar): P(X >= b), X ~ Binomial(b + c, 1/2).
+
+    b = items the baseline passed and the candidate failed, c = the reverse.
+    """
+    if b < 0 or c < 0:
+        raise ValueError("discordant counts cannot be negative")
+    if b == 0:
+        return 1.0
+    # bdtrc: P(X > k), the upper binomial tail
+    return float(min(1.0, special().bdtrc(b - 1, b + c, 0.5)))
+
+
+def min_discordant_for_significance(alpha: float) -> int:
+    """The fewest discordant items with which the sign test can reach p < alpha at all.
+
+    The smallest p-value with m discordant items is 0.5**m (all of them regressions).
+    """
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be in (0, 1)")
+    m = math.ceil(math.log(alpha) / math.log(0.5))
+    while 0.5**m >= alpha:
+        m += 1
+    while m > 1 and 0.5 ** (m - 1) < alpha:
+        m -= 1
+    return m
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The one-sided paired sign-flip test on per-item (or per-cluster) score differences."""
+
+    p_value: float
+    method: str  # "sign test", "exact sign-flip" or "Monte-Carlo sign-flip"
+    units: int  # the differences that are not zero: items, or clusters when clustered
+    error: float | None = None  # the Monte-Carlo standard error of p, when estimated
+
+    @property
+    def min_possible_p(self) -> float:
+        """The smallest p-value the test could give with this many non-zero differences."""
+        return 0.5**self.units
+
+
+def paired_sign_flip_test(differences: Sequence[Fraction]) -> PairedTest:
+    """H0: each difference is as likely negative as positive; H1: the candidate is worse.
+
+    T = sum of the differences; p = P(T* <= T) with T* the sum under independent random signs
+    (exact, so no normal approximation). Differences of ±1 (one run per item) give exactly the
+    sign test; otherwise the exact distribution is built from the distinct magnitudes, and a
+    support too wide for that falls back to a seeded Monte-Carlo estimate with its error.
+    """
+    nonzero = [d for d in differences if d != 0]
+    if not nonzero:
+        return PairedTest(p_value=1.0, method="sign test", units=0)
+    if all(abs(d) == abs(nonzero[0]) for d in nonzero):
+        b = sum(1 for d in nonzero if d < 0)
+        return PairedTest(
+            p_value=sign_test_p(b, len(nonzero) - b), method="sign test", units=len(nonzero)
+        )
+    # T* <= T  ⟺  the weight given a minus sign is at least the observed negative weight.
+    # By symmetry of the signs that is P(S >= negatives), S = the weight given a plus sign.
+    scale = math.lcm(*(d.denominator for d in nonzero))
+    weights = [abs(d.numerator) * (scale // d.denominator) for d in nonzero]
+    common = math.gcd(*weights)
+    weights = [w // common for w in weights]
+    negatives = sum(w for d, w in zip(nonzero, weights, strict=True) if d < 0)
+    total = sum(weights)
+    if total <= EXACT_SUPPORT_LIMIT:
+        pmf = weighted_binomial_pmf(Counter(weights), total)
+        p = float(min(1.0, max(0.0, pmf[negatives:].sum())))
+        return PairedTest(p_value=p, method="exact sign-flip", units=len(nonzero))
+    # Too wide for the exact distribution (or runs counted so unevenly that the common
+    # denominator explodes): sample the signs, on the magnitudes as floats.
+    magnitudes = Counter(abs(float(d)) for d in nonzero)
+    observed = sum(abs(float(d)) for d in nonzero if d < 0)
+    p, error = _monte_carlo_tail(magnitudes, observed)
+    return PairedTest(p_value=p, method="Monte-Carlo sign-flip", units=len(nonzero), error=error)
+
+
+def weighted_binomial_pmf(counts: Counter[int], total: int):  # -> numpy array
+    """The distribution of S = sum over distinct weights w of w · Binomial(m_w, 1/2)."""
+    import numpy as np
+
+    gammaln = special().gammaln
+    pmf = np.ones(1)
+    for weight, m in sorted(counts.items()):
+        k = np.arange(m + 1)
+        # In logs: C(m, k) / 2^m overflows a float from m = 1,024 on.
+        binomial = np.exp(gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1) - m * math.log(2))
+        scaled = np.zeros(weight * m + 1)
+        scaled[::weight] = binomial
+        pmf = _convolve(pmf, scaled)
+    assert len(pmf) == total + 1
+    return np.clip(pmf, 0.0, None)
+
+
+def _convolve(a, b):  # numpy arrays
+    import numpy as np
+
+    if len(a) * len(b) <= 4_000_000:
+        return np.convolve(a, b)
+    size = len(a) + len(b) - 1
+    fft_size = 1 << (size - 1).bit_length()
+    out = np.fft.irfft(np.fft.rfft(a, fft_size) * np.fft.rfft(b, fft_size), fft_size)[:size]
+    return out
+
+
+def _monte_carlo_tail(counts: Counter[float], threshold: float) -> tuple[float, float]:
+    import numpy as np
+
+    rng = np.random.default_rng(MONTE_CARLO_SEED)
+    s = np.zeros(MONTE_CARLO_DRAWS)
+    for weight, m in sorted(counts.items()):
+        s += weight * rng.binomial(m, 0.5, size=MONTE_CARLO_DRAWS)
+    # A relative tolerance: sums of the same floats in another order may differ in the last bit.
+    hits = int((s >= threshold * (1 - 1e-12)).sum())
+    # (hits + 1) / (draws + 1): a valid p-value for a Monte-Carlo test, never exactly zero.
+    p = (hits + 1) / (MONTE_CARLO_DRAWS + 1)
+    return p, math.sqrt(p * (1 - p) / MONTE_CARLO_DRAWS)
