@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up the real Mermaid renderer the chart tests use (tests/test_charts.py):
+# Sets up the real Mermaid renderer the chart tests use (tests/rendering/test_charts.py):
 #
 #   1. Chromium from Debian's packages (mermaid-cli renders in a headless browser; puppeteer's
 #      own browser download is a fetch outside any package registry, so it is skipped);

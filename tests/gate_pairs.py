@@ -7,7 +7,7 @@ object's keys shuffled. `outputs` runs the gate the ways a user does (`golden-ga
 `golden-gate report` as Markdown and as JSON, and the job summary) and returns what each
 printed, with the exit code.
 
-The hashes were recorded with the code before the slim report view (tests/test_reader.py), and
+The hashes were recorded with the code before the slim report view (tests/core/test_reader.py), and
 recorded again the same way when the charts changed what the comment, the summary and the
 JSON verdict hold (with the charts' code still without the slim view; only those three hashes
 changed), and the pairs' outputs once more in step 18, when the power statement became the

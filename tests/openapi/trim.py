@@ -12,7 +12,7 @@ with what GitHub really answers, a documented patch below fixes the copy (listed
 `info.x-trimmed-from.patches`); validation is never turned off.
 
 It also rewrites `tests/openapi/fixtures-sample.json`: a few real exchanges recorded from
-api.github.com by `@octokit/fixtures` (`SAMPLE` below), which tests/test_github.py replays
+api.github.com by `@octokit/fixtures` (`SAMPLE` below), which tests/action/test_github.py replays
 through the same validator to show that it accepts what GitHub really sends.
 """
 

@@ -211,7 +211,7 @@ class _Slow(Exception):
 
 
 # What is kept of an item, with the full record's own types, limits and defaults (report.py's
-# ItemResult; tests/test_reader.py checks them against the model). Strict: a value the model
+# ItemResult; tests/core/test_reader.py checks them against the model). Strict: a value the model
 # would coerce (a count written 1.0) or a field it would keep as an extra is left to it.
 _Count = Annotated[int, msgspec.Meta(ge=0)]
 

@@ -43,7 +43,7 @@ from golden_gate.evaluation.judge import (
 from golden_gate.rendering.calibration import calibration_line, render_calibration
 from tests.fakes.judge_server import JudgeServer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_GOLDEN = ROOT / "src" / "golden_gate" / "example_assistant" / "golden.jsonl"
 EXAMPLE_LABELS = ROOT / "examples" / "calibration" / "labels.jsonl"
 

@@ -34,7 +34,7 @@ def test_comment_leads_with_marker_and_verdict():
 
 
 def test_marker_id_is_sanitised():
-    # A readable part and a hash of the exact id (one marker an id: tests/test_adversary.py).
+    # A readable part and a hash of the exact id (one marker an id: tests/action/test_adversary.py).
     assert re.fullmatch(
         r"<!-- golden-gate:report id=eval-one----~[0-9a-f]{16} -->", marker("eval one -->")
     )

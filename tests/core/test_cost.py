@@ -17,8 +17,8 @@ from golden_gate.core.item_result import TokenUsage
 from golden_gate.core.report import Report, RunStats
 from golden_gate.core.report_file import load_report
 from golden_gate.example_assistant import golden_path, start
+from tests.evaluation.test_judge import MODEL
 from tests.fakes.judge_server import JudgeServer
-from tests.test_judge import MODEL
 
 DUMMY = "sk-test-cost-00000000000000000000"
 

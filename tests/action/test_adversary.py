@@ -182,7 +182,7 @@ def test_an_out_of_range_score_is_a_judge_error_never_a_pass_nor_cached(world, s
 def _rules_in_the_workflow(request):
     """These attacks are on the files and values a run reads, in a repository that keeps its
     settings in the workflow (no golden-gate.toml), where the inputs name the rule files; the
-    base-branch rules themselves are tests/test_config.py's and tests/test_base_rules.py's."""
+    base-branch rules themselves are tests/cli/test_config.py's and tests/action/test_base_rules.py's."""
     if "world" in request.fixturenames and request.node.originalname in WORKFLOW_RULES:
         request.getfixturevalue("world").without_config()
 
@@ -203,7 +203,7 @@ def pr_run(world: World, candidate: str, **inputs: str):
     template = inputs.get("comment_template")
     if template and (world.workspace / template).is_file():
         # The base branch's own template (a pull request's new one is refused before it renders:
-        # tests/test_base_rules.py); the sandbox is what stands between it and the job.
+        # tests/action/test_base_rules.py); the sandbox is what stands between it and the job.
         text = (world.workspace / template).read_text()
         world.github.commit(REPO, "main", {template: text}, message="template")
     pull = world.pull(["prompts/answer.txt"])
@@ -491,7 +491,7 @@ def test_the_comment_workflows_init_writes_and_the_example_run_for_forks_only(tm
     done = golden_gate("init", "--dir", tmp_path, "--action", "org/golden-gate-action@" + "a" * 40)
     assert done.returncode == 0, done.stderr
     written = tmp_path / ".github" / "workflows" / "golden-gate-comment.yml"
-    example = Path(__file__).parents[1] / "examples" / "workflows" / "post-comment.yml"
+    example = Path(__file__).parents[2] / "examples" / "workflows" / "post-comment.yml"
     for workflow in (written, example):
         job = yaml.safe_load(workflow.read_text())["jobs"]["post-comment"]
         condition = " ".join(job["if"].split())

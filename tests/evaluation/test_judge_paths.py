@@ -23,9 +23,9 @@ from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import JudgeError, JudgeSettings, LLMJudge
 from golden_gate.evaluation.response import AssistantSettings
 from golden_gate.evaluation.target import AssistantClient
+from tests.evaluation.test_judge import CORRECT, DUMMY_KEY, ITEM, WRONG, judge_all
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
-from tests.test_judge import CORRECT, DUMMY_KEY, ITEM, WRONG, judge_all
 
 PATHS = ("sdk", "langchain")
 

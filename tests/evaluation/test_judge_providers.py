@@ -30,10 +30,10 @@ from golden_gate.core.report_file import load_report
 from golden_gate.evaluation.judge import Judge, JudgeError, JudgeSettings, LLMJudge
 from golden_gate.example_assistant import golden_path, start
 from tests.action_world import REPO
+from tests.evaluation.test_judge import CORRECT, ITEM, WRONG, judge_all
 from tests.fakes.anthropic_server import AnthropicServer
 from tests.fakes.gemini_server import GeminiServer
 from tests.fakes.judge_server import Behaviour, JudgeServer
-from tests.test_judge import CORRECT, ITEM, WRONG, judge_all
 
 KEY = "k-test-0123456789abcdefDUMMY"
 

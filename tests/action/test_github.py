@@ -34,7 +34,7 @@ APP_TOKEN = "ghs_FAKEappINSTALLATIONtoken0123456789ab"
 APP_SLUG = "golden-gate-ci"
 LOGIN = "gate-bot"
 MARKER = marker("default")
-OPENAPI_DIR = Path(__file__).parent / "openapi"
+OPENAPI_DIR = Path(__file__).parent.parent / "openapi"
 
 
 def client(server: GitHubServer, token: str = TOKEN, *, retries: int = 2) -> GitHub:

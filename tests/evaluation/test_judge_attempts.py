@@ -17,8 +17,8 @@ from golden_gate.core.report_file import load_report
 from golden_gate.evaluation.judge import JudgeError
 from golden_gate.evaluation.retry import DOWN_AFTER
 from golden_gate.example_assistant import golden_path, start
+from tests.evaluation.test_judge import CORRECT, ITEM, MODEL, llm_judge
 from tests.fakes.judge_server import Behaviour, JudgeServer
-from tests.test_judge import CORRECT, ITEM, MODEL, llm_judge
 
 DUMMY = "sk-test-attempts-0000000000000000"
 

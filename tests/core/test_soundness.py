@@ -14,7 +14,7 @@ import pytest
 from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.verdict import GateSettings
 
-_path = Path(__file__).resolve().parents[1] / "bench" / "soundness.py"
+_path = Path(__file__).resolve().parents[2] / "bench" / "soundness.py"
 _spec = importlib.util.spec_from_file_location("soundness", _path)
 soundness = importlib.util.module_from_spec(_spec)
 sys.modules["soundness"] = soundness  # dataclasses look their module up there

@@ -17,7 +17,7 @@ from golden_gate.core.verdict import GateSettings
 from golden_gate.rendering.junit import golden_name, junit_xml, write_junit
 from tests.helpers import golden_gate, item, report
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / ".tools" / "junit-xsd" / "junit-10.xsd"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / ".tools" / "junit-xsd" / "junit-10.xsd"
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from golden_gate.option_values import Value, defaults, tightens
 from golden_gate.options import BY_NAME, OPTIONS, Option
 from tests.action_world import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def golden_gate(*args, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,8 @@ from golden_gate.core.item_result import ItemResult
 from golden_gate.core.report import Report
 from golden_gate.core.stats import floor_bound, wilson_lower_bound
 from golden_gate.core.verdict import GateSettings
+from tests.core.test_soundness import bound, soundness
 from tests.helpers import golden_gate, ids
-from tests.test_soundness import bound, soundness
 
 
 @settings(deadline=None)

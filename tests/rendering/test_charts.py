@@ -17,7 +17,7 @@ from golden_gate.rendering.render import render_comment, render_summary
 from tests.helpers import golden_gate, item, report
 from tests.mermaid import BLOCK, without_charts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MMDC = ROOT / ".tools" / "node_modules" / ".bin" / "mmdc"
 PUPPETEER = ROOT / ".tools" / "mermaid-puppeteer.json"
 HOSTILE_TAGS = [

@@ -14,7 +14,7 @@ import pytest
 from golden_gate.cli import main
 from tests.action_world import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "junit" / "TEST-com.example.docs.GoldenSetTest.xml"
 SUITE = "com.example.docs.GoldenSetTest"
 
