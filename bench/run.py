@@ -627,7 +627,8 @@ def _median_run(argv: list[str], *, env: dict[str, str] | None = None, cwd=None,
 
 
 def skipped_run(runs: int) -> dict[str, Any]:
-    """`python entrypoint.py` on a pull request touching only README.md, as tests/action/test_action.py."""
+    """`python entrypoint.py` on a pull request touching only README.md, as
+    tests/action/test_action.py runs it."""
     import yaml
 
     from golden_gate.action.yardstick import env_name

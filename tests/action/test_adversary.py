@@ -182,7 +182,8 @@ def test_an_out_of_range_score_is_a_judge_error_never_a_pass_nor_cached(world, s
 def _rules_in_the_workflow(request):
     """These attacks are on the files and values a run reads, in a repository that keeps its
     settings in the workflow (no golden-gate.toml), where the inputs name the rule files; the
-    base-branch rules themselves are tests/cli/test_config.py's and tests/action/test_base_rules.py's."""
+    base-branch rules themselves are tests/cli/test_config.py's and
+    tests/action/test_base_rules.py's."""
     if "world" in request.fixturenames and request.node.originalname in WORKFLOW_RULES:
         request.getfixturevalue("world").without_config()
 

@@ -140,7 +140,8 @@ def test_own_inputs_are_repo_paths(tmp_path):
         "INPUT_BASELINE": "gate/baseline.json",
         "INPUT_ASSISTANT-URL": "http://127.0.0.1:9",
     }
-    # The config file is always one of them (tests/action/test_adversary.py: and the compose file's).
+    # The config file is always one of them (and the compose file's:
+    # tests/action/test_adversary.py).
     expected = {"golden-gate.toml": "the config file", **OWN}
     assert own_inputs(read_action_settings(env, workspace=tmp_path)) == expected
 

@@ -3,7 +3,8 @@
 openevals takes an OpenAI-style client as its judge (`judge.chat.completions.create(...)`).
 For the providers that ask for a `json_schema` chat completion (`openai`, `azure_openai`
 and the other OpenAI-compatible ones) `JudgeClient` is that client: it sends the very
-request body LangChain's model sends (tests/evaluation/test_judge_paths.py compares the bytes), through
+request body LangChain's model sends (tests/evaluation/test_judge_paths.py compares the bytes),
+through
 the SDK client LangChain configured (key, base URL, Azure deployment and API version, timeout,
 retries), and reads the reply as LangChain does. The verdicts, the judge's identity and so the
 verdict cache are the same either way; the CPU is not: a call through LangChain's model, its
@@ -168,7 +169,8 @@ def verdict_json(content: str) -> str:
 
 
 # openevals 0.2.2's `_construct_default_output_json_schema`, word for word (the request, and so
-# the verdicts, depend on it; tests/evaluation/test_judge_paths.py checks it against openevals' own).
+# the verdicts, depend on it; tests/evaluation/test_judge_paths.py checks it against openevals'
+# own).
 _CHOICES = "A number that represents the degree to which the criteria in the prompt are met."
 _CONTINUOUS = (
     "A number that represents the degree to which the criteria in the prompt are met, from 0.0"
