@@ -120,26 +120,31 @@ def clean(option: Option, raw: Any, where: str) -> Any:
     raise AssertionError(kind)
 
 
-def _floats(raw: Any, where: str) -> dict[str, float]:
-    """A table of names to numbers: TOML's own, or `name = number` lines (an input, flags)."""
+def _pairs(raw: Any, where: str, sep: str, line_shape: str, table: str) -> list[tuple[Any, Any]]:
+    """A table's (name, value) pairs: TOML's own table, or `name<sep>value` lines (an input,
+    flags), blank lines skipped."""
     if isinstance(raw, dict):
-        pairs = list(raw.items())
-    elif isinstance(raw, str | list):
-        lines = raw.splitlines() if isinstance(raw, str) else raw
-        pairs = []
-        for line in lines:
-            if not isinstance(line, str):
-                raise InputError(f"{where} expects one 'name = number' a line")
-            if not line.strip():
-                continue
-            name, sep, value = line.partition("=")
-            if not sep or not name.strip():
-                raise InputError(f"{where} expects one 'name = number' a line, got '{line}'")
-            pairs.append((name.strip(), value.strip()))
-    else:
-        raise InputError(f"{where} must be a table of names to numbers")
+        return list(raw.items())
+    if not isinstance(raw, str | list):
+        raise InputError(f"{where} must be a table of {table}")
+    pairs = []
+    for line in raw.splitlines() if isinstance(raw, str) else raw:
+        if not isinstance(line, str):
+            raise InputError(f"{where} expects one '{line_shape}' a line")
+        if not line.strip():
+            continue
+        name, found, value = line.partition(sep)
+        if not found or not name.strip():
+            shown = line if sep == "=" else name
+            raise InputError(f"{where} expects one '{line_shape}' a line, got '{shown}'")
+        pairs.append((name.strip() if sep == "=" else name, value.strip() if sep == "=" else value))
+    return pairs
+
+
+def _floats(raw: Any, where: str) -> dict[str, float]:
+    """A table of names to numbers: TOML's own, or `name = number` lines."""
     table: dict[str, float] = {}
-    for name, value in pairs:
+    for name, value in _pairs(raw, where, "=", "name = number", "names to numbers"):
         try:
             number = float(value) if not isinstance(value, bool) else math.nan
         except (TypeError, ValueError):
@@ -151,24 +156,8 @@ def _floats(raw: Any, where: str) -> dict[str, float]:
 
 
 def _headers(raw: Any, where: str) -> dict[str, str]:
-    if isinstance(raw, dict):
-        pairs = list(raw.items())
-    elif isinstance(raw, str | list):
-        lines = raw.splitlines() if isinstance(raw, str) else raw
-        pairs = []
-        for line in lines:
-            if not isinstance(line, str):
-                raise InputError(f"{where} expects one 'Name: value' a line")
-            if not line.strip():
-                continue
-            name, sep, value = line.partition(":")
-            if not sep or not name.strip():
-                raise InputError(f"{where} expects one 'Name: value' a line, got '{name}'")
-            pairs.append((name, value))
-    else:
-        raise InputError(f"{where} must be a table of header names to values")
     headers: dict[str, str] = {}
-    for name, value in pairs:
+    for name, value in _pairs(raw, where, ":", "Name: value", "header names to values"):
         if not isinstance(value, str):
             raise InputError(f"{where}: the value of header '{name}' must be a string")
         headers[str(name).strip()] = value.strip()
