@@ -135,9 +135,9 @@ def _pairs(raw: Any, where: str, sep: str, line_shape: str, table: str) -> list[
             continue
         name, found, value = line.partition(sep)
         if not found or not name.strip():
-            shown = line if sep == "=" else name
-            raise InputError(f"{where} expects one '{line_shape}' a line, got '{shown}'")
-        pairs.append((name.strip() if sep == "=" else name, value.strip() if sep == "=" else value))
+            # The name part only: a header line's value may be a secret.
+            raise InputError(f"{where} expects one '{line_shape}' a line, got '{name}'")
+        pairs.append((name.strip(), value.strip()))
     return pairs
 
 
