@@ -135,18 +135,26 @@ def test_eval_with_the_offline_judge_never_imports_the_judge_stack(tmp_path):
     assert not heavy(found["modules"], JUDGE_STACK | {"jinja2", "scipy"})
 
 
-def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tmp_path):
+@pytest.mark.parametrize("path", ["direct", "langchain"])
+def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tmp_path, path):
+    env = {"OPENAI_API_KEY": "sk-test-key-for-the-fake"}
+    if path == "langchain":
+        env["GOLDEN_GATE_JUDGE_LANGCHAIN"] = "1"
     with AssistantServer(answers=answers()) as assistant, JudgeServer() as judge:
         body = cli(
             "eval", golden(tmp_path), "--assistant-url", assistant.url, "--judge-model", MODEL,
             "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
         )  # fmt: skip
-        found = run_python(tmp_path, body, env={"OPENAI_API_KEY": "sk-test-key-for-the-fake"})
+        found = run_python(tmp_path, body, env=env)
         calls = judge.calls
         assert assistant.request_count == 40
     assert found["code"] == 0
-    stack = {name: thread for name, thread in found["threads"].items() if name in JUDGE_STACK}
-    assert stack and set(stack.values()) == {f"build judge {MODEL}"}
+    threads = found["threads"]
+    if path == "direct":  # an OpenAI judge: no SDK, LangChain, LangSmith nor openevals at all
+        assert not heavy(found["modules"], JUDGE_STACK | {"langsmith", "httpx2"})
+    else:
+        stack = {name: thread for name, thread in threads.items() if name in JUDGE_STACK}
+        assert stack and set(stack.values()) == {f"build judge {MODEL}"}
     assert "scipy" not in found["modules"]
     report = json.loads((tmp_path / "report.json").read_text())
     assert calls == 40 + len(report["canaries"]["probes"])  # the answers, and the canaries

@@ -21,6 +21,7 @@ from golden_gate.evaluation import judge_client, tracing
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import JudgeError, JudgeSettings, LLMJudge
+from golden_gate.evaluation.providers.openai import FORCE_LANGCHAIN
 from golden_gate.evaluation.response import AssistantSettings
 from golden_gate.evaluation.target import AssistantClient
 from tests.evaluation.test_judge import CORRECT, DUMMY_KEY, ITEM, WRONG, judge_all
@@ -38,7 +39,7 @@ def _env(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_BASE_URL",
         "OPENAI_API_BASE",
         "OPENAI_API_VERSION",
-        judge_client.FORCE_LANGCHAIN,
+        FORCE_LANGCHAIN,
     ):
         monkeypatch.delenv(name, raising=False)
 
@@ -63,7 +64,7 @@ def build(
     if settings["model"].startswith("azure_openai:"):
         settings["base_url"] = f"http://127.0.0.1:{server.port}"
     with monkeypatch.context() as env:
-        env.setenv(judge_client.FORCE_LANGCHAIN, "1" if path == "langchain" else "")
+        env.setenv(FORCE_LANGCHAIN, "1" if path == "langchain" else "")
         judge = LLMJudge(JudgeSettings(**settings))
     assert judge.direct is (path == "sdk")
     return judge
@@ -259,6 +260,8 @@ def test_both_paths_retry_429_5xx_and_timeouts(
     ("behaviour", "reason"),
     [
         (Behaviour.server_error(500), "HTTP 500 after 2 retries: fake judge says 500"),
+        (Behaviour.error_page(502), "HTTP 502 after 2 retries: Error code: 502"),
+        (Behaviour.error_page(400), "HTTP 400: Error code: 400"),
         (Behaviour.slow(2.0), "timed out after 0.3s (tried 3 times)"),
         (Behaviour.unauthorized(), "HTTP 401: Incorrect API key provided"),
         (Behaviour.malformed_json(), "the reply was not the JSON verdict asked for"),
@@ -270,6 +273,8 @@ def test_both_paths_retry_429_5xx_and_timeouts(
     ],
     ids=[
         "500",
+        "502-html",
+        "400-html",
         "timeout",
         "401",
         "malformed-json",
@@ -312,6 +317,57 @@ def test_concurrent_calls_on_the_sdk_path_stay_within_the_limit(
         assert slow.calls == 9 and slow.max_in_flight == 3
 
 
+def test_both_paths_send_the_same_credentials_and_organisation(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_ORGANIZATION", "org-from-langchains-variable")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-1")
+    both(server, monkeypatch, [CORRECT])
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-2")
+    both(server, monkeypatch, [CORRECT])
+
+    wanted = ("authorization", "openai-organization", "openai-project", "content-type", "accept")
+    sent = [{name: h.get(name) for name in wanted} for h in server.headers]
+    assert sent[0] == sent[1] and sent[2] == sent[3]
+    assert sent[0]["authorization"] == f"Bearer {DUMMY_KEY}"
+    assert sent[0]["openai-organization"] == "org-from-langchains-variable"
+    assert sent[2]["openai-organization"] == "org-2" and sent[2]["openai-project"] == "proj-1"
+
+
+@pytest.mark.parametrize("variable", ["OPENAI_API_BASE", "OPENAI_BASE_URL"])
+def test_both_paths_find_the_endpoint_in_the_same_variables(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, server.base_url)
+    sdk, chain, sdk_bodies, chain_bodies = both(server, monkeypatch, [CORRECT], base_url=None)
+
+    same(sdk[0], chain[0])
+    assert isinstance(sdk[0], Verdict) and sdk_bodies == chain_bodies
+    judges = [build(path, server, monkeypatch, base_url=None) for path in PATHS]
+    assert judges[0].endpoint == judges[1].endpoint == server.base_url.rstrip("/")
+    assert judges[0].identity() == judges[1].identity()
+
+
+def test_both_paths_go_through_openai_proxy(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with JudgeServer() as proxy:
+        monkeypatch.setenv("OPENAI_PROXY", proxy.base_url.removesuffix("/v1"))
+        for path in PATHS:
+            outcomes(build(path, server, monkeypatch), [CORRECT])
+        asked = f"{server.base_url}/chat/completions"
+        assert proxy.seen == [f"POST {asked}"] * 2  # the absolute form: a proxy's
+    assert server.calls == 0
+
+
+def test_the_langsmith_gateway_keeps_langchains_model(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LANGSMITH_GATEWAY", "true")
+    with pytest.raises(AssertionError):  # `build` asserts the path it asked for
+        build("sdk", server, monkeypatch)
+
+
 def test_other_providers_keep_langchain(
     monkeypatch: pytest.MonkeyPatch, server: JudgeServer
 ) -> None:
@@ -319,7 +375,7 @@ def test_other_providers_keep_langchain(
     judge = build("langchain", server, monkeypatch, model="openai:gpt-4-turbo")
     assert not judge.direct
     with monkeypatch.context() as env:
-        env.delenv(judge_client.FORCE_LANGCHAIN, raising=False)
+        env.delenv(FORCE_LANGCHAIN, raising=False)
         assert not LLMJudge(
             JudgeSettings(model="openai:gpt-4-turbo", base_url=server.base_url)
         ).direct

@@ -175,6 +175,18 @@ def test_headers_are_sent() -> None:
     assert request.headers["x-tenant"] == "docs"
 
 
+def test_no_answers_cookie_reaches_the_next_question() -> None:
+    """Items are independent: a session cookie from one answer must not carry state into the
+    next question (whatever order the items run in)."""
+    with AssistantServer(set_cookie="session=item-1; Path=/") as server:
+        ask_all(
+            settings_for(server, concurrency=1),
+            [make_item(id=f"q{n}", question=f"Q{n}?") for n in range(3)],
+        )
+        sent = [request.headers.get("cookie") for request in server.requests]
+    assert sent == [None, None, None]
+
+
 # -- concurrency ------------------------------------------------------------------------------
 
 

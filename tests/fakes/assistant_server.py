@@ -86,6 +86,7 @@ class AssistantServer:
         slow_s: float = 10.0,
         huge_bytes: int = 50_000_000,
         huge_content_length: bool = False,
+        set_cookie: str | None = None,
     ) -> None:
         self.answers = dict(answers or {})
         self.default_answer = default_answer
@@ -105,6 +106,7 @@ class AssistantServer:
         self.slow_s = slow_s
         self.huge_bytes = huge_bytes
         self.huge_content_length = huge_content_length
+        self.set_cookie = set_cookie  # sent with every answer (a session the client must not keep)
 
         self.requests: list[RecordedRequest] = []
         self.first_request_at: float | None = None  # time.time() of the first POST (benches)
@@ -337,7 +339,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             known = question is not None and question in owner.answers
             answer = owner.answers[question] if known else owner.default_answer
-            self._send_json(200, owner.shape(answer, list(owner.sources)))
+            cookie = {"Set-Cookie": owner.set_cookie} if owner.set_cookie else None
+            self._send_json(200, owner.shape(answer, list(owner.sources)), cookie)
 
     def _send_json(
         self, status: int, payload: Any, headers: Mapping[str, str] | None = None

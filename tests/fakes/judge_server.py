@@ -70,6 +70,7 @@ from tests.fakes.background import BackgroundServer
 Kind = Literal[
     "verdict",
     "status",
+    "status_page",
     "slow",
     "malformed_json",
     "no_score",
@@ -126,6 +127,11 @@ class Behaviour:
     def unauthorized(cls) -> Behaviour:
         """401 whose message echoes the key it was sent, as real providers partly do."""
         return cls(kind="status", status=401, text="Incorrect API key provided: {key}")
+
+    @classmethod
+    def error_page(cls, status: int = 502) -> Behaviour:
+        """An error status whose body is a proxy's HTML page, not the API's JSON error."""
+        return cls(kind="status_page", status=status, text="<html><h1>Bad Gateway</h1></html>")
 
     @classmethod
     def slow(cls, delay_s: float) -> Behaviour:
@@ -559,13 +565,20 @@ class _Handler(BaseHTTPRequestHandler):
                 extra["Retry-After"] = f"{behaviour.retry_after:g}"
             self._send(behaviour.status, owner.error(behaviour.status, message), extra)
             return
+        if behaviour.kind == "status_page":
+            self._send_raw(behaviour.status, behaviour.text.encode(), "text/html")
+            return
         self._send(200, owner.reply(body, behaviour))
 
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
-        data = json.dumps(payload).encode()
+        self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
+
+    def _send_raw(
+        self, status: int, data: bytes, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import re
+import sys
 import time
 from abc import ABC, abstractmethod
 from contextvars import ContextVar
@@ -213,12 +214,8 @@ class KeypointsJudge(Judge):
 # -- the LLM judge ----------------------------------------------------------------------------
 
 
-def endpoint(provider: providers.Provider, chat_model: Any, base_url: str | None) -> str | None:
-    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials.
-
-    As the SDK resolved it where it can be read: its own variables (ANTHROPIC_BASE_URL, ...)
-    can send a judge elsewhere than the settings say."""
-    url = provider.sdk_url(chat_model) or base_url
+def endpoint(url: str | None) -> str | None:
+    """The URL verdicts come from, normalised: scheme, host, port and path, no credentials."""
     if not url:
         return None
     try:
@@ -261,7 +258,7 @@ class LLMJudge(Judge):
 
     def __init__(self, settings: JudgeSettings, *, prompt: str | None = None) -> None:
         """`prompt`: an already checked template (an evaluator preset's), else the settings'."""
-        tracing.disable()
+        tracing.keep_off()
         self.settings = settings
         self.temperature = settings.temperature
         self.name = settings.model
@@ -273,7 +270,6 @@ class LLMJudge(Judge):
             self.prompt = openevals_prompts.prompt("CORRECTNESS_PROMPT")
         self.prompt_hash = _sha256(self.prompt)
         self._delimiters = fence.delimiter_lines(self.prompt)
-        judge_usage.register_hook()
         self._retry = retry.RetryPolicy(settings.max_retries)  # the only retries (retry.py)
         self.provider, self._model_name = providers.resolve(settings.model)
         self._binding = self._bind()  # builds the model now: bad names and keys fail early
@@ -315,33 +311,29 @@ class LLMJudge(Judge):
     def _bind(self) -> _Binding:
         s = self.settings
         provider = self.provider
+        prompt = fence.fenced_prompt(self.prompt)
+        scale = {"continuous": s.continuous, "choices": s.choices, "use_reasoning": s.use_reasoning}
         evaluator: Any
         try:
-            chat_model, client = provider.build(self._model_name, s)
-            direct = judge_client.wanted(provider, chat_model)
-            if direct:  # openevals' own steps, without its LangChain and LangSmith layers
-                evaluator = judge_client.Scorer(
-                    judge_client.JudgeClient(chat_model, provider),
-                    fence.fenced_prompt(self.prompt),
-                    continuous=s.continuous,
-                    choices=s.choices,
-                    use_reasoning=s.use_reasoning,
-                )
+            chat = provider.chat_endpoint(self._model_name, s)
+            if chat is not None:  # openevals' own steps, without LangChain and LangSmith
+                client, url = chat.http_client, chat.url
+                evaluator = judge_client.Scorer(judge_client.JudgeClient(chat), prompt, **scale)
             else:
+                tracing.disable()
+                judge_usage.register_hook()
+                chat_model, client = provider.build(self._model_name, s)
+                # As the SDK resolved it where it can be read: its own variables
+                # (ANTHROPIC_BASE_URL, ...) can send a judge elsewhere than the settings say.
+                url = provider.sdk_url(chat_model)
                 from openevals.llm import create_async_llm_as_judge
 
-                evaluator = create_async_llm_as_judge(
-                    prompt=fence.fenced_prompt(self.prompt),
-                    judge=chat_model,
-                    continuous=s.continuous,
-                    choices=s.choices,
-                    use_reasoning=s.use_reasoning,
-                )
+                evaluator = create_async_llm_as_judge(prompt=prompt, judge=chat_model, **scale)
         except Exception as exc:
             detail = redact(one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None
-        url = endpoint(provider, chat_model, s.base_url or provider.default_endpoint)
-        return _Binding(evaluator, client, s.concurrency, url, direct=direct)
+        url = endpoint(url or s.base_url or provider.default_endpoint)
+        return _Binding(evaluator, client, s.concurrency, url, direct=chat is not None)
 
     def _current(self) -> _Binding:
         loop = asyncio.get_running_loop()
@@ -463,11 +455,11 @@ class LLMJudge(Judge):
         # The retries really made (retry.py), not the most allowed.
         s = self.settings.model_copy(update={"max_retries": retries})
         reason = f"{type(exc).__name__}: {one_line(str(exc))}"
-        from langchain_core.exceptions import OutputParserException
+        parser = sys.modules.get("langchain_core.exceptions")  # imported if it parsed a reply
 
         if (special := providers.describe_error(self.provider, exc, s, stopped)) is not None:
             reason = special
-        elif isinstance(exc, OutputParserException):
+        elif parser is not None and isinstance(exc, parser.OutputParserException):
             reason = "the reply was not the JSON verdict asked for"
         elif isinstance(exc, KeyError):
             reason = f"the reply has no {exc.args[0]!r}" if exc.args else reason

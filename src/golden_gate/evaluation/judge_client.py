@@ -1,38 +1,32 @@
-"""The judge client: the OpenAI SDK called directly, with no LangChain model in between.
+"""The judge client: openevals' request for a verdict, sent with no LangChain model in between.
 
 openevals takes an OpenAI-style client as its judge (`judge.chat.completions.create(...)`).
-For the providers that ask for a `json_schema` chat completion (`openai`, `azure_openai`
-and the other OpenAI-compatible ones) `JudgeClient` is that client: it sends the very
-request body LangChain's model sends (tests/evaluation/test_judge_paths.py compares the bytes),
-through
-the SDK client LangChain configured (key, base URL, Azure deployment and API version, timeout,
-retries), and reads the reply as LangChain does. The verdicts, the judge's identity and so the
-verdict cache are the same either way; the CPU is not: a call through LangChain's model, its
-callbacks and parsers costs about three times as much (BENCHMARKS.md §1).
+For the providers that ask for a `json_schema` chat completion (`openai`, `azure_openai` and
+the other OpenAI-compatible ones) `JudgeClient` is that client: it posts the very request body
+LangChain's model sends (tests/evaluation/test_judge_paths.py compares the bytes) to the
+provider's `ChatEndpoint` (providers/chat_completions.py; Azure's through the SDK client), and
+reads the reply as LangChain does. The verdicts, the judge's identity and so the verdict cache
+are the same either way; the CPU is not: a call through LangChain's model, its callbacks and
+parsers costs about three times as much, and importing it a second and a half before the
+first verdict (BENCHMARKS.md).
 
 `Scorer` is what openevals' `create_async_llm_as_judge` does with such a client for a string
 prompt (the same messages, schema and result), without importing openevals' LangChain and
 LangSmith stack or running LangSmith's run-tree wrappers around every call (two a call, with
-tracing off: most of the CPU openevals adds). tests/evaluation/test_judge_paths.py compares it with
-openevals' own request.
-
-`GOLDEN_GATE_JUDGE_LANGCHAIN=1` keeps the LangChain model (for comparison); providers that
-ask for the verdict in another form (a tool call, Gemini's response schema) always use it.
+tracing off: most of the CPU openevals adds). tests/evaluation/test_judge_paths.py compares it
+with openevals' own request.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from golden_gate.core.item_result import TokenUsage
-from golden_gate.evaluation.providers import JSON_SCHEMA, Provider
-
-FORCE_LANGCHAIN = "GOLDEN_GATE_JUDGE_LANGCHAIN"
+from golden_gate.evaluation.providers.base import ChatEndpoint
 
 
 class CallRecord(BaseModel):
@@ -51,40 +45,16 @@ class ReplyError(Exception):
     """The reply holds no verdict to read (cut off, filtered, refused, no choices)."""
 
 
-def wanted(provider: Provider, chat_model: Any) -> bool:
-    """Whether judge calls for this LangChain chat model go through `JudgeClient`.
-
-    Only where the request is the one `JudgeClient` reproduces: a Chat Completions call asking
-    for a `json_schema` response format. LangChain asks models it deems too old for structured
-    output (gpt-3*, gpt-4, gpt-4-*) with a tool instead, and those keep its path.
-    """
-    if os.environ.get(FORCE_LANGCHAIN, "").strip() not in ("", "0"):
-        return False
-    if provider.structured_output != JSON_SCHEMA:
-        return False
-    if getattr(chat_model, "root_async_client", None) is None:
-        return False
-    name = (getattr(chat_model, "model_name", None) or "").lower()
-    if name.startswith("gpt-3") or name.startswith("gpt-4-") or name == "gpt-4":
-        return False
-    plain = getattr(chat_model, "use_responses_api", None) is False  # Chat Completions
-    return plain and not chat_model.model_kwargs and not chat_model.streaming
-
-
 class JudgeClient:
     """What openevals calls as `judge.chat.completions.create(**params)`."""
 
-    def __init__(self, chat_model: Any, provider: Provider) -> None:
-        import httpx2  # the SDK's HTTP library
-
-        self.sdk = chat_model.root_async_client
-        self._raw = httpx2.Response  # the reply as is, read with json.loads
-        self.model = chat_model.model_name
-        # As the model's validators left them (e.g. no temperature for gpt-5 reasoning models).
-        self.temperature = chat_model.temperature
-        self.max_tokens = chat_model.max_tokens
-        self.cap_field = provider.cap_field  # what the server calls the generation cap
-        self.seed = getattr(chat_model, "seed", None)
+    def __init__(self, endpoint: ChatEndpoint) -> None:
+        self.post = endpoint.post
+        self.model = endpoint.model
+        self.temperature = endpoint.temperature
+        self.max_tokens = endpoint.max_tokens
+        self.cap_field = endpoint.cap_field  # what the server calls the generation cap
+        self.seed = endpoint.seed
         self.chat = _Chat(self)
 
     def body(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -116,11 +86,7 @@ class JudgeClient:
         return body
 
     async def create(self, **params: Any) -> _Reply:
-        # The SDK's retries, timeouts and errors, as for any call; not its typed parameters
-        # (`create` walks the whole body, schema included, key by key) nor its typed reply.
-        response = await self.sdk.post(
-            "/chat/completions", body=self.body(params), cast_to=self._raw
-        )
+        response = await self.post(self.body(params))
         try:
             data = json.loads(response.content)
         except ValueError:

@@ -29,6 +29,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from golden_gate.evaluation.providers.chat_completions import StatusError
+
 BACKOFF_S = 0.5
 BACKOFF_CAP_S = 8.0
 RETRY_AFTER_CAP_S = 60.0
@@ -42,7 +44,10 @@ def _module(name: str) -> Any:
 
 
 def _status(exc: BaseException) -> int | None:
-    """The HTTP status of an SDK's status error (OpenAI, Anthropic, google-genai), else None."""
+    """The HTTP status of a status error (ours, OpenAI's, Anthropic's, google-genai's), else
+    None."""
+    if isinstance(exc, StatusError):
+        return exc.status_code
     for name in ("openai", "anthropic"):
         sdk = _module(name)
         if sdk is not None and isinstance(exc, sdk.APIStatusError):

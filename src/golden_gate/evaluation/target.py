@@ -35,7 +35,7 @@ from golden_gate.evaluation.response import (
     read_answer,
     usage_of,
 )
-from golden_gate.evaluation.transport import sharded
+from golden_gate.evaluation.transport import Client, sharded
 from golden_gate.surrogates import repair
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,7 @@ class AssistantClient:
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
         self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
+        self._target = httpx.URL(self._url)  # parsed once, not on every request
         self._headers = {"Content-Type": "application/json", **settings.headers}
         self._secrets = list(settings.headers.values())  # scrubbed from its errors
         self._timeout = httpx.Timeout(settings.timeout_s)
@@ -149,9 +150,7 @@ class AssistantClient:
         # The pools must hold the concurrency, or requests would queue in a pool and burn their
         # timeout there; kept small each (see transport.py). An injected client is the caller's.
         self._client = (
-            client
-            if client is not None
-            else httpx.AsyncClient(transport=sharded(settings.concurrency))
+            client if client is not None else Client(transport=sharded(settings.concurrency))
         )
 
     async def __aenter__(self) -> Self:
@@ -304,7 +303,7 @@ class AssistantClient:
             async with (
                 asyncio.timeout(timeout_s),
                 self._client.stream(
-                    "POST", self._url, content=body, headers=self._headers, timeout=self._timeout
+                    "POST", self._target, content=body, headers=self._headers, timeout=self._timeout
                 ) as response,
             ):
                 status = response.status_code

@@ -19,11 +19,17 @@ from typing import Any
 _installed = False
 
 
-def disable() -> None:
-    """Turn tracing off for this process, and make untraced calls skip the thread hops."""
-    global _installed
+def keep_off() -> None:
+    """Turn tracing off for this process (LangSmith reads these when a call is made)."""
     os.environ["LANGSMITH_TRACING"] = "false"
     os.environ["LANGCHAIN_TRACING_V2"] = "false"
+
+
+def disable() -> None:
+    """`keep_off`, and make untraced calls skip the thread hops (imports LangSmith: for a judge
+    that calls through LangChain)."""
+    global _installed
+    keep_off()
     if not _installed:
         import langsmith
 

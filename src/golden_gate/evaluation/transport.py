@@ -47,6 +47,31 @@ def tls_context(http: ModuleType = httpx) -> ssl.SSLContext:
     return http.create_ssl_context()
 
 
+class _NoCookies(httpx.Cookies):
+    """A jar that keeps nothing."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+    def set_cookie_header(self, request: httpx.Request) -> None:
+        return None
+
+
+class Client(httpx.AsyncClient):
+    """httpx's client with no cookie jar: no answer's cookie reaches the next question (each item
+    is asked as a new visitor, whatever order they run in), and no response is parsed for
+    cookies (a tenth of a millisecond a request, a twentieth of a run's CPU)."""
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NoCookies()
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        if cookies:
+            raise ValueError("this client keeps no cookies")
+
+
 def sharded(connections: int, *, shard: int = SHARD, http: ModuleType = httpx) -> Any:
     """A `ShardedTransport` for the HTTP library `http` (httpx or httpx2)."""
     return _transport_class(http)(connections, shard)

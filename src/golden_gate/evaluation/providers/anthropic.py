@@ -27,6 +27,9 @@ class Anthropic:
     structured_output: str = base.TOOL
     seed: int | None = None
 
+    def chat_endpoint(self, model: str, settings: JudgeSettings) -> None:
+        return None  # not Chat Completions: LangChain's model asks
+
     def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
         import anthropic
         import httpx2

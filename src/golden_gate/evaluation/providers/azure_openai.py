@@ -1,4 +1,8 @@
-"""Azure OpenAI: the OpenAI SDK's Azure client; the model is the deployment name."""
+"""Azure OpenAI: the OpenAI SDK's Azure client; the model is the deployment name.
+
+Its endpoints, API versions and Entra ID tokens are the SDK's to resolve: the judge posts
+through the client LangChain's model built (with the same body as for OpenAI), not its own.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.evaluation.providers.openai import OpenAICompatible
+from golden_gate.evaluation.providers import base
+from golden_gate.evaluation.providers.openai import OpenAICompatible, langchain_asks
 
 if TYPE_CHECKING:
     from golden_gate.evaluation.judge import JudgeSettings
@@ -26,6 +31,30 @@ class AzureOpenAI(OpenAICompatible):
         if (endpoint := kwargs.pop("base_url", None)) is not None:
             kwargs["azure_endpoint"] = endpoint
         return kwargs
+
+    def chat_endpoint(self, model: str, settings: JudgeSettings) -> base.ChatEndpoint | None:
+        if langchain_asks(model):
+            return None
+        import httpx2
+
+        chat_model, http = self.build(model, settings)
+        sdk = chat_model.root_async_client
+
+        async def post(body: dict[str, Any]) -> Any:
+            # The SDK's own retries are off (base.model_kwargs): the judge's apply.
+            return await sdk.post("/chat/completions", body=body, cast_to=httpx2.Response)
+
+        return base.ChatEndpoint(
+            post=post,
+            url=str(sdk.base_url),
+            http_client=http,
+            # As the model's validators left them.
+            model=chat_model.model_name,
+            temperature=chat_model.temperature,
+            max_tokens=chat_model.max_tokens,
+            seed=chat_model.seed,
+            cap_field=self.cap_field,
+        )
 
 
 PROVIDER = AzureOpenAI(

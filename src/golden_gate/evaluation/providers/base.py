@@ -9,6 +9,8 @@ SDK: a provider imports its own inside the methods that build a judge or read it
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -27,6 +29,21 @@ TOOL = "tool"  # a forced tool call whose input is the verdict (Anthropic's Mess
 RESPONSE_SCHEMA = "responseJsonSchema"  # Gemini's generationConfig
 
 
+@dataclass(frozen=True)
+class ChatEndpoint:
+    """A Chat Completions endpoint the judge calls itself (judge_client.JudgeClient), and the
+    request's fixed fields as LangChain's model would have set them."""
+
+    post: Callable[[dict[str, Any]], Awaitable[Any]]  # body -> the 2xx response (.content)
+    url: str | None  # the base URL requests go to (the judge's identity names it)
+    http_client: Any  # closed after the event loop's last call
+    model: str
+    temperature: float | None
+    max_tokens: int | None
+    seed: int | None
+    cap_field: str
+
+
 class Provider(Protocol):
     """One judge provider: the `provider:` of `provider:model`."""
 
@@ -41,6 +58,11 @@ class Provider(Protocol):
     cap_field: str  # the request field the generation cap travels in
     structured_output: str  # how the verdict is asked for: JSON_SCHEMA, TOOL, ...
     seed: int | None  # sent with every call, None where the API takes none
+
+    def chat_endpoint(self, model: str, settings: JudgeSettings) -> ChatEndpoint | None:
+        """The endpoint judge_client.py calls without LangChain; None where the request is
+        not the Chat Completions `json_schema` one it sends (`build` is used instead)."""
+        ...
 
     def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
         """(LangChain chat model, the HTTP client to close after the event loop's last call)."""

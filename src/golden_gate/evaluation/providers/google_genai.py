@@ -27,6 +27,9 @@ class GoogleGenAI:
     structured_output: str = base.RESPONSE_SCHEMA
     seed: int | None = None
 
+    def chat_endpoint(self, model: str, settings: JudgeSettings) -> None:
+        return None  # not Chat Completions: LangChain's model asks
+
     def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
         kwargs = base.model_kwargs(self, settings)
         # The Gemini Developer API, whatever GOOGLE_GENAI_USE_VERTEXAI says; and the SDK

@@ -1,7 +1,10 @@
 """OpenAI, and the providers that speak its Chat Completions API (`OpenAICompatible`).
 
-openevals asks for a `json_schema` chat completion; judge_client.py sends that request
-through the OpenAI SDK's own client, with no LangChain model in between.
+openevals asks for a `json_schema` chat completion; judge_client.py sends that request through
+chat_completions.py, with neither LangChain's model nor the SDK in between. LangChain's model
+is built instead where it would ask otherwise (a tool call, for the models it deems too old
+for structured output) or route the call itself (the LangSmith gateway), and
+when GOLDEN_GATE_JUDGE_LANGCHAIN is set (to compare the two; tests/evaluation/test_judge_paths.py).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.evaluation.providers import base
+from golden_gate.evaluation.providers import base, chat_completions
 
 if TYPE_CHECKING:
     from golden_gate.core.item_result import TokenUsage
@@ -36,20 +39,48 @@ class OpenAICompatible:
     seed: int | None = base.JUDGE_SEED
 
     def model_kwargs(self, settings: JudgeSettings) -> dict[str, Any]:
+        """init_chat_model's keyword arguments, for LangChain's ChatOpenAI."""
         kwargs = base.model_kwargs(self, settings)
         kwargs["model_provider"] = "openai"  # LangChain's ChatOpenAI, whatever the server
         # Chat Completions (openevals asks for json_schema), even for *-pro/codex names.
         kwargs["use_responses_api"] = False
         kwargs["seed"] = self.seed
         if self.placeholder_key is not None:  # a key variable the SDK does not read itself
-            key = next((os.environ[k] for k in self.key_env if os.environ.get(k)), None)
-            kwargs["api_key"] = key or self.placeholder_key
+            kwargs["api_key"] = self.api_key()
         return kwargs
+
+    def api_key(self) -> str | None:
+        key = next((os.environ[k] for k in self.key_env if os.environ.get(k)), None)
+        return key or self.placeholder_key
+
+    def chat_endpoint(self, model: str, settings: JudgeSettings) -> base.ChatEndpoint | None:
+        if langchain_asks(model):
+            return None
+        key = self.api_key()
+        if key is None:
+            raise ValueError(f"no API key (set {' or '.join(self.key_env)})")
+        url = chat_completions.base_url(settings.base_url or self.default_endpoint)
+        http = http_client(settings.concurrency)
+        client = chat_completions.Client(
+            url=url, api_key=key, timeout_s=settings.timeout_s, http=http
+        )
+        return base.ChatEndpoint(
+            post=client.post,
+            url=url,
+            http_client=http,
+            model=model,
+            temperature=chat_temperature(model, settings.temperature),
+            max_tokens=settings.max_tokens or base.DEFAULT_MAX_TOKENS,
+            seed=self.seed,
+            cap_field=self.cap_field,
+        )
 
     def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
         kwargs = self.model_kwargs(settings)
-        client = http_client(settings.concurrency)
-        kwargs["http_async_client"] = client
+        if os.environ.get("OPENAI_PROXY"):  # LangChain builds the proxied client (one a model)
+            chat_model = base.init_chat_model(model, kwargs)
+            return chat_model, chat_model.http_async_client
+        kwargs["http_async_client"] = client = sdk_http_client(settings.concurrency)
         return base.init_chat_model(model, kwargs), client
 
     def sdk_url(self, chat_model: Any) -> str | None:
@@ -58,8 +89,14 @@ class OpenAICompatible:
 
     def describe_error(self, exc: BaseException, settings: JudgeSettings) -> str | None:
         openai = base.module("openai")
+        if isinstance(exc, chat_completions.StatusError) or (
+            openai is not None and isinstance(exc, openai.APIStatusError)
+        ):
+            code = exc.status_code
+            body = base.short(str(exc)).removeprefix(f"Error code: {code} - ")
+            return base.status(code, body, settings.max_retries)
         if openai is None:
-            return None
+            return base.transport_error(exc, settings)
         if isinstance(exc, openai.LengthFinishReasonError):
             # Raised on the reply, never retried: a runaway is one quick error.
             return base.cut_off(settings, "length")
@@ -67,10 +104,6 @@ class OpenAICompatible:
             return reason
         if isinstance(exc, openai.APITimeoutError):
             return base.timed_out(settings)
-        if isinstance(exc, openai.APIStatusError):
-            code = exc.status_code
-            body = base.short(str(exc)).removeprefix(f"Error code: {code} - ")
-            return base.status(code, body, settings.max_retries)
         if isinstance(exc, openai.APIConnectionError):
             return f"cannot connect ({base.short(str(exc))})"
         return None
@@ -94,21 +127,60 @@ class OpenAICompatible:
         )
 
 
+FORCE_LANGCHAIN = "GOLDEN_GATE_JUDGE_LANGCHAIN"
+_GATEWAY_OFF = ("", "false", "0", "no")
+
+
+def langchain_asks(model: str) -> bool:
+    """Whether LangChain's ChatOpenAI asks this judge's calls (`build`), not chat_completions.py.
+
+    LangChain asks models it deems too old for structured output (gpt-3*, gpt-4, gpt-4-*) with
+    a tool instead of `json_schema`; the LangSmith gateway (LANGSMITH_GATEWAY) is a route only
+    LangChain takes.
+    """
+    if os.environ.get(FORCE_LANGCHAIN, "").strip() not in ("", "0"):
+        return True
+    if os.environ.get("LANGSMITH_GATEWAY", "").strip().lower() not in _GATEWAY_OFF:
+        return True
+    name = model.lower()
+    return name.startswith("gpt-3") or name.startswith("gpt-4-") or name == "gpt-4"
+
+
+def chat_temperature(model: str, temperature: float | None) -> float | None:
+    """The temperature ChatOpenAI sends: it drops any but 1 for gpt-5 reasoning models."""
+    name = model.lower()
+    if name.startswith("gpt-5") and "chat" not in name and temperature not in (None, 1):
+        return None
+    return temperature
+
+
 def http_client(connections: int) -> Any:
     """An HTTP client owned by one event loop, holding `connections` (the judge's concurrency)
-    in small pools (transport.py), as the assistant's does.
+    in small pools (transport.py), as the assistant's does; through OPENAI_PROXY when set (as
+    LangChain's model goes); the SDK's defaults otherwise."""
+    import httpx
 
-    LangChain's OpenAI model shares one client process-wide, which fails with "Event loop is
-    closed" in a second event loop.
-    """
+    from golden_gate.evaluation.transport import Client, sharded, tls_context
+
+    return Client(
+        transport=sharded(connections, http=httpx),
+        proxy=os.environ.get("OPENAI_PROXY") or None,
+        verify=tls_context(httpx),  # for proxies from the environment
+        follow_redirects=True,
+    )
+
+
+def sdk_http_client(connections: int) -> Any:
+    """`http_client` for the OpenAI SDK (over httpx2, its HTTP library), given to LangChain's
+    model: its own default is shared process-wide and fails with "Event loop is closed" in a
+    second event loop."""
     import httpx2
     import openai
 
     from golden_gate.evaluation.transport import sharded, tls_context
 
     return openai.DefaultAsyncHttpxClient(
-        transport=sharded(connections, http=httpx2),
-        verify=tls_context(httpx2),  # for proxies from the environment
+        transport=sharded(connections, http=httpx2), verify=tls_context(httpx2)
     )
 
 
