@@ -172,7 +172,7 @@ def run_level(
         base_url=judge_fake.url if judge_fake else None,
         concurrency=concurrency,
     )
-    # The path is chosen when the judge is built (judge_client.py).
+    # The path is chosen when the judge is built (providers/openai.py).
     os.environ["GOLDEN_GATE_JUDGE_LANGCHAIN"] = JUDGE_PATHS[path]
     judge = make_judge(settings)  # built (and its stack imported) before the clock starts
     os.environ.pop("GOLDEN_GATE_JUDGE_LANGCHAIN")

@@ -573,7 +573,7 @@ def test_every_registered_provider_says_all_the_judge_asks_of_it() -> None:
     from golden_gate.evaluation.providers import base
 
     fields = [name for name in base.Provider.__annotations__ if not name.startswith("_")]
-    methods = ["build", "sdk_url", "describe_error", "is_timeout", "error_usage"]
+    methods = ["chat_endpoint", "build", "sdk_url", "describe_error", "is_timeout", "error_usage"]
     for name, provider in providers.PROVIDERS.items():
         assert provider.name == name
         assert all(hasattr(provider, field) for field in fields), name
