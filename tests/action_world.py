@@ -73,6 +73,14 @@ def parse_outputs(text: str) -> dict[str, str]:
     return outputs
 
 
+def _git(where: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid",
+         "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", *args],
+        cwd=where, check=True, capture_output=True,
+    )  # fmt: skip
+
+
 class World:
     """A repository on the fake GitHub, a checked-out workspace and the runner's files."""
 
@@ -135,6 +143,21 @@ class World:
             (self.workspace / "golden-gate.toml").write_text(text)
         if base:
             self.github.commit(REPO, "main", {"golden-gate.toml": text}, message="rules")
+
+    def check_out(self, directory: Path | None = None) -> None:
+        """Make the workspace (or `directory` in it) a git checkout of what it holds now, as
+        actions/checkout leaves one (a detached HEAD, no local main): a file written after
+        this is untracked, as one the job writes; `commit_files` commits more."""
+        where = directory or self.workspace
+        _git(where, "init", "-q", "-b", "checkout")
+        self.commit_files(".", where=where)
+        _git(where, "checkout", "-q", "--detach")
+
+    def commit_files(self, *paths: str, where: Path | None = None, force: bool = False) -> None:
+        """Commit `paths` (a pull request's files) in the checkout (`force`: even ignored)."""
+        where = where or self.workspace
+        _git(where, "add", *(["-f"] if force else []), "--", *paths)
+        _git(where, "commit", "-q", "--allow-empty", "-m", "the pull request's files")
 
     def pull(self, files: list[str], *, fork: bool = False):
         self.github.add_user("contributor")

@@ -289,6 +289,7 @@ def test_the_action_gates_junit_results_without_an_assistant_or_a_judge(world):
     }
     world.github.commit(REPO, "main", {"evals/baseline.json": json.dumps(baseline)}, message="b")
     (world.workspace / "evals" / "baseline.json").write_text(json.dumps(baseline))
+    world.check_out()  # the results file below is the job's: not committed
     regressed = ids[0]
     xml = world.workspace / "target" / "surefire-reports" / "TEST-GoldenSetTest.xml"
     xml.parent.mkdir(parents=True)
@@ -340,7 +341,8 @@ def test_junit_results_outside_the_workspace_or_in_another_mode_is_refused(world
     done = world.run(
         "pull_request", world.event("pull_request.opened", pull), junit_results="results.xml"
     )
-    assert done.returncode == 2 and "JUnit results file" in done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert done.returncode == 2 and "input 'junit-results' (results.xml) resolves to" in said
     done = world.run(
         "workflow_dispatch",
         world.event("workflow_dispatch"),

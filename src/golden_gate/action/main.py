@@ -12,10 +12,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from golden_gate import files, process, runner
-from golden_gate.action.common import mask_secrets, missing_ref_sentence
+from golden_gate.action.common import mask_secrets, missing_ref_sentence, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.github.client import RefNotFound
 from golden_gate.action.inputs import ActionSettings, read_action_settings
+from golden_gate.action.junit_source import check_junit_source
 from golden_gate.action.modes.baseline import baseline_mode
 from golden_gate.action.modes.calibrate import calibrate_mode
 from golden_gate.action.modes.drift import drift_mode
@@ -54,6 +55,13 @@ def checked_settings(env: Mapping[str, str], ctx: Context) -> ActionSettings:
     mask_secrets(settings, env)
     for path, what in rule_files(settings):
         files.inside(path, workspace, what=what)
+    if settings.junit_results is not None:
+        check_junit_source(
+            settings.junit_results,
+            workspace=workspace,
+            event_name=ctx.event_name,
+            shown=workspace_relative(settings.junit_results, settings),
+        )
     # Said now, not first when a pull request lists files.
     r = settings.resolved
     check_patterns(settings.paths, name=r.where("paths") if r else "input 'paths'")
