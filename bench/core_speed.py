@@ -334,6 +334,8 @@ ASSISTANT_S, JUDGE_S = 0.1, 0.2
 
 
 class _SlowAssistant(_Assistant):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers and tests/fakes keep it
+
     def do_POST(self) -> None:
         time.sleep(ASSISTANT_S)
         super().do_POST()
@@ -464,7 +466,14 @@ def main() -> None:
     parser.add_argument("--pair", type=Path, default=None, help="a directory to keep the pair in")
     parser.add_argument("--quick", action="store_true", help="10,000 items, 3 runs each")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--assistant-closes",
+        action="store_true",
+        help="the judge figures' assistant closes every connection (as until 2026-12-02)",
+    )
     args = parser.parse_args()
+    if args.assistant_closes:
+        _SlowAssistant.protocol_version = "HTTP/1.0"
     runs = 3 if args.quick else args.runs
     load_at_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="golden-gate-pair-") as tmp:
