@@ -57,7 +57,7 @@ def run_python(tmp_path: Path, body: str, env: dict[str, str] | None = None) -> 
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(out.read_text())
-    found["stderr"] = done.stderr
+    found["stdout"], found["stderr"] = done.stdout, done.stderr
     found["modules"] = set(found["modules"])
     return found
 
@@ -75,8 +75,9 @@ def test_gate_on_a_small_pair_imports_neither_the_judge_stack_nor_scipy_stats(tm
     found = run_python(tmp_path, cli("gate", *DEMO))
     assert found["code"] == 1  # the demo's candidate regressed
     assert not heavy(found["modules"], JUDGE_STACK | {"jinja2", "httpx"})
-    assert "scipy.stats" not in found["modules"]
-    assert "scipy.special" in found["modules"]  # the sign test's binomial tail: needed here
+    # Nor numpy and scipy: with one run per item the sign test is integer arithmetic, and the
+    # power statement for a baseline that passed every shared item is a formula.
+    assert not heavy(found["modules"], {"scipy", "numpy"})
 
 
 def test_a_gate_with_nothing_to_test_imports_no_scipy_at_all(tmp_path):
@@ -94,21 +95,40 @@ def test_the_comment_brings_the_templates_and_nothing_of_the_judge(tmp_path):
     assert "scipy.stats" not in found["modules"]
 
 
-def test_the_statistics_import_scipy_special_only_when_a_p_value_is_asked(tmp_path):
+def test_the_statistics_import_scipy_special_only_for_several_runs_per_item(tmp_path):
     body = """
+    from fractions import Fraction
     from golden_gate.core import gate
     from golden_gate.core import paired_test, stats
     before = set(sys.modules)
     stats.wilson_lower_bound(19, 20)
     paired_test.sign_test_p(0, 4)
-    assert "scipy" not in sys.modules, "no p-value was needed yet"
     paired_test.sign_test_p(5, 1)
+    paired_test.sign_test_p(50_400, 49_600)
+    paired_test.paired_sign_flip_test([Fraction(-1), Fraction(1), Fraction(-1)])
+    assert not {"scipy", "numpy"} & set(sys.modules), "the sign test is integer arithmetic"
+    paired_test.paired_sign_flip_test([Fraction(-1), Fraction(1, 2), Fraction(-1)])
     code = sorted(before)
     """
     found = run_python(tmp_path, body)
     assert not heavy(set(found["code"]), {"scipy", "numpy"} | JUDGE_STACK)
     assert "scipy.special" in found["modules"]
     assert "scipy.stats" not in found["modules"]
+
+
+def test_a_one_run_gate_failing_on_the_paired_test_imports_no_scipy(tmp_path):
+    # 300 items, the baseline passed them all, the candidate fails 12: the floor holds and the
+    # sign test (12 regressed vs 0 improved) fails the gate.
+    for name, failing in (("baseline.json", set()), ("report.json", set(range(3, 300, 25)))):
+        results = [
+            {"id": f"q{i:03d}", "passes": int(i not in failing), "runs": 1} for i in range(300)
+        ]
+        (tmp_path / name).write_text(json.dumps({"judge": "j", "results": results}))
+    found = run_python(tmp_path, cli("gate", "report.json", "baseline.json"))
+    assert found["code"] == 1
+    assert found["stdout"].startswith("golden-gate: failed: significant regression: 12 regressed")
+    assert "below the floor" not in found["stdout"]
+    assert not heavy(found["modules"], {"scipy", "numpy"} | JUDGE_STACK)
 
 
 def golden(tmp_path: Path, n: int = 40) -> str:

@@ -4,6 +4,7 @@ sign test (docs/architecture.md#the-gate-exactly). Pure."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -20,7 +21,8 @@ MONTE_CARLO_SEED = 20240917
 
 
 def sign_test_p(b: int, c: int) -> float:
-    """One-sided exact sign test (exact McNemar): P(X >= b), X ~ Binomial(b + c, 1/2).
+    """One-sided exact sign test (exact McNemar): P(X >= b), X ~ Binomial(b + c, 1/2), as the
+    float nearest the exact rational value (integers only, no scipy).
 
     b = items the baseline passed and the candidate failed, c = the reverse.
     """
@@ -28,8 +30,97 @@ def sign_test_p(b: int, c: int) -> float:
         raise ValueError("discordant counts cannot be negative")
     if b == 0:
         return 1.0
-    # bdtrc: P(X > k), the upper binomial tail
-    return float(min(1.0, special().bdtrc(b - 1, b + c, 0.5)))
+    n = b + c
+    # Sum the tail away from the middle, T(m) = sum of C(n, k) for k >= m with m > n/2: for
+    # b above n/2 that is the p-value itself, else p = 1 - P(X <= b - 1) = 1 - T(n - b + 1).
+    upper = 2 * b > n
+    m = b if upper else n - b + 1
+    # T(m) = C(n, m) * S, S = sum over j of r_0 ... r_{j-1}, r_i = (n - m - i) / (m + 1 + i):
+    # each ratio is below 1 and smaller than the one before, so after J terms the rest of S is
+    # at most the next product / (1 - r_J) (a geometric bound). The first J terms are summed
+    # in exact rationals (binary splitting), J doubling until the float of the lower end and
+    # that of the upper end agree: rounding is monotone, so the exact p rounds to that float
+    # too. Near n/2 that takes about sqrt(n) terms, where summing all n/2 would be quadratic
+    # (a p exactly halfway between two floats would take them all: still exact, only slower).
+    first = _binomial(n, m)
+    terms = n - m + 1  # r_{n-m} = 0: no term after these
+    done = min(32, terms)
+    product, denominator, partial = _ratio_series(n, m, 0, done)
+    while True:
+        k = m + done
+        spread = 2 * k + 1 - n
+        scale = denominator << n  # p is (the tail sum * denominator) / scale
+        # Bit lengths first, cheaply: is the error below 2^-60 of p, or below 2^-1100?
+        f_bits = first.bit_length()
+        error_bits = f_bits + product.bit_length() + ((k + 1) // spread + 1).bit_length()
+        value_bits = f_bits + partial.bit_length() - 2 if upper else scale.bit_length() - 2
+        if (
+            product == 0
+            or min(error_bits + 60 - value_bits, error_bits + 1100 - scale.bit_length()) <= 0
+        ):
+            low = first * partial
+            error = -(-(first * product * (k + 1)) // spread)
+            if upper:
+                p, q = low / scale, (low + error) / scale  # int / int: correctly rounded
+            else:
+                p, q = (scale - low - error) / scale, (scale - low) / scale
+            if p == q:
+                return p
+        more = min(2 * done, terms)
+        product2, denominator2, partial2 = _ratio_series(n, m, done, more)
+        partial = partial * denominator2 + product * partial2
+        product, denominator, done = product * product2, denominator * denominator2, more
+
+
+def _ratio_series(n: int, m: int, lo: int, hi: int) -> tuple[int, int, int]:
+    """For r_i = (n - m - i) / (m + 1 + i): the product of r_lo..r_{hi-1} as P / D, and the sum
+    over j in lo..hi-1 of r_lo ... r_{j-1} as S / D; returns (P, D, S)."""
+    if hi - lo == 1:
+        return n - m - lo, m + 1 + lo, m + 1 + lo
+    mid = (lo + hi) // 2
+    p1, d1, s1 = _ratio_series(n, m, lo, mid)
+    p2, d2, s2 = _ratio_series(n, m, mid, hi)
+    return p1 * p2, d1 * d2, s1 * d2 + p1 * s2
+
+
+def _binomial(n: int, k: int) -> int:
+    """C(n, k): math.comb while k or n - k is small, else from its prime factors (Python
+    3.11's math.comb takes ~170 ms for C(100 000, 50 000), the prime factors ~7 ms)."""
+    if min(k, n - k) <= 1_000:
+        return math.comb(n, k)
+    return _binomial_from_primes(n, k)
+
+
+def _binomial_from_primes(n: int, k: int) -> int:
+    """C(n, k) as the product of p^e over primes p <= n, e = the carries when adding k and
+    n - k in base p (Kummer), counted as sum over i of n // p^i - k // p^i - (n - k) // p^i."""
+    factors = []
+    root = math.isqrt(n)
+    for p in _primes(n):
+        if p > root:
+            if n // p - k // p - (n - k) // p:
+                factors.append(p)
+            continue
+        power, q = 0, p
+        while q <= n:
+            power += n // q - k // q - (n - k) // q
+            q *= p
+        if power:
+            factors.append(p**power)
+    # Multiplied in pairs, so the large products are of similar sizes (fast for big integers).
+    while len(factors) > 1:
+        factors = [math.prod(factors[i : i + 2]) for i in range(0, len(factors), 2)]
+    return factors[0] if factors else 1
+
+
+def _primes(n: int) -> list[int]:
+    """The primes up to n (a sieve of Eratosthenes)."""
+    sieve = bytearray([1]) * (n + 1)
+    sieve[:2] = bytes(min(2, n + 1))
+    for p in range(2, math.isqrt(n) + 1):
+        if sieve[p]:
+            sieve[p * p :: p] = bytes(len(range(p * p, n + 1, p)))
+    return list(itertools.compress(range(n + 1), sieve))
 
 
 def min_discordant_for_significance(alpha: float) -> int:
