@@ -308,10 +308,7 @@ def measure(
     results: list[dict[str, Any]] = [{} for _ in trees]
     full = trees[gate_only:]
     if judge_only:
-        for concurrency in CONCURRENCIES:
-            parts = judge_costs(full, judge_items, concurrency, max(1, runs // 2))
-            for result, part in zip(results, parts, strict=True):
-                result["judge"] = {**result.get("judge", {}), concurrency: part}
+        _judge_figures(full, results, judge_items, runs)
         return results
     for parts in (first_request(full, runs), gate_small(full, runs)):
         for result, part in zip(results[gate_only:], parts, strict=True):
@@ -320,17 +317,30 @@ def measure(
         for result, part in zip(results, gate_large(trees, pair, runs, shape), strict=True):
             result["shapes"] = {**result.get("shapes", {}), label: part}
     if judge_items:
-        for concurrency in CONCURRENCIES:
-            parts = judge_costs(full, judge_items, concurrency, max(1, runs // 2))
-            for result, part in zip(results[gate_only:], parts, strict=True):
-                result["judge"] = {**result.get("judge", {}), concurrency: part}
+        _judge_figures(full, results[gate_only:], judge_items, runs)
     return results
+
+
+def _judge_figures(trees: list[Path], results: list[dict[str, Any]], items: int, runs: int) -> None:
+    for concurrency in CONCURRENCIES:
+        parts = judge_costs(trees, items, concurrency, max(1, runs // 2))
+        for result, part in zip(results, parts, strict=True):
+            result["judge"] = {**result.get("judge", {}), concurrency: part}
+    # A pull request's subset: PR_ITEMS questions at once, start to exit.
+    for result, part in zip(results, judge_costs(trees, PR_ITEMS, PR_ITEMS, runs), strict=True):
+        result["pr_subset_s"] = part["wall_s"]
 
 
 # -- the judge's fixed costs ------------------------------------------------------------------
 
 CONCURRENCIES = (8, 32, 128)
 ASSISTANT_S, JUDGE_S = 0.1, 0.2
+PR_ITEMS = 30
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog: read when the server binds, not after
 
 
 class _SlowAssistant(_Assistant):
@@ -353,12 +363,12 @@ def judge_costs(trees: list[Path], items: int, concurrency: int, runs: int) -> l
                 self.times = [*getattr(self, "times", []), now]
             return super().reply(body, behaviour)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _SlowAssistant)
-    server.daemon_threads = True
-    server.request_queue_size = 256
+    server = _Server(("127.0.0.1", 0), _SlowAssistant)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    rows: list[dict[str, list[float]]] = [{"first": [], "tail": [], "cpu": []} for _ in trees]
+    rows: list[dict[str, list[float]]] = [
+        {"first": [], "tail": [], "cpu": [], "wall": []} for _ in trees
+    ]
     try:
         with Timed(latency_s=JUDGE_S) as judge, tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
@@ -395,6 +405,7 @@ def judge_costs(trees: list[Path], items: int, concurrency: int, runs: int) -> l
                     rows[n]["first"].append(min(times) - JUDGE_S - started)
                     rows[n]["tail"].append(ended - max(times))
                     rows[n]["cpu"].append((usage.ru_utime + usage.ru_stime) / judged * 1000)
+                    rows[n]["wall"].append(ended - started)
     finally:
         server.shutdown()
         server.server_close()
@@ -403,6 +414,7 @@ def judge_costs(trees: list[Path], items: int, concurrency: int, runs: int) -> l
             "first_judge_s": statistics.median(r["first"]),
             "tail_s": statistics.median(r["tail"]),
             "cpu_ms_per_item": statistics.median(r["cpu"]),
+            "wall_s": statistics.median(r["wall"]),
         }
         for r in rows
     ]
@@ -445,6 +457,9 @@ def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
              lambda r, c=c: f"{r['judge'][c]['tail_s']:.2f} s")  # fmt: skip
         line(f"eval, concurrency {c}: CPU per judged item",
              lambda r, c=c: f"{r['judge'][c]['cpu_ms_per_item']:.1f} ms")  # fmt: skip
+    if any("pr_subset_s" in r for _, r in rows):
+        line(f"eval of a {PR_ITEMS}-item subset at once (judge {JUDGE_S:g} s): start to exit",
+             lambda r: f"{r['pr_subset_s']:.2f} s")  # fmt: skip
     return "\n".join(lines)
 
 
