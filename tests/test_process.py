@@ -94,3 +94,22 @@ def test_the_command_ends_through_process_exit() -> None:
         text=True,
     )
     assert done.returncode == 0 and done.stdout.strip()
+
+
+def test_run_hands_back_the_result_without_writing_it_out() -> None:
+    """asyncio.run's runner formats its SIGINT handler, naming the main task and its result:
+    a large report written out by `repr`, twice, after the last verdict."""
+    from golden_gate import process
+
+    class Report:
+        written_out = 0
+
+        def __repr__(self) -> str:
+            Report.written_out += 1
+            return "Report(...)"
+
+    async def evaluation() -> Report:
+        return Report()
+
+    assert isinstance(process.run(evaluation()), Report)
+    assert Report.written_out == 0

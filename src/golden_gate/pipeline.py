@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Callable
 
+from golden_gate import process
 from golden_gate.core import golden, slim
 from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, selection_digest
 from golden_gate.core.report_file import save_report
@@ -190,7 +191,7 @@ def evaluate_report(
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:
-        report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+        report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))
         if on_report is not None:
             on_report(report)
     else:
@@ -205,7 +206,7 @@ def evaluate_report(
                 update={"url": target.url, "image_digests": service.image_digests}
             )
             settings = settings.model_copy(update={"target": target})
-            report = asyncio.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+            report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))
             if on_report is not None:
                 on_report(report)
     return report

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from golden_gate import process
 from golden_gate.cli.options import cache_dir, fail, settings_from_args
 from golden_gate.errors import EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.option_values import gate_settings
@@ -182,7 +183,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-    import asyncio
 
     from golden_gate.core.golden import load_golden
     from golden_gate.core.pairwise import describe
@@ -198,7 +198,7 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     items = load_golden(args.golden)
     settings = judge_settings(args.resolved, root=Path("."))
     pairs = changed(report, baseline)
-    result = asyncio.run(compare(pairs, items, settings, VerdictCache(cache_dir(args.resolved))))
+    result = process.run(compare(pairs, items, settings, VerdictCache(cache_dir(args.resolved))))
     write_result(args.output, result.model_dump_json(indent=1) + "\n", what="pairwise outcomes")
     print(f"golden-gate: {describe(result)}; outcomes: {args.output}")
     return EXIT_INCOMPLETE if result.errors else EXIT_PASSED

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from golden_gate import process
 from golden_gate.core.calibration import (
     DEFAULT_MAX_ERROR_RATE,
     DEFAULT_MIN_KAPPA,
@@ -154,7 +155,7 @@ def run_calibration(
         finally:
             await judge.aclose()  # its HTTP client belongs to this event loop
 
-    report = asyncio.run(go())
+    report = process.run(go())
     if output is not None:
         save_calibration(report, output)
     return report
