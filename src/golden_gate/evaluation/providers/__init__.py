@@ -2,8 +2,8 @@
 
 A judge model is `provider:model`. A provider module says everything that differs between
 providers (base.Provider); a new one is that module and its line in `PROVIDERS`. Each is
-tested through its real SDK against a local stand-in of its API
-(tests/evaluation/test_judge_providers.py).
+tested against a local stand-in of its API, through its own client and through its SDK
+(tests/evaluation/test_judge_providers.py, test_judge_paths.py).
 Any other provider is bad input, found while the settings are read, before anything runs.
 Nothing here imports an SDK: a provider imports its own only when a judge is built.
 """
