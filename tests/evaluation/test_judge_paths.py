@@ -10,6 +10,8 @@ the same way: retries on 429 and 5xx, timeouts, token usage and the served model
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import threading
 from typing import Any
 
@@ -305,6 +307,52 @@ def test_both_paths_fail_alike(
     assert error.timed_out is (behaviour.kind == "slow")
     if behaviour.kind in ("cut_off", "no_score", "malformed_json"):
         assert error.tokens is not None and error.tokens.output_tokens > 0  # paid for
+
+
+class _HangUp:
+    """A server on 127.0.0.1 that accepts connections and closes them unanswered."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = self._listener.accept()
+                self.accepted += 1
+                conn.recv(65536)  # the request, then no answer
+                conn.close()
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.mark.parametrize("fault", ["refused", "hang-up"])
+def test_both_paths_retry_a_connection_that_fails_and_say_so(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    hang_up = _HangUp()
+    if fault == "refused":
+        hang_up.close()  # nothing listens on its port now
+    url = f"http://127.0.0.1:{hang_up.port}/v1"
+    try:
+        errors = [
+            outcomes(build(path, server, monkeypatch, base_url=url), [CORRECT])[0]
+            for path in PATHS
+        ]
+    finally:
+        hang_up.close()
+
+    for error in errors:
+        assert isinstance(error, JudgeError)
+        # The words after "cannot connect" are each HTTP library's own.
+        assert "failed: cannot connect (" in str(error)
+        assert error.attempts == 3 and not error.timed_out  # the first try and two retries
+    if fault == "hang-up":
+        assert hang_up.accepted >= 6
 
 
 def test_concurrent_calls_on_the_sdk_path_stay_within_the_limit(

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from golden_gate.evaluation.providers.chat_completions import StatusError
+from golden_gate.evaluation.providers.chat_completions import StatusError, transport_fault
 
 BACKOFF_S = 0.5
 BACKOFF_CAP_S = 8.0
@@ -74,6 +74,8 @@ def retryable(exc: BaseException) -> bool:
         status = _status(cause)
         if status is not None:
             return status in RETRIED_STATUS or status >= 500
+        if transport_fault(cause) is not None:  # aiohttp's: timeouts, refused, reset
+            return True
         for name in ("openai", "anthropic"):
             sdk = _module(name)
             if sdk is not None and isinstance(cause, sdk.APIConnectionError):  # timeouts too
