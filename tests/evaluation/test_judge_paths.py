@@ -340,8 +340,7 @@ def test_both_paths_retry_a_connection_that_fails_and_say_so(
     url = f"http://127.0.0.1:{hang_up.port}/v1"
     try:
         errors = [
-            outcomes(build(path, server, monkeypatch, base_url=url), [CORRECT])[0]
-            for path in PATHS
+            outcomes(build(path, server, monkeypatch, base_url=url), [CORRECT])[0] for path in PATHS
         ]
     finally:
         hang_up.close()

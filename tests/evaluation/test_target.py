@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import logging
 import socket
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+import aiohttp
 import httpx
 import pydantic
 import pytest
@@ -315,6 +317,29 @@ def test_huge_body_is_cut_off_at_the_cap(content_length: bool) -> None:
     assert answer.attempts == 1
 
 
+def test_a_gzip_answer_is_read_decoded() -> None:
+    body = gzip.compress(json.dumps({"answer": "zipped", "sources": []}).encode())
+    with AssistantServer(encoded=("gzip", body)) as server:
+        answer = ask(settings_for(server))
+    assert answer.ok and answer.text == "zipped"
+
+
+def test_a_gzip_bomb_is_cut_off_at_the_cap_counted_decoded() -> None:
+    # 60 KB on the wire, 50 MB decoded: the cap counts what the body decodes to.
+    bomb = gzip.compress(b'{"answer": "' + b"x" * 50_000_000 + b'"}', compresslevel=9)
+    with AssistantServer(encoded=("gzip", bomb)) as server:
+        answer = ask(settings_for(server, retries=2))
+        assert server.request_count == 1
+    assert answer.error == "response body exceeds 5000000 bytes"
+
+
+def test_a_body_that_fails_to_decompress_is_an_error_not_retried() -> None:
+    with AssistantServer(encoded=("gzip", b"this is not gzip at all")) as server:
+        answer = ask(settings_for(server, retries=2))
+        assert server.request_count == 1  # the same body again would fail the same way
+    assert answer.error and answer.attempts == 1 and answer.http_status is None
+
+
 # -- transport faults ---------------------------------------------------------------------------
 
 
@@ -438,10 +463,10 @@ def test_injected_client_is_used_and_left_open() -> None:
     with AssistantServer() as server:
 
         async def main() -> tuple[Answer, bool]:
-            async with httpx.AsyncClient() as http:
+            async with aiohttp.ClientSession() as http:
                 async with AssistantClient(settings_for(server), client=http) as client:
                     answer = await client.ask(make_item())
-                return answer, http.is_closed
+                return answer, http.closed
 
         answer, closed_after_client = asyncio.run(main())
     assert answer.ok

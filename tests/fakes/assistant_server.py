@@ -19,7 +19,8 @@ Faults, all plain attributes that may be changed while the server runs:
 - `mode`: "answer" (default), "html" (200 text/html), "empty" (200, empty body), "huge"
   (`huge_bytes` of JSON streamed in chunks, chunked encoding unless `huge_content_length`),
   "slow" (sleep `slow_s` first: past the client's timeout), "close" (read the request, then
-  close the connection without a response).
+  close the connection without a response);
+- `encoded`: (Content-Encoding, bytes) sent as a 200's body as they are (gzip, a bomb, junk).
 
 Records: `requests` (path, lower-cased headers, body, parsed JSON), `request_count`,
 `count(question)`, `max_in_flight`, `huge_completed` (huge bodies sent in full).
@@ -87,6 +88,7 @@ class AssistantServer:
         huge_bytes: int = 50_000_000,
         huge_content_length: bool = False,
         set_cookie: str | None = None,
+        encoded: tuple[str, bytes] | None = None,
     ) -> None:
         self.answers = dict(answers or {})
         self.default_answer = default_answer
@@ -107,6 +109,7 @@ class AssistantServer:
         self.huge_bytes = huge_bytes
         self.huge_content_length = huge_content_length
         self.set_cookie = set_cookie  # sent with every answer (a session the client must not keep)
+        self.encoded = encoded  # (Content-Encoding, body): sent as it is instead of an answer
 
         self.requests: list[RecordedRequest] = []
         self.first_request_at: float | None = None  # time.time() of the first POST (benches)
@@ -336,6 +339,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "application/json", b"")
         elif owner.mode == "huge":
             self._send_huge(owner)
+        elif owner.encoded is not None:
+            encoding, data = owner.encoded
+            self._send(200, "application/json", data, {"Content-Encoding": encoding})
         else:
             known = question is not None and question in owner.answers
             answer = owner.answers[question] if known else owner.default_answer

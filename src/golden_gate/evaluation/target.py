@@ -19,13 +19,16 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
-import httpx
+import aiohttp
+from aiohttp.http_exceptions import ContentEncodingError
 from pydantic import BaseModel
+from yarl import URL
 
 from golden_gate import redaction
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError
+from golden_gate.evaluation.providers.chat_completions import proxy_for
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
     MAX_BACKOFF_S,
@@ -35,7 +38,7 @@ from golden_gate.evaluation.response import (
     read_answer,
     usage_of,
 )
-from golden_gate.evaluation.transport import Client, sharded
+from golden_gate.evaluation.transport import tls_context
 from golden_gate.surrogates import repair
 
 log = logging.getLogger(__name__)
@@ -132,25 +135,38 @@ def error_kind(error: str, status: int | None) -> str:
 class AssistantClient:
     """Asks the assistant every item with bounded concurrency and retries on transient faults."""
 
-    def __init__(self, settings: AssistantSettings, *, client: httpx.AsyncClient | None = None):
+    def __init__(
+        self, settings: AssistantSettings, *, client: aiohttp.ClientSession | None = None
+    ) -> None:
         self.settings = settings
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
         self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
-        self._target = httpx.URL(self._url)  # parsed once, not on every request
+        self._target = URL(self._url)  # parsed once, not on every request
         self._headers = {"Content-Type": "application/json", **settings.headers}
         self._secrets = list(settings.headers.values())  # scrubbed from its errors
-        self._timeout = httpx.Timeout(settings.timeout_s)
+        # As httpx did: connect, the wait for a connection and each read limited separately;
+        # the whole attempt is limited too (`_attempt`).
+        t = settings.timeout_s
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
+        self._proxy, self._proxy_auth = proxy_for(self._target, variable="")
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
         self.served_models: set[str] = set()  # read at model_path: at most MAX_SERVED_MODELS
         self._primed: dict[str, Answer] = {}  # the preflight's answer, for the item's first run
         self._owns_client = client is None
-        # The pools must hold the concurrency, or requests would queue in a pool and burn their
-        # timeout there; kept small each (see transport.py). An injected client is the caller's.
-        self._client = (
-            client if client is not None else Client(transport=sharded(settings.concurrency))
+        self._client = client  # an injected session is the caller's; ours opens on first use
+
+    def _open(self) -> aiohttp.ClientSession:
+        """A session holding the concurrency in connections (fewer and requests would queue for
+        one and burn their timeout there), keeping no cookie (each item is asked as a new
+        visitor, whatever order they run in), trusting what httpx trusts (SSL_CERT_FILE)."""
+        connector = aiohttp.TCPConnector(
+            limit=self.settings.concurrency, limit_per_host=0, ssl=tls_context()
+        )
+        return aiohttp.ClientSession(
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=self._timeout
         )
 
     async def __aenter__(self) -> Self:
@@ -165,8 +181,9 @@ class AssistantClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        if self._owns_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
     @property
     def url(self) -> str:
@@ -297,16 +314,24 @@ class AssistantClient:
             return (time.perf_counter() - started) * 1000
 
         timeout_s = self.settings.timeout_s
+        if self._client is None:
+            self._client = self._open()
         try:
-            # httpx times each read separately; this deadline also stops an assistant that
+            # aiohttp times each read separately; this deadline also stops an assistant that
             # trickles its answer a byte at a time.
             async with (
                 asyncio.timeout(timeout_s),
-                self._client.stream(
-                    "POST", self._target, content=body, headers=self._headers, timeout=self._timeout
+                self._client.post(
+                    self._target,
+                    data=body,
+                    headers=self._headers,
+                    allow_redirects=False,  # as httpx: a redirect is the assistant's answer
+                    timeout=self._timeout,  # an injected session's too
+                    proxy=self._proxy,
+                    proxy_auth=self._proxy_auth,
                 ) as response,
             ):
-                status = response.status_code
+                status = response.status
                 if status == 429 or status >= 500:
                     return _Outcome(
                         elapsed_ms(),
@@ -321,26 +346,32 @@ class AssistantClient:
                     return _Outcome(elapsed_ms(), status, error=f"HTTP {status}{detail}")
                 raw = await self._read_capped(response)
                 return self._outcome(raw, status, response.headers, elapsed_ms())
-        except (TimeoutError, httpx.TimeoutException):
+        except TimeoutError:  # aiohttp's timeouts are TimeoutErrors too
             return _Outcome(elapsed_ms(), error=f"timed out after {timeout_s:g} s", retryable=True)
-        except httpx.ConnectError as exc:
-            if _caused_by(exc, ConnectionRefusedError):
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, ConnectionRefusedError):
                 return _Outcome(elapsed_ms(), error="connection refused", retryable=True)
             return _Outcome(elapsed_ms(), error=f"cannot connect ({one_line(exc)})", retryable=True)
-        except httpx.RemoteProtocolError as exc:
+        except aiohttp.ClientPayloadError as exc:
+            if (cause := _cause(exc, ContentEncodingError)) is not None:
+                # A body that fails to decompress: retrying won't help.
+                detail = one_line(getattr(cause, "message", "") or exc)
+                return _Outcome(elapsed_ms(), error=f"the response body cannot be read ({detail})")
             return _Outcome(
                 elapsed_ms(),
                 error=f"the assistant closed the connection ({one_line(exc)})",
                 retryable=True,
             )
-        except httpx.TransportError as exc:
-            return _Outcome(elapsed_ms(), error=one_line(exc), retryable=True)
-        except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: retrying won't help
-            return _Outcome(elapsed_ms(), status=None, error=one_line(exc))
+        except aiohttp.ServerDisconnectedError as exc:
+            return _Outcome(
+                elapsed_ms(),
+                error=f"the assistant closed the connection ({one_line(exc)})",
+                retryable=True,
+            )
+        except aiohttp.ClientError as exc:  # a reset, a malformed response head, ...
+            return _Outcome(elapsed_ms(), error=one_line(exc) or type(exc).__name__, retryable=True)
 
-    def _outcome(
-        self, raw: bytes | None, status: int, headers: httpx.Headers, latency_ms: float
-    ) -> _Outcome:
+    def _outcome(self, raw: bytes | None, status: int, headers: Any, latency_ms: float) -> _Outcome:
         """A 2xx response's answer, or why the body is not one (never retried: it won't change)."""
         if raw is None:
             limit = self.settings.max_body_bytes
@@ -373,7 +404,7 @@ class AssistantClient:
             usage=usage_of(self.settings, raw),
         )
 
-    async def _read_capped(self, response: httpx.Response) -> bytes | None:
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes | None:
         """The body, or None once it passes the cap (the rest is never read)."""
         limit = self.settings.max_body_bytes
         declared = response.headers.get("content-length", "")
@@ -381,7 +412,7 @@ class AssistantClient:
             return None
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():  # counts decoded bytes: no gzip bombs
+        async for chunk in response.content.iter_any():  # decoded bytes: no gzip bombs
             size += len(chunk)
             if size > limit:
                 return None
@@ -434,27 +465,21 @@ def _retry_after(value: str | None) -> float | None:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
-async def _read_excerpt(response: httpx.Response) -> str:
+async def _read_excerpt(response: aiohttp.ClientResponse) -> str:
     """The start of an error body: often says exactly what was wrong with the request."""
     data = b""
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.content.iter_any():
         data += chunk
         if len(data) >= EXCERPT_CHARS:
             break
     return one_line(data[:EXCERPT_CHARS].decode("utf-8", "replace"))
 
 
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
-    seen: set[int] = set()
-    pending: list[BaseException | None] = [exc]
-    while pending:
-        current = pending.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, kind):
-            return True
-        pending += [current.__cause__, current.__context__]
-        if isinstance(current, BaseExceptionGroup):
-            pending += list(current.exceptions)
-    return False
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`exc`, or what it was raised from, when it is a `kind`."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # a chain of causes is short; never walk a cycle
+        if seen is None or isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__
+    return None

@@ -105,7 +105,7 @@ class Client:
         self._timeout = aiohttp.ClientTimeout(
             total=None, connect=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
         )
-        self._proxy, self._proxy_auth = _proxy(self._url)
+        self._proxy, self._proxy_auth = proxy_for(self._url)
         self._session: Any = None
         self._errors = (TimeoutError, aiohttp.ClientError)  # what transport_error maps
         headers = {
@@ -191,9 +191,10 @@ def transport_fault(exc: BaseException) -> TransportError | None:
     return None
 
 
-def _proxy(url: Any) -> tuple[Any, Any]:
-    """(proxy URL, its credentials) for requests to `url`: OPENAI_PROXY, else the environment's."""
-    if proxy := os.environ.get("OPENAI_PROXY"):
+def proxy_for(url: Any, *, variable: str = "OPENAI_PROXY") -> tuple[Any, Any]:
+    """(proxy URL, its credentials) for requests to `url` (a yarl URL): `variable`'s, else
+    HTTP(S)_PROXY/ALL_PROXY unless NO_PROXY names the host, as httpx reads them."""
+    if variable and (proxy := os.environ.get(variable)):
         return proxy, None
     from aiohttp.helpers import get_env_proxy_for_url
 
