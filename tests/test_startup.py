@@ -171,7 +171,8 @@ def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tm
     assert found["code"] == 0
     threads = found["threads"]
     if path == "direct":  # an OpenAI judge: no SDK, LangChain, LangSmith nor openevals at all
-        assert not heavy(found["modules"], JUDGE_STACK | {"langsmith", "httpx2"})
+        # Nor httpx: the assistant and the judge are asked over aiohttp.
+        assert not heavy(found["modules"], JUDGE_STACK | {"langsmith", "httpx2", "httpx"})
     else:
         stack = {name: thread for name, thread in threads.items() if name in JUDGE_STACK}
         assert stack and set(stack.values()) == {f"build judge {MODEL}"}

@@ -28,6 +28,7 @@ from golden_gate import redaction
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError
+from golden_gate.evaluation import tls
 from golden_gate.evaluation.providers.chat_completions import proxy_for
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
@@ -38,7 +39,6 @@ from golden_gate.evaluation.response import (
     read_answer,
     usage_of,
 )
-from golden_gate.evaluation.transport import tls_context
 from golden_gate.surrogates import repair
 
 log = logging.getLogger(__name__)
@@ -161,9 +161,9 @@ class AssistantClient:
     def _open(self) -> aiohttp.ClientSession:
         """A session holding the concurrency in connections (fewer and requests would queue for
         one and burn their timeout there), keeping no cookie (each item is asked as a new
-        visitor, whatever order they run in), trusting what httpx trusts (SSL_CERT_FILE)."""
+        visitor, whatever order they run in), trusting what httpx trusts (tls.py)."""
         connector = aiohttp.TCPConnector(
-            limit=self.settings.concurrency, limit_per_host=0, ssl=tls_context()
+            limit=self.settings.concurrency, limit_per_host=0, ssl=tls.context()
         )
         return aiohttp.ClientSession(
             connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=self._timeout

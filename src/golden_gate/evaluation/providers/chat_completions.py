@@ -87,21 +87,20 @@ class Client:
     pool wait and read is limited to `timeout_s`; redirects are followed; the proxy is
     OPENAI_PROXY, else HTTP(S)_PROXY/ALL_PROXY unless NO_PROXY names the host (resolved once:
     aiohttp's `trust_env` would also look in ~/.netrc on a thread for every request); TLS
-    trusts certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (transport.tls_context); no cookie
+    trusts certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py); no cookie
     is kept.
     """
 
     def __init__(self, *, url: str, api_key: str, timeout_s: float, connections: int) -> None:
-        import aiohttp  # here, on the thread that builds the judge: 0.25 s of CPU off the loop
-        import httpx
+        import aiohttp
         from yarl import URL
 
-        from golden_gate.evaluation.transport import tls_context
+        from golden_gate.evaluation import tls
 
         self.base_url = url
         self._url = URL(url.rstrip("/") + "/chat/completions")  # parsed once
         self._connections = max(1, connections)
-        self._tls = tls_context(httpx)  # built here too, not on the event loop
+        self._tls = tls.context()  # built here, on the thread that builds the judge
         self._timeout = aiohttp.ClientTimeout(
             total=None, connect=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
         )
