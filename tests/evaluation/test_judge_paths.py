@@ -407,6 +407,20 @@ def test_both_paths_go_through_openai_proxy(
     assert server.calls == 0
 
 
+def test_neither_path_goes_through_http_proxy(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's httpx client, given a transport, reads no HTTP(S)_PROXY: the direct path
+    # neither, so both reach the same place (OPENAI_PROXY is the judge's proxy).
+    with JudgeServer() as proxy:
+        for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
+            monkeypatch.setenv(name, proxy.base_url.removesuffix("/v1"))
+        for path in PATHS:
+            outcomes(build(path, server, monkeypatch), [CORRECT])
+        assert proxy.seen == []
+    assert server.calls == 2
+
+
 def test_the_langsmith_gateway_keeps_langchains_model(
     server: JudgeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -340,6 +340,17 @@ def test_a_body_that_fails_to_decompress_is_an_error_not_retried() -> None:
     assert answer.error and answer.attempts == 1 and answer.http_status is None
 
 
+def test_the_assistant_is_asked_directly_whatever_http_proxy_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As before aiohttp: the assistant is often a service on the runner itself."""
+    with AssistantServer() as proxy, AssistantServer() as server:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        answer = ask(settings_for(server, retries=0))
+        assert answer.ok and len(server.requests) == 1 and not proxy.requests
+
+
 # -- transport faults ---------------------------------------------------------------------------
 
 

@@ -29,7 +29,6 @@ from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError
 from golden_gate.evaluation import tls
-from golden_gate.evaluation.providers.chat_completions import proxy_for
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
     MAX_BACKOFF_S,
@@ -149,7 +148,6 @@ class AssistantClient:
         # the whole attempt is limited too (`_attempt`).
         t = settings.timeout_s
         self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
-        self._proxy, self._proxy_auth = proxy_for(self._target, variable="")
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
@@ -165,6 +163,8 @@ class AssistantClient:
         connector = aiohttp.TCPConnector(
             limit=self.settings.concurrency, limit_per_host=0, ssl=tls.context()
         )
+        # No proxy from HTTP(S)_PROXY, as before (httpx given a transport reads none): the
+        # assistant is often a service on the runner itself.
         return aiohttp.ClientSession(
             connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=self._timeout
         )
@@ -327,8 +327,6 @@ class AssistantClient:
                     headers=self._headers,
                     allow_redirects=False,  # as httpx: a redirect is the assistant's answer
                     timeout=self._timeout,  # an injected session's too
-                    proxy=self._proxy,
-                    proxy_auth=self._proxy_auth,
                 ) as response,
             ):
                 status = response.status

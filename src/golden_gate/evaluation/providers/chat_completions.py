@@ -85,9 +85,7 @@ class Client:
     The session is opened on the first call, in the event loop that makes it (the judge is
     built on another thread: deferred_judge.py). As httpx did for the SDK: each of connect,
     pool wait and read is limited to `timeout_s`; redirects are followed; the proxy is
-    OPENAI_PROXY, else HTTP(S)_PROXY/ALL_PROXY unless NO_PROXY names the host (resolved once:
-    aiohttp's `trust_env` would also look in ~/.netrc on a thread for every request); TLS
-    trusts certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py); no cookie
+    OPENAI_PROXY; TLS trusts certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py); no cookie
     is kept.
     """
 
@@ -104,7 +102,9 @@ class Client:
         self._timeout = aiohttp.ClientTimeout(
             total=None, connect=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
         )
-        self._proxy, self._proxy_auth = proxy_for(self._url)
+        # OPENAI_PROXY only, as the SDK path (an httpx client given a transport reads no
+        # HTTP(S)_PROXY) and main's client did: both paths reach the same place.
+        self._proxy = os.environ.get("OPENAI_PROXY") or None
         self._session: Any = None
         self._errors = (TimeoutError, aiohttp.ClientError)  # what transport_error maps
         headers = {
@@ -128,7 +128,7 @@ class Client:
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),
             timeout=self._timeout,
-            trust_env=False,  # resolved once (`_proxy`)
+            trust_env=False,  # no HTTP(S)_PROXY (see `_proxy`), no ~/.netrc read per request
         )
 
     async def post(self, body: dict[str, Any]) -> Response:
@@ -144,7 +144,6 @@ class Client:
                 data=content.encode(),
                 headers=self._headers,
                 proxy=self._proxy,
-                proxy_auth=self._proxy_auth,
             ) as reply:
                 response = Response(reply.status, reply.headers, await reply.read())
         except self._errors as exc:
@@ -188,16 +187,3 @@ def transport_fault(exc: BaseException) -> TransportError | None:
     ):
         return transport_error(exc)  # type: ignore[arg-type]
     return None
-
-
-def proxy_for(url: Any, *, variable: str = "OPENAI_PROXY") -> tuple[Any, Any]:
-    """(proxy URL, its credentials) for requests to `url` (a yarl URL): `variable`'s, else
-    HTTP(S)_PROXY/ALL_PROXY unless NO_PROXY names the host, as httpx reads them."""
-    if variable and (proxy := os.environ.get(variable)):
-        return proxy, None
-    from aiohttp.helpers import get_env_proxy_for_url
-
-    try:
-        return get_env_proxy_for_url(url)
-    except LookupError:  # none set, or NO_PROXY names the host
-        return None, None
