@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import json
 import logging
@@ -338,6 +339,18 @@ def test_a_body_that_fails_to_decompress_is_an_error_not_retried() -> None:
         answer = ask(settings_for(server, retries=2))
         assert server.request_count == 1  # the same body again would fail the same way
     assert answer.error and answer.attempts == 1 and answer.http_status is None
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_credentials_in_the_url_are_sent_as_basic_auth(header: bool) -> None:
+    # As httpx sent them: in place of an Authorization header, if one is set too.
+    headers = {"Authorization": "Bearer other"} if header else {}
+    with AssistantServer() as server:
+        url = server.url.replace("http://", "http://gate:pa55@")
+        answer = ask(settings_for(url, headers=headers))
+        (request,) = server.requests
+    assert answer.ok
+    assert request.headers["authorization"] == "Basic " + base64.b64encode(b"gate:pa55").decode()
 
 
 def test_the_assistant_is_asked_directly_whatever_http_proxy_says(

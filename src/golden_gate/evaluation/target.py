@@ -29,6 +29,7 @@ from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError
 from golden_gate.evaluation import tls
+from golden_gate.evaluation.providers.chat_completions import without_credentials
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
     MAX_BACKOFF_S,
@@ -141,9 +142,12 @@ class AssistantClient:
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
         self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
-        self._target = URL(self._url)  # parsed once, not on every request
         self._headers = {"Content-Type": "application/json", **settings.headers}
-        self._secrets = list(settings.headers.values())  # scrubbed from its errors
+        # Parsed once, not on every request; credentials in it sent as httpx sent them.
+        self._target = without_credentials(URL(self._url), self._headers)
+        # Scrubbed from its errors: the headers, and the Basic credentials made of the URL's.
+        basic = [v for k, v in self._headers.items() if k.lower() == "authorization"]
+        self._secrets = [*settings.headers.values(), *basic]
         # As httpx did: connect, the wait for a connection and each read limited separately;
         # the whole attempt is limited too (`_attempt`).
         t = settings.timeout_s

@@ -118,6 +118,7 @@ class Client:
             headers["OpenAI-Organization"] = organization
         if project := os.environ.get("OPENAI_PROJECT_ID"):
             headers["OpenAI-Project"] = project
+        self._url = without_credentials(self._url, headers)
         self._headers = headers
 
     def _open(self) -> Any:
@@ -156,6 +157,21 @@ class Client:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
+
+
+def without_credentials(url: Any, headers: dict[str, str]) -> Any:
+    """`url` (a yarl URL) without its user:password, which go into `headers` as Basic
+    authorisation instead, replacing any Authorization header, as httpx sends them (aiohttp
+    refuses a URL with credentials beside an Authorization header)."""
+    if url.user is None and url.password is None:
+        return url
+    import base64
+
+    pair = f"{url.user or ''}:{url.password or ''}".encode()
+    for name in [name for name in headers if name.lower() == "authorization"]:
+        del headers[name]
+    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    return url.with_user(None)
 
 
 def transport_error(exc: Exception) -> TransportError:
