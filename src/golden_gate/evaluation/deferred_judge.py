@@ -1,5 +1,6 @@
 """A model judge built on a background thread, so a run's first requests to the assistant leave
-while the judge stack (openevals, LangChain, the provider's SDK: about a second) imports.
+while it is built (for the providers that need the judge stack, openevals, LangChain and the
+provider's SDK, about a second of imports).
 
 What can be checked without that stack is checked before anything runs (evaluators.py): the
 model's name and provider, the prompt file, the API key. Anything else the build finds wrong
