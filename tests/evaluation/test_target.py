@@ -22,7 +22,13 @@ import pytest
 from golden_gate.core.golden import GoldenItem
 from golden_gate.errors import InputError
 from golden_gate.evaluation.response import AssistantSettings
-from golden_gate.evaluation.target import MAX_RETRY_AFTER_S, Answer, AssistantClient, _retry_after
+from golden_gate.evaluation.target import (
+    MAX_RETRY_AFTER_S,
+    Answer,
+    AssistantClient,
+    AssistantUnusable,
+    _retry_after,
+)
 from tests.fakes.assistant_server import AssistantServer
 
 SECRET = "sk-live-0123456789abcdef"
@@ -167,6 +173,25 @@ def test_non_string_answer_is_an_error(value: Any, kind: str) -> None:
     assert answer.text is None
     assert answer.error == f"answer at 'answer' is not a string (got {kind})"
     assert answer.attempts == 1
+
+
+def test_requests_name_the_gate_and_a_configured_header_replaces_a_default() -> None:
+    from golden_gate import __version__
+
+    with AssistantServer() as server:
+        ask(settings_for(server))
+        ask(settings_for(server, headers={"user-agent": "ci-probe", "content-type": "text/json"}))
+        first, second = server.requests
+    assert first.headers["user-agent"] == f"golden-gate/{__version__}"
+    assert first.headers["content-type"] == "application/json"
+    assert second.all("user-agent") == ["ci-probe"]
+    assert second.all("content-type") == ["text/json"]
+
+
+def test_a_response_header_of_12_kib_is_read() -> None:
+    with AssistantServer(set_cookie="session=" + "x" * 12_000) as server:
+        answer = ask(settings_for(server, retries=0))
+    assert answer.ok, answer.error
 
 
 def test_headers_are_sent() -> None:
@@ -471,6 +496,33 @@ def test_template_may_be_a_bare_json_string() -> None:
 def test_bad_settings_are_rejected(overrides: dict[str, Any]) -> None:
     with pytest.raises(pydantic.ValidationError):
         AssistantSettings(**{"url": "http://127.0.0.1:1", **overrides})
+
+
+@pytest.mark.parametrize(
+    "url", ["http://a..b/ask", "http://" + "x" * 64 + ".example/ask", "https://.example/"]
+)
+def test_a_host_no_client_can_encode_is_refused_as_a_setting(url: str) -> None:
+    with pytest.raises(pydantic.ValidationError, match="empty or over-long label"):
+        AssistantSettings(url=url)
+
+
+def test_a_request_the_http_client_refuses_fails_the_item_not_the_run() -> None:
+    # Settings the validation let through (built unvalidated here) and the HTTP client refuses
+    # with a plain ValueError: one attempt, the item's error, and the preflight stops the run.
+    settings = AssistantSettings.model_construct(
+        **{**settings_for("http://127.0.0.1:1").model_dump(), "url": "http://a..b"}
+    )
+    answer = ask(settings)
+    assert answer.error is not None
+    assert answer.error.startswith("the request cannot be sent (")
+    assert answer.attempts == 1
+
+    async def preflight() -> None:
+        async with AssistantClient(settings) as client:
+            await client.preflight(make_item())
+
+    with pytest.raises(AssistantUnusable, match="the request cannot be sent.*assistant-url"):
+        asyncio.run(preflight())
 
 
 def test_base_url_and_path_are_joined_with_one_slash() -> None:

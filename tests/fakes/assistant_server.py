@@ -57,6 +57,11 @@ class RecordedRequest:
     headers: dict[str, str]  # names lower-cased
     body: bytes
     json: Any  # None when the body is not JSON
+    header_lines: tuple[tuple[str, str], ...] = ()  # as sent: repeats and case kept
+
+    def all(self, name: str) -> list[str]:
+        """Every value sent under `name`, whatever its case."""
+        return [value for key, value in self.header_lines if key.lower() == name.lower()]
 
 
 def default_shape(answer: Any, sources: list[Any]) -> Any:
@@ -307,7 +312,10 @@ class _Handler(BaseHTTPRequestHandler):
             document = None
         path = self.path.split("?", 1)[0]
         headers = {name.lower(): value for name, value in self.headers.items()}
-        question, number = owner._record(RecordedRequest("POST", path, headers, body, document))
+        recorded = RecordedRequest(
+            "POST", path, headers, body, document, tuple(self.headers.items())
+        )
+        question, number = owner._record(recorded)
         try:
             self._answer(owner, path, question, number)
         finally:

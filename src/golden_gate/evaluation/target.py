@@ -24,7 +24,7 @@ from aiohttp.http_exceptions import ContentEncodingError
 from pydantic import BaseModel
 from yarl import URL
 
-from golden_gate import redaction
+from golden_gate import __version__, redaction
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
 _SLOT = re.compile(r"\{(question|id|conversation_id|history)\}")
+REFUSED = "the request cannot be sent"  # by the HTTP client, whatever the assistant does
+MAX_HEADER_BYTES = 16 * 1024
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
 
 
@@ -91,6 +93,8 @@ class AssistantUnusable(IncompleteError):
 def error_hint(error: str, status: int | None, url: str) -> str:
     """What to check for an assistant error: the setting most likely wrong, or where to look."""
     https = url.lower().startswith("https:")
+    if error.startswith(REFUSED):
+        return "check `assistant-url` and `assistant-headers`: the HTTP client cannot send them"
     if status in (404, 405):
         return "is `assistant-path` right (and `assistant-url`)?"
     if status in (400, 415, 422):
@@ -142,7 +146,14 @@ class AssistantClient:
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
         self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
-        self._headers = {"Content-Type": "application/json", **settings.headers}
+        # Named, so the service's logs can tell the gate's traffic apart; a configured header
+        # replaces a default whatever its case (both would be sent otherwise).
+        defaults = {"Content-Type": "application/json", "User-Agent": f"golden-gate/{__version__}"}
+        given = {name.lower() for name in settings.headers}
+        self._headers = {
+            **{name: value for name, value in defaults.items() if name.lower() not in given},
+            **settings.headers,
+        }
         # Parsed once, not on every request; credentials in it sent as httpx sent them.
         self._target = without_credentials(URL(self._url), self._headers)
         # Scrubbed from its errors: the headers, and the Basic credentials made of the URL's.
@@ -170,7 +181,13 @@ class AssistantClient:
         # No proxy from HTTP(S)_PROXY, as before (httpx given a transport reads none): the
         # assistant is often a service on the runner itself.
         return aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), timeout=self._timeout
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=self._timeout,
+            # aiohttp's 8 KiB a header line would fail a big cookie or token header that
+            # httpx read (its limit was 16 KiB for the whole head).
+            max_line_size=MAX_HEADER_BYTES,
+            max_field_size=MAX_HEADER_BYTES,
         )
 
     async def __aenter__(self) -> Self:
@@ -228,7 +245,11 @@ class AssistantClient:
             status is not None and 200 <= status < 300
         )
         lowered = error.lower()
-        if status is None and ("connection refused" in lowered or "cannot connect" in lowered):
+        if status is None and (
+            "connection refused" in lowered
+            or "cannot connect" in lowered
+            or error.startswith(REFUSED)
+        ):
             definite = True
         if not definite:  # a timeout or a 5xx may be this item's: the run goes on
             self._primed[item.id] = answer
@@ -347,7 +368,7 @@ class AssistantClient:
                     detail = f": {excerpt}" if excerpt else ""
                     return _Outcome(elapsed_ms(), status, error=f"HTTP {status}{detail}")
                 raw = await self._read_capped(response)
-                return self._outcome(raw, status, response.headers, elapsed_ms())
+                headers = response.headers
         except TimeoutError:  # aiohttp's timeouts are TimeoutErrors too
             return _Outcome(elapsed_ms(), error=f"timed out after {timeout_s:g} s", retryable=True)
         except aiohttp.ClientConnectorError as exc:
@@ -372,6 +393,11 @@ class AssistantClient:
             )
         except aiohttp.ClientError as exc:  # a reset, a malformed response head, ...
             return _Outcome(elapsed_ms(), error=one_line(exc) or type(exc).__name__, retryable=True)
+        except ValueError as exc:
+            # aiohttp refuses some requests with a plain ValueError before sending (a URL or
+            # header it cannot encode): every request would meet it, so it is not retried.
+            return _Outcome(elapsed_ms(), error=f"{REFUSED} ({one_line(exc)})")
+        return self._outcome(raw, status, headers, elapsed_ms())  # read outside: our own errors
 
     def _outcome(self, raw: bytes | None, status: int, headers: Any, latency_ms: float) -> _Outcome:
         """A 2xx response's answer, or why the body is not one (never retried: it won't change)."""
