@@ -521,7 +521,7 @@ def test_a_request_the_http_client_refuses_fails_the_item_not_the_run() -> None:
         async with AssistantClient(settings) as client:
             await client.preflight(make_item())
 
-    with pytest.raises(AssistantUnusable, match="the request cannot be sent.*assistant-url"):
+    with pytest.raises(AssistantUnusable, match=r"the request cannot be sent.*assistant-url"):
         asyncio.run(preflight())
 
 
