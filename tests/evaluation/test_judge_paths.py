@@ -19,6 +19,7 @@ import pytest
 
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import Verdict
+from golden_gate.errors import InputError
 from golden_gate.evaluation import judge_client, tracing
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
@@ -404,6 +405,25 @@ def test_both_paths_go_through_openai_proxy(
             outcomes(build(path, server, monkeypatch), [CORRECT])
         asked = f"{server.base_url}/chat/completions"
         assert proxy.seen == [f"POST {asked}"] * 2  # the absolute form: a proxy's
+    assert server.calls == 0
+
+
+@pytest.mark.parametrize("proxy", ["proxy.internal:3128", "socks5://u:hunter2@127.0.0.1:1080"])
+def test_an_unusable_openai_proxy_is_refused_as_the_judge_is_set_up(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, proxy: str
+) -> None:
+    # aiohttp reads the proxy per call: without this, every item's verdict would fail alike.
+    monkeypatch.setenv("OPENAI_PROXY", proxy)
+    with pytest.raises(InputError, match="could not be set up: OPENAI_PROXY") as caught:
+        build("sdk", server, monkeypatch)
+    assert "not a usable proxy URL" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    try:  # LangChain's path refuses it too, at once or at the first call
+        outcome: Any = outcomes(build("langchain", server, monkeypatch), [CORRECT])[0]
+    except InputError as exc:
+        outcome = exc
+    assert not isinstance(outcome, Verdict)
+    assert "hunter2" not in str(outcome)
     assert server.calls == 0
 
 

@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-from golden_gate import __version__
+from golden_gate import __version__, redaction
 
 OPENAI_URL = "https://api.openai.com/v1"  # the OpenAI SDK's own default
 
@@ -105,6 +105,10 @@ class Client:
         # OPENAI_PROXY only, as the SDK path (an httpx client given a transport reads no
         # HTTP(S)_PROXY) and main's client did: both paths reach the same place.
         self._proxy = os.environ.get("OPENAI_PROXY") or None
+        if self._proxy and (problem := redaction.url_problem(self._proxy)):
+            # Said once, as the judge is set up, not by every call (aiohttp reads it per call).
+            shown = redaction.without_credentials(self._proxy)
+            raise ValueError(f"OPENAI_PROXY {shown!r} is not a usable proxy URL ({problem})")
         self._session: Any = None
         self._errors = (TimeoutError, aiohttp.ClientError)  # what transport_error maps
         headers = {
