@@ -175,8 +175,11 @@ class AssistantClient:
         """A session holding the concurrency in connections (fewer and requests would queue for
         one and burn their timeout there), keeping no cookie (each item is asked as a new
         visitor, whatever order they run in), trusting what httpx trusts (tls.py)."""
+        # No CA bundle loaded for a plain-http assistant (70 ms before its first answer); the
+        # client follows no redirect, so such a session never speaks TLS.
+        https = self._target.scheme == "https"
         connector = aiohttp.TCPConnector(
-            limit=self.settings.concurrency, limit_per_host=0, ssl=tls.context()
+            limit=self.settings.concurrency, limit_per_host=0, ssl=tls.context() if https else True
         )
         # No proxy from HTTP(S)_PROXY, as before (httpx given a transport reads none): the
         # assistant is often a service on the runner itself.
