@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from golden_gate.evaluation.target import error_hint
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
 
@@ -265,6 +266,29 @@ def test_an_assistant_and_a_judge_over_https_signed_by_a_ca_the_runner_trusts(
 # -- a CA the runner does not trust (certifi's bundle only) ----------------------------------
 
 
+def test_an_assistant_whose_certificate_is_not_trusted_stops_the_run_at_once_saying_so(
+    tmp_path, https_assistant
+):
+    url = https_assistant.url
+    done = _eval(tmp_path, url, None, _environment())
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stdout.startswith(f"golden-gate: incomplete: 0 of {ITEMS} items got a verdict")
+    # One attempt (a certificate does not change on the next), then one sentence: what failed
+    # (the certificate), where, and what to set.
+    assert done.stderr.strip().splitlines()[-1] == (
+        "golden-gate: error: the evaluation could not be completed: the assistant's first "
+        f"answer (item 'q0', before the run) failed: cannot connect (Cannot connect to host "
+        f"127.0.0.1:{https_assistant.port} ssl:True [SSLCertVerificationError: (1, '[SSL: "
+        "CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer "
+        f"certificate (_ssl.c:{_ssl_line(done.stderr)})')]) (POST {url}/ask): is the "
+        "service's certificate valid and signed by a CA this runner trusts? (a private CA: set "
+        "SSL_CERT_FILE to a bundle holding it)"
+    )
+    assert https_assistant.request_count == 0  # no request got past the handshake
+    report = _report(tmp_path)
+    assert report["complete"] is False and len(report["not_asked"]) == ITEMS
+
+
 def test_a_judge_whose_certificate_is_not_trusted_gives_judge_errors_not_a_pass(
     tmp_path, https_judge
 ):
@@ -297,6 +321,23 @@ def test_a_judge_whose_certificate_is_not_trusted_gives_judge_errors_not_a_pass(
 # -- other ways TLS goes wrong ---------------------------------------------------------------
 
 
+def test_a_trusted_certificate_for_another_host_is_named_as_such(tmp_path, certificates):
+    with AssistantServer(
+        default_answer=ANSWER, ssl_context=Certificates.context(certificates.elsewhere)
+    ) as assistant:
+        url = assistant.url
+        done = _eval(tmp_path, url, None, _trusted(certificates, "SSL_CERT_FILE"))
+        asked = assistant.request_count
+    assert done.returncode == 3, done.stdout + done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert "certificate verify failed: IP address mismatch, certificate is not valid for " in last
+    assert last.endswith(
+        f"(POST {url}/ask): the service's certificate is not for this host: use a "
+        "name it is for in `assistant-url`"
+    )
+    assert asked == 0
+
+
 def test_an_https_url_to_a_plain_http_assistant_says_so(tmp_path, certificates):
     with AssistantServer(default_answer=ANSWER) as assistant:
         url, port = assistant.url.replace("http:", "https:"), assistant.port
@@ -309,3 +350,34 @@ def test_an_https_url_to_a_plain_http_assistant_says_so(tmp_path, certificates):
     assert last.endswith(
         f"(POST {url}/ask): the URL says https: does the service speak plain http?"
     )
+
+
+@pytest.mark.parametrize(
+    ("error", "hint"),
+    [
+        # aiohttp says "ssl:" of every connection to an https URL: no sign of plain HTTP.
+        (
+            "cannot connect (Cannot connect to host nowhere.invalid:443 ssl:default "
+            "[Name or service not known])",
+            "is the assistant running there?",
+        ),
+        (
+            "cannot connect (Cannot connect to host 10.0.0.1:443 ssl:default "
+            "[[SSL: RECORD_LAYER_FAILURE] record layer failure (_ssl.c:1010)])",
+            "the URL says https: does the service speak plain http?",
+        ),
+        (
+            "cannot connect (Cannot connect to host 10.0.0.1:443 ssl:True "
+            "[SSLCertVerificationError: (1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify "
+            "failed: certificate has expired (_ssl.c:1006)')])",
+            "is the service's certificate valid and signed by a CA this runner trusts?",
+        ),
+    ],
+)
+def test_the_hint_for_an_https_connection_reads_what_failed(error, hint):
+    assert error_hint(error, None, "https://10.0.0.1/ask").startswith(hint)
+
+
+def _ssl_line(said: str) -> str:
+    """The ssl module's source line in its error (it differs between Python builds)."""
+    return said.split("(_ssl.c:", 1)[1].split(")", 1)[0]
