@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from golden_gate.evaluation.providers.openai import FORCE_LANGCHAIN
 from golden_gate.evaluation.target import error_hint
 from tests.fakes.assistant_server import AssistantServer
 from tests.fakes.judge_server import JudgeServer
@@ -231,6 +232,17 @@ def _report(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "report.json").read_text(encoding="utf-8"))
 
 
+def _on(path: str, env: dict[str, str]) -> dict[str, str]:
+    """`env` for the judge's own client ("direct", the default for `openai:`) or LangChain's."""
+    return {**env, FORCE_LANGCHAIN: "1"} if path == "langchain" else env
+
+
+def _client_of(judge: JudgeServer) -> set[str]:
+    """Which client made the judge's calls, by its User-Agent."""
+    agents = {headers.get("user-agent", "") for headers in judge.headers}
+    return {"direct" if agent.startswith("golden-gate/") else "langchain" for agent in agents}
+
+
 def _trusted(certificates: Certificates, how: str) -> dict[str, str]:
     if how == "SSL_CERT_FILE":
         return _environment(SSL_CERT_FILE=str(certificates.ca))
@@ -242,20 +254,25 @@ def _trusted(certificates: Certificates, how: str) -> dict[str, str]:
 # -- a CA the runner is told to trust --------------------------------------------------------
 
 
-@pytest.mark.parametrize("how", ["SSL_CERT_FILE", "SSL_CERT_DIR"])
+@pytest.mark.parametrize(
+    ("how", "path"),
+    [("SSL_CERT_FILE", "direct"), ("SSL_CERT_DIR", "direct"), ("SSL_CERT_FILE", "langchain")],
+)
 def test_an_assistant_and_a_judge_over_https_signed_by_a_ca_the_runner_trusts(
-    tmp_path, certificates, https_assistant, https_judge, how
+    tmp_path, certificates, https_assistant, https_judge, how, path
 ):
     # The judge by name (localhost, a DNS SAN), the assistant by address (an IP SAN).
     judge_url = f"https://localhost:{https_judge.port}/v1"
-    done = _eval(tmp_path, https_assistant.url, judge_url, _trusted(certificates, how))
+    env = _on(path, _trusted(certificates, how))
+    done = _eval(tmp_path, https_assistant.url, judge_url, env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith(f"golden-gate: {ITEMS}/{ITEMS} items passed")
     assert https_assistant.request_count == ITEMS
     assert [r.path for r in https_assistant.requests] == ["/ask"] * ITEMS
-    # Every item judged over HTTPS by the judge's own client (the fake derives each verdict).
+    # Every item judged over HTTPS by the client `path` names (the fake derives each verdict).
     assert set(https_judge.paths) == {"/v1/chat/completions"}
     assert https_judge.calls >= ITEMS
+    assert _client_of(https_judge) == {path}
     report = _report(tmp_path)
     assert report["complete"] is True
     assert [run["status"] for item in report["results"] for run in item["run_results"]] == [
@@ -282,20 +299,20 @@ def test_an_assistant_whose_certificate_is_not_trusted_stops_the_run_at_once_say
         "CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to get local issuer "
         f"certificate (_ssl.c:{_ssl_line(done.stderr)})')]) (POST {url}/ask): is the "
         "service's certificate valid and signed by a CA this runner trusts? (a private CA: set "
-        "SSL_CERT_FILE to a bundle holding it)"
+        "SSL_CERT_FILE to a bundle holding it and the public CAs)"
     )
     assert https_assistant.request_count == 0  # no request got past the handshake
     report = _report(tmp_path)
     assert report["complete"] is False and len(report["not_asked"]) == ITEMS
 
 
+@pytest.mark.parametrize("path", ["direct", "langchain"])
 def test_a_judge_whose_certificate_is_not_trusted_gives_judge_errors_not_a_pass(
-    tmp_path, https_judge
+    tmp_path, https_judge, path
 ):
+    env = _on(path, _environment())
     with AssistantServer(default_answer=ANSWER) as assistant:  # plain HTTP: it answers
-        done = _eval(
-            tmp_path, assistant.url, https_judge.base_url, _environment(), "--judge-retries", "0"
-        )
+        done = _eval(tmp_path, assistant.url, https_judge.base_url, env, "--judge-retries", "0")
         asked = assistant.request_count
     assert done.returncode == 3, done.stdout + done.stderr
     assert asked == ITEMS

@@ -132,7 +132,7 @@ def error_hint(error: str, status: int | None, url: str) -> str:
             )
         return (
             "is the service's certificate valid and signed by a CA this runner trusts? "
-            "(a private CA: set SSL_CERT_FILE to a bundle holding it)"
+            "(a private CA: set SSL_CERT_FILE to a bundle holding it and the public CAs)"
         )
     if https and any(words in lowered for words in _PLAIN_HTTP):
         return "the URL says https: does the service speak plain http?"
