@@ -389,6 +389,11 @@ def test_an_https_url_to_a_plain_http_assistant_says_so(tmp_path, certificates):
             "failed: certificate has expired (_ssl.c:1006)')])",
             "is the service's certificate valid and signed by a CA this runner trusts?",
         ),
+        (
+            "cannot connect (Cannot connect to host 10.0.0.1:443 ssl:default "
+            "[[SSL: TLSV1_ALERT_PROTOCOL_VERSION] tlsv1 alert protocol version (_ssl.c:1006)])",
+            "the TLS handshake with the service failed: see the SSL error",
+        ),
     ],
 )
 def test_the_hint_for_an_https_connection_reads_what_failed(error, hint):

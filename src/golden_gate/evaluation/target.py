@@ -136,6 +136,8 @@ def error_hint(error: str, status: int | None, url: str) -> str:
         )
     if https and any(words in lowered for words in _PLAIN_HTTP):
         return "the URL says https: does the service speak plain http?"
+    if "[ssl:" in lowered:  # another TLS failure (a protocol version, an alert): said as is
+        return "the TLS handshake with the service failed: see the SSL error"
     if "connection refused" in lowered or "cannot connect" in lowered:
         return (
             "is the assistant running there? (from a Docker action, a server an earlier step "
