@@ -22,6 +22,8 @@ Faults, all plain attributes that may be changed while the server runs:
   close the connection without a response);
 - `encoded`: (Content-Encoding, bytes) sent as a 200's body as they are (gzip, a bomb, junk).
 
+`ssl_context` serves HTTPS (`url` then says https).
+
 Records: `requests` (path, lower-cased headers, body, parsed JSON), `request_count`,
 `count(question)`, `max_in_flight`, `huge_completed` (huge bodies sent in full).
 
@@ -34,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -42,6 +45,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
+
+from tests.fakes.background import TLSMixIn
 
 Mode = Literal["answer", "html", "empty", "huge", "slow", "close"]
 Shape = Callable[[Any, list[Any]], Any]
@@ -94,6 +99,7 @@ class AssistantServer:
         huge_content_length: bool = False,
         set_cookie: str | None = None,
         encoded: tuple[str, bytes] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.answers = dict(answers or {})
         self.default_answer = default_answer
@@ -115,6 +121,7 @@ class AssistantServer:
         self.huge_content_length = huge_content_length
         self.set_cookie = set_cookie  # sent with every answer (a session the client must not keep)
         self.encoded = encoded  # (Content-Encoding, body): sent as it is instead of an answer
+        self.ssl_context = ssl_context  # serve HTTPS with it (fixed once started)
 
         self.requests: list[RecordedRequest] = []
         self.first_request_at: float | None = None  # time.time() of the first POST (benches)
@@ -135,7 +142,8 @@ class AssistantServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def port(self) -> int:
@@ -158,6 +166,7 @@ class AssistantServer:
     def start(self) -> Self:
         self._stopping.clear()
         self._httpd = _Httpd(("127.0.0.1", 0), _Handler, self)
+        self._httpd.ssl_context = self.ssl_context
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},
@@ -231,7 +240,7 @@ class AssistantServer:
         return None
 
 
-class _Httpd(ThreadingHTTPServer):
+class _Httpd(TLSMixIn, ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # a burst of 64 concurrent connects must not be refused
     allow_reuse_address = True
@@ -268,7 +277,9 @@ class _Httpd(ThreadingHTTPServer):
             connections = list(self._connections)
         for connection in connections:
             with contextlib.suppress(OSError):  # already closed by the client
-                connection.shutdown(socket.SHUT_RDWR)
+                # The plain socket's shutdown, also under TLS: SSLSocket.shutdown would drop
+                # its TLS state under a handler thread still reading.
+                socket.socket.shutdown(connection, socket.SHUT_RDWR)
 
     def join_workers(self, timeout: float) -> None:
         with self._tracking:

@@ -90,6 +90,18 @@ class AssistantUnusable(IncompleteError):
     """The first request (the preflight) failed in a way every other one would: said once."""
 
 
+# What the ssl module says when the server does not speak TLS (an https URL to plain HTTP),
+# OpenSSL 3.0's words and 3.2's. Every aiohttp connect error to an https URL says "ssl:",
+# so that alone is no sign (a name that does not resolve says it too).
+_PLAIN_HTTP = (
+    "wrong version number",
+    "wrong_version_number",
+    "record layer failure",
+    "packet length too long",
+    "unknown protocol",
+)
+
+
 def error_hint(error: str, status: int | None, url: str) -> str:
     """What to check for an assistant error: the setting most likely wrong, or where to look."""
     https = url.lower().startswith("https:")
@@ -116,8 +128,20 @@ def error_hint(error: str, status: int | None, url: str) -> str:
     if status is not None and (status == 429 or status >= 500):
         return "the service failed: see its logs"
     lowered = error.lower()
-    if https and ("ssl" in lowered or "tls" in lowered or "wrong version" in lowered):
+    if "certificate verify failed" in lowered or "certificate_verify_failed" in lowered:
+        if "mismatch" in lowered:
+            return (
+                "the service's certificate is not for this host: use a name it is for in "
+                "`assistant-url`"
+            )
+        return (
+            "is the service's certificate valid and signed by a CA this runner trusts? "
+            "(a private CA: set SSL_CERT_FILE to a bundle holding it and the public CAs)"
+        )
+    if https and any(words in lowered for words in _PLAIN_HTTP):
         return "the URL says https: does the service speak plain http?"
+    if "[ssl:" in lowered:  # another TLS failure (a protocol version, an alert): said as is
+        return "the TLS handshake with the service failed: see the SSL error"
     if "connection refused" in lowered or "cannot connect" in lowered:
         return (
             "is the assistant running there? (from a Docker action, a server an earlier step "
@@ -374,6 +398,9 @@ class AssistantClient:
                 headers = response.headers
         except TimeoutError:  # aiohttp's timeouts are TimeoutErrors too
             return _Outcome(elapsed_ms(), error=f"timed out after {timeout_s:g} s", retryable=True)
+        except aiohttp.ClientConnectorCertificateError as exc:
+            # Not retried: the certificate is the same on the next attempt.
+            return _Outcome(elapsed_ms(), error=f"cannot connect ({one_line(exc)})")
         except aiohttp.ClientConnectorError as exc:
             if isinstance(exc.os_error, ConnectionRefusedError):
                 return _Outcome(elapsed_ms(), error="connection refused", retryable=True)
