@@ -7,6 +7,7 @@ read from SSL_CERT_FILE / SSL_CERT_DIR once per process (evaluation/tls.py cache
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import ipaddress
 import json
@@ -306,33 +307,86 @@ def test_an_assistant_whose_certificate_is_not_trusted_stops_the_run_at_once_say
     assert report["complete"] is False and len(report["not_asked"]) == ITEMS
 
 
-@pytest.mark.parametrize("path", ["direct", "langchain"])
-def test_a_judge_whose_certificate_is_not_trusted_gives_judge_errors_not_a_pass(
-    tmp_path, https_judge, path
+def test_a_judge_whose_certificate_is_not_trusted_stops_the_run_before_any_question(
+    tmp_path, https_judge
 ):
-    env = _on(path, _environment())
+    # Every call would fail the same way: the judge's preflight completes the handshake.
     with AssistantServer(default_answer=ANSWER) as assistant:  # plain HTTP: it answers
-        done = _eval(tmp_path, assistant.url, https_judge.base_url, env, "--judge-retries", "0")
+        done = _eval(tmp_path, assistant.url, https_judge.base_url, _environment())
         asked = assistant.request_count
     assert done.returncode == 3, done.stdout + done.stderr
-    assert asked == ITEMS
-    assert https_judge.calls == 0  # no request got past the handshake
-    refused = (
-        "judge: judge openai:gpt-4.1-mini failed: cannot connect ([SSL: CERTIFICATE_VERIFY_FAILED] "
-        "certificate verify failed: unable to get local issuer certificate (_ssl.c:"
-    )
-    assert done.stdout.startswith(
-        f"golden-gate: no item could be counted: every run of all {ITEMS} items ended in an "
-        f"error (first: error: {refused}"
-    )
+    assert asked == 0 and https_judge.calls == 0
     assert done.stderr.strip().splitlines()[-1] == (
-        f"golden-gate: error: the evaluation could not be completed: {ITEMS} of {ITEMS} runs "
-        f"ended in an error (0 unanswered by the assistant, {ITEMS} not judged; 100%, above "
-        "max-error-rate 10%)"
+        "golden-gate: error: the judge at "
+        f"{https_judge.base_url} cannot be reached (unable to get local issuer certificate): "
+        "its certificate is not trusted here (a private CA: set SSL_CERT_FILE to a bundle "
+        "holding it and the public CAs)"
     )
-    runs = [run for item in _report(tmp_path)["results"] for run in item["run_results"]]
-    assert [(run["status"], run["error_side"]) for run in runs] == [("error", "judge")] * ITEMS
-    assert all(run["error"].startswith(refused) for run in runs)
+
+
+def test_a_judge_certificate_for_another_host_stops_the_run_naming_the_host(tmp_path, certificates):
+    elsewhere = Certificates.context(certificates.elsewhere)
+    with JudgeServer(ssl_context=elsewhere) as judge, AssistantServer() as assistant:
+        trusted = _trusted(certificates, "SSL_CERT_FILE")
+        url = judge.base_url
+        done = _eval(tmp_path, assistant.url, url, trusted)
+        asked = assistant.request_count
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert asked == 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert f"the judge at {url} cannot be reached (IP address mismatch" in last
+    assert last.endswith("it is for another host: use a name it is for in judge-base-url")
+
+
+@pytest.fixture
+def certifi_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process trusting certifi's bundle only, as a runner without SSL_CERT_FILE does;
+    the cached contexts rebuilt before and after."""
+    from golden_gate.evaluation import tls, transport
+
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    tls.context.cache_clear()
+    transport.tls_context.cache_clear()
+    yield
+    monkeypatch.undo()
+    tls.context.cache_clear()
+    transport.tls_context.cache_clear()
+
+
+@pytest.mark.parametrize("path", ["direct", "langchain"])
+def test_a_judge_call_to_an_untrusted_certificate_is_one_attempt_saying_what_to_set(
+    https_judge, certifi_only, monkeypatch, path
+):
+    # Where no preflight looks (the provider's own endpoint, behind a TLS-inspecting proxy):
+    # the same certificate fails every attempt, so one is made, and the error says what to set.
+    from golden_gate.evaluation.judge import JudgeError, JudgeSettings, LLMJudge
+
+    monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)
+    monkeypatch.setenv(FORCE_LANGCHAIN, "1" if path == "langchain" else "")
+    settings = JudgeSettings(
+        model="openai:gpt-4.1-mini", base_url=https_judge.base_url, max_retries=3, timeout_s=5
+    )
+    judge = LLMJudge(settings)
+
+    async def call() -> Any:
+        try:
+            return await judge.judge(question="q", answer=ANSWER, reference="- restart")
+        except JudgeError as exc:
+            return exc
+        finally:
+            await judge.aclose()
+
+    outcome = asyncio.run(call())
+    assert isinstance(outcome, JudgeError), outcome
+    assert outcome.attempts == 1
+    said = str(outcome)
+    assert "cannot connect (" in said and "CERTIFICATE_VERIFY_FAILED" in said
+    assert said.endswith(
+        "the judge's certificate is not trusted here (a private CA: set SSL_CERT_FILE to a "
+        "bundle holding it and the public CAs)"
+    )
+    assert https_judge.calls == 0
 
 
 # -- other ways TLS goes wrong ---------------------------------------------------------------

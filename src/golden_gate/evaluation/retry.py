@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from golden_gate.evaluation import tls
 from golden_gate.evaluation.providers.chat_completions import StatusError, transport_fault
 
 BACKOFF_S = 0.5
@@ -70,6 +71,8 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 def retryable(exc: BaseException) -> bool:
     """Whether asking again can cure the fault."""
+    if tls.untrusted_certificate(exc):
+        return False
     for cause in _causes(exc):
         status = _status(cause)
         if status is not None:

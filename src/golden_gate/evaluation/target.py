@@ -134,10 +134,8 @@ def error_hint(error: str, status: int | None, url: str) -> str:
                 "the service's certificate is not for this host: use a name it is for in "
                 "`assistant-url`"
             )
-        return (
-            "is the service's certificate valid and signed by a CA this runner trusts? "
-            "(a private CA: set SSL_CERT_FILE to a bundle holding it and the public CAs)"
-        )
+        trust = "is the service's certificate valid and signed by a CA this runner trusts?"
+        return f"{trust} ({tls.HINT})"
     if https and any(words in lowered for words in _PLAIN_HTTP):
         return "the URL says https: does the service speak plain http?"
     if "[ssl:" in lowered:  # another TLS failure (a protocol version, an alert): said as is

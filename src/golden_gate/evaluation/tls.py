@@ -21,3 +21,24 @@ def context() -> ssl.SSLContext:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
+
+
+HINT = "a private CA: set SSL_CERT_FILE to a bundle holding it and the public CAs"
+
+
+def untrusted_certificate(exc: BaseException) -> bool:
+    """Whether `exc` is (or was raised from) a failed certificate verification: the same
+    certificate fails every attempt, so it is said once and not retried."""
+    import sys
+
+    aiohttp = sys.modules.get("aiohttp")  # never imported to read an error
+    seen: BaseException | None = exc
+    for _ in range(10):  # a chain of causes is short; never walk a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        if aiohttp is not None and isinstance(seen, aiohttp.ClientConnectorCertificateError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from golden_gate.evaluation import tls
 from golden_gate.evaluation.providers import chat_completions
 
 if TYPE_CHECKING:
@@ -145,13 +146,22 @@ def transport_error(exc: BaseException, settings: JudgeSettings) -> str | None:
     if (fault := chat_completions.transport_fault(exc)) is not None:  # aiohttp's
         if isinstance(fault, chat_completions.Timeout):
             return timed_out(settings)
-        return f"cannot connect ({line(str(fault)) or type(fault).__name__})"
+        return _cannot_connect(fault)
     for httpx in transports():
         if isinstance(exc, httpx.TimeoutException):
             return timed_out(settings)
         if isinstance(exc, httpx.TransportError):
-            return f"cannot connect ({line(str(exc)) or type(exc).__name__})"
+            return _cannot_connect(exc)
     return None
+
+
+def _cannot_connect(exc: BaseException) -> str:
+    said = f"cannot connect ({line(str(exc)) or type(exc).__name__})"
+    if not tls.untrusted_certificate(exc):
+        return said
+    if "mismatch" in said:  # OpenSSL's "Hostname mismatch", "IP address mismatch"
+        return f"{said}: the judge's certificate is for another host (check judge-base-url)"
+    return f"{said}: the judge's certificate is not trusted here ({tls.HINT})"
 
 
 def transport_timeout(exc: BaseException) -> bool:
