@@ -1,11 +1,12 @@
 """CPU per request of the HTTP clients an eval could use, against one server in another process.
 
 Each item of an `eval` is two HTTP exchanges (the assistant, the judge); this measures what one
-costs the client: golden-gate's shipped httpx transport (`transport.sharded`, small pools), a
-default `httpx.AsyncClient`, and aiohttp when it is installed (it is not a dependency; run this
-with a Python that has it to compare). The server is a minimal keep-alive HTTP/1.1 server on
-asyncio in a process of its own, answering a chat completion at once, so the figures are the
-client's. One process a client and concurrency, alternating; CPU from `getrusage`.
+costs the client: golden-gate's shipped client (the judge's `chat_completions.Client`, over
+aiohttp, serialising the body as the SDK does), aiohttp's default session, httpx with
+golden-gate's split pools (`transport.sharded`, what shipped before aiohttp) and a default
+`httpx.AsyncClient`. The server is a minimal keep-alive HTTP/1.1 server on asyncio in a
+process of its own, answering a chat completion at once, so the figures are the client's. One
+process a client and concurrency, alternating; CPU from `getrusage`.
 
     .venv/bin/python bench/http_clients.py [--requests 3000]
 """
@@ -32,7 +33,7 @@ REPLY = json.dumps(
     }
 ).encode()
 BODY = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 3000}]}).encode()
-CLIENTS = ("golden-gate", "httpx", "aiohttp")
+CLIENTS = ("golden-gate", "aiohttp", "httpx, split pools", "httpx")
 CONCURRENCIES = (8, 32, 128)
 
 
@@ -59,15 +60,30 @@ async def _serve(port: int) -> None:
         await server.serve_forever()
 
 
-async def _client(kind: str, url: str, requests: int, concurrency: int) -> float | None:
-    """CPU milliseconds a request, after a warm-up; None when `kind` is not installed."""
+async def _client(kind: str, url: str, requests: int, concurrency: int) -> float:
+    """CPU milliseconds a request, after a warm-up."""
     headers = {"Content-Type": "application/json", "Authorization": "Bearer x"}
     slots = asyncio.Semaphore(concurrency)
-    if kind == "aiohttp":
-        try:
-            import aiohttp
-        except ImportError:
-            return None
+    if kind == "golden-gate":
+        sys.path.insert(0, str(ROOT / "src"))
+        from golden_gate.evaluation.providers.chat_completions import Client
+
+        ours = Client(
+            url=url.removesuffix("/chat/completions"),
+            api_key="x",
+            timeout_s=60.0,
+            connections=concurrency,
+        )
+        document = json.loads(BODY)
+
+        async def one() -> None:
+            async with slots:
+                json.loads((await ours.post(document)).content)
+
+        close = ours.aclose
+    elif kind == "aiohttp":
+        import aiohttp
+
         session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency))
 
         async def one() -> None:
@@ -78,14 +94,13 @@ async def _client(kind: str, url: str, requests: int, concurrency: int) -> float
     else:
         import httpx
 
-        if kind == "golden-gate":
+        if kind == "httpx, split pools":
             sys.path.insert(0, str(ROOT / "src"))
-            from golden_gate.evaluation.transport import Client, sharded
+            from golden_gate.evaluation.transport import sharded
 
-            client = Client(transport=sharded(concurrency))
+            client = httpx.AsyncClient(transport=sharded(concurrency, http=httpx))
         else:
-            limits = httpx.Limits(max_connections=concurrency)
-            client = httpx.AsyncClient(limits=limits)
+            client = httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency))
 
         async def one() -> None:
             async with slots:
@@ -130,8 +145,7 @@ def main() -> None:
                 argv = [sys.executable, __file__, "--client", kind, url]
                 argv += [str(args.requests), str(concurrency)]
                 out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
-                value = json.loads(out)
-                cells.append("not installed" if value is None else f"{value:.2f} ms")
+                cells.append(f"{json.loads(out):.2f} ms")
             print(f"| {kind} | " + " | ".join(cells) + " |")
     finally:
         server.terminate()

@@ -2,10 +2,11 @@
 
 1. Throughput: 1,000 items through `evaluate` against the fake assistant (its own process,
    fixed latency) at concurrency 1, 8, 32 and 64, with the offline keypoints judge and with
-   the LLM judge (openevals -> the OpenAI SDK) against the fake OpenAI-compatible
-   judge (its own process, fixed latency). Efficiency = ideal wall time / measured wall time.
-   Then the LLM judge's two ways of calling the model (openevals given the OpenAI SDK's
-   client, as shipped, and openevals over LangChain's model, GOLDEN_GATE_JUDGE_LANGCHAIN=1)
+   the LLM judge (openevals -> golden-gate's Chat Completions client) against the fake
+   OpenAI-compatible judge (its own process, fixed latency). Efficiency = ideal wall time /
+   measured wall time. Then the LLM judge's two ways of calling the model (openevals through
+   golden-gate's own client, as shipped, and over LangChain's model,
+   GOLDEN_GATE_JUDGE_LANGCHAIN=1)
    with the judge at 200 ms, at concurrency 8 and 32: efficiency and CPU per judged item.
 2. The same workload through a thread pool of 8 workers written as teams write it by hand.
 3. The pure core on a 100,000-item report: load, save, gate, comment, summary (bench/core_scale.py,
@@ -43,27 +44,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx
-
 from golden_gate.core.golden import GoldenItem
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
 from golden_gate.evaluation.judge import Judge, JudgeSettings, make_judge
 from golden_gate.evaluation.response import AssistantSettings
 from golden_gate.evaluation.target import AssistantClient
-from golden_gate.evaluation.transport import SHARD
-from golden_gate.evaluation.transport import sharded as split
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 SERVE = BENCH / "serve.py"
 LATENCY = 0.1  # seconds, the fake assistant's and the fake judge's, per request
-FAST = 0.05  # the assistant's latency for the connection-pool table's second half
 ITEMS = 1_000
 C1_ITEMS = 100  # concurrency 1 runs this many (10 s) instead of 1,000 (100 s); scaled below
 LEVELS = (1, 8, 32, 64)
-POOL_LEVELS = (32, 64)
-POOL_SHARDS = (SHARD, 16)  # shipped, and the size shipped before
 JUDGE_MODEL = "openai:gpt-4.1-mini"
 DUMMY_KEY = "sk-bench-not-a-real-key"
 JUDGE_LATENCY = 0.2  # the stand-in judge of the judge-path table: slower than the assistant
@@ -130,9 +124,9 @@ def answers(items: list[GoldenItem]) -> dict[str, str]:
 # -- 1. throughput -------------------------------------------------------------------------------
 
 
-async def _evaluate(items, url: str, judge: Judge, *, concurrency: int, cache_dir: Path, client):
+async def _evaluate(items, url: str, judge: Judge, *, concurrency: int, cache_dir: Path):
     target = AssistantSettings(url=url, concurrency=concurrency)
-    async with AssistantClient(target, client=client) as assistant:
+    async with AssistantClient(target) as assistant:
         try:
             return await evaluate(
                 items,
@@ -143,8 +137,6 @@ async def _evaluate(items, url: str, judge: Judge, *, concurrency: int, cache_di
             )
         finally:
             await judge.aclose()
-            if client is not None:
-                await client.aclose()
 
 
 async def _observed_latency(url: str, samples: int = 20) -> float:
@@ -162,8 +154,6 @@ def run_level(
     concurrency: int,
     latency: float,
     *,
-    sharded: bool = False,
-    shard: int = SHARD,
     judge_latency: float | None = None,
     path: str = "sdk",
 ) -> dict:
@@ -182,22 +172,9 @@ def run_level(
     with tempfile.TemporaryDirectory(prefix="golden-gate-bench-cache-") as cache_dir:
         cpu, started = time.process_time(), time.perf_counter()
         # The verdict cache is on, as in a real run: a file a verdict.
-        # `sharded` with SHARD is what ships (golden_gate/evaluation/transport.py); the other
-        # rows are one plain pool, or the split with another pool size.
-        single = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        client: httpx.AsyncClient | None = None
-        if not sharded:
-            client = httpx.AsyncClient(limits=single)
-        elif shard != SHARD:
-            client = httpx.AsyncClient(transport=split(concurrency, shard=shard))
         report = asyncio.run(
             _evaluate(
-                items,
-                assistant.url,
-                judge,
-                concurrency=concurrency,
-                cache_dir=Path(cache_dir),
-                client=client,
+                items, assistant.url, judge, concurrency=concurrency, cache_dir=Path(cache_dir)
             )
         )
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -213,8 +190,6 @@ def run_level(
         "latency_s": latency,
         "judge_latency_s": judge_latency,
         "path": path,
-        "sharded": sharded,
-        "shard": shard,
         "wall_s": wall,
         "ideal_s": ideal,
         "efficiency": ideal / wall,
@@ -241,21 +216,8 @@ def throughput(quick: bool) -> dict[str, Any]:
             rows = []
             for level in LEVELS:
                 subset = items[: min(n, C1_ITEMS)] if level == 1 else items
-                rows.append(run_level(subset, assistant, judge_fake, level, LATENCY, sharded=True))
+                rows.append(run_level(subset, assistant, judge_fake, level, LATENCY))
             out[name] = rows
-        out["pool"] = [run_level(items, assistant, None, level, LATENCY) for level in POOL_LEVELS]
-        out["pool"] += [
-            run_level(items, assistant, None, level, LATENCY, sharded=True, shard=shard)
-            for shard in POOL_SHARDS
-            for level in POOL_LEVELS
-        ]
-    with serve("assistant", FAST, answers(items)) as assistant:
-        out["pool"] += [run_level(items, assistant, None, level, FAST) for level in POOL_LEVELS]
-        out["pool"] += [
-            run_level(items, assistant, None, level, FAST, sharded=True, shard=shard)
-            for shard in POOL_SHARDS
-            for level in POOL_LEVELS
-        ]
     return out
 
 
@@ -273,8 +235,7 @@ def print_throughput(result: dict[str, Any]) -> None:
         "own HTTP handling); the efficiency against that ideal is in parentheses. CPU = this "
         "process's CPU time during the run, per item (one interpreter: the wall time can never "
         "be below the total). Every run's verdict cache is on and cold, as in a real first run. "
-        "The clients are as shipped (the assistant's and the judge's connections in pools of "
-        f"at most {SHARD}).\n"
+        "The clients are as shipped (the assistant's and the judge's over aiohttp).\n"
     )
     for name, title in (("keypoints", "offline keypoints judge"), ("llm", "LLM judge")):
         judged = name == "llm"
@@ -313,26 +274,6 @@ def print_throughput(result: dict[str, Any]) -> None:
             f"Concurrency 1 ran {c1['items']} items: 1,000 would take {scale} × "
             f"{c1['wall_s']:.1f} s = {scale * c1['wall_s']:.0f} s at the same efficiency.\n"
         )
-    print(
-        "**The assistant's connection pool.** Keypoints judge, 1,000 items: one httpx pool of "
-        "`concurrency` connections, and `AssistantClient` as shipped, its connections split "
-        f"into pools of at most {SHARD} (golden_gate/evaluation/transport.py; httpcore 1.0's pool "
-        "bookkeeping costs O(connections²) a request), and split into pools of 16 (shipped "
-        "before).\n"
-    )
-    print("| latency | concurrency | pool | wall | ideal | efficiency | CPU an item |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
-    for row in result["pool"]:
-        pool = "one pool"
-        if row["sharded"]:
-            pool = f"split, {row['shard']} a pool" + (" (shipped)" if row["shard"] == SHARD else "")
-        print(
-            f"| {row['latency_s'] * 1000:.0f} ms | {row['concurrency']} | "
-            f"{pool} | {row['wall_s']:.2f} s | "
-            f"{row['ideal_s']:.2f} s | **{row['efficiency']:.2f}** | "
-            f"{row['cpu_s'] / row['items'] * 1000:.1f} ms |"
-        )
-    print()
 
 
 def judge_paths(quick: bool) -> dict[str, Any]:
@@ -348,7 +289,7 @@ def judge_paths(quick: bool) -> dict[str, Any]:
     ):
         assistant.stats()
         for level in JUDGE_LEVELS:
-            rows.append(run_level(items, assistant, None, level, LATENCY, sharded=True))
+            rows.append(run_level(items, assistant, None, level, LATENCY))
             for path in JUDGE_PATHS:
                 rows.append(
                     run_level(
@@ -357,7 +298,6 @@ def judge_paths(quick: bool) -> dict[str, Any]:
                         judge,
                         level,
                         LATENCY,
-                        sharded=True,
                         judge_latency=JUDGE_LATENCY,
                         path=path,
                     )
@@ -394,16 +334,17 @@ def judge_alone(judge_fake: Fake, path: str, n: int, concurrency: int = 32) -> f
 
 def print_judge_paths(result: dict[str, Any]) -> None:
     rows = result["rows"]
-    print("### The LLM judge: the OpenAI SDK's client against LangChain's model\n")
+    print("### The LLM judge: golden-gate's own client against LangChain's model\n")
     print(
         f"{result['items']:,} items, assistant "
         f"{LATENCY * 1000:.0f} ms, judge {JUDGE_LATENCY * 1000:.0f} ms, judge concurrency = "
         "concurrency (the default now). Ideal = items × judge latency / concurrency + one "
-        "assistant latency (the judge is the slower side). `sdk`: openevals given the OpenAI "
-        "SDK's client (shipped); `langchain`: openevals over LangChain's chat model "
-        "(`GOLDEN_GATE_JUDGE_LANGCHAIN=1`). CPU a judged item = this process's CPU over the run "
-        "/ judge calls; the judge's share = that minus the keypoints run's CPU an item at the "
-        "same concurrency (assistant, checks, verdict cache).\n"
+        "assistant latency (the judge is the slower side). `sdk`: openevals through "
+        "golden-gate's own Chat Completions client (shipped); `langchain`: openevals over "
+        "LangChain's chat model (`GOLDEN_GATE_JUDGE_LANGCHAIN=1`). CPU a judged item = this "
+        "process's CPU over the run / judge calls; the judge's share = that minus the "
+        "keypoints run's CPU an item at the same concurrency (assistant, checks, verdict "
+        "cache).\n"
     )
     print(
         "| concurrency | path | wall | ideal | efficiency | CPU a judged item | "

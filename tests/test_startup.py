@@ -74,7 +74,7 @@ def heavy(modules: set[str], names: set[str]) -> set[str]:
 def test_gate_on_a_small_pair_imports_neither_the_judge_stack_nor_scipy_stats(tmp_path):
     found = run_python(tmp_path, cli("gate", *DEMO))
     assert found["code"] == 1  # the demo's candidate regressed
-    assert not heavy(found["modules"], JUDGE_STACK | {"jinja2", "httpx"})
+    assert not heavy(found["modules"], JUDGE_STACK | {"jinja2", "httpx", "aiohttp"})
     # Nor numpy and scipy: with one run per item the sign test is integer arithmetic, and the
     # power statement for a baseline that passed every shared item is a formula.
     assert not heavy(found["modules"], {"scipy", "numpy"})
@@ -91,7 +91,7 @@ def test_the_comment_brings_the_templates_and_nothing_of_the_judge(tmp_path):
     comment = str(tmp_path / "comment.md")
     found = run_python(tmp_path, cli("gate", *DEMO, "--comment-file", comment))
     assert "jinja2" in found["modules"]
-    assert not heavy(found["modules"], JUDGE_STACK | {"httpx"})
+    assert not heavy(found["modules"], JUDGE_STACK | {"httpx", "aiohttp"})
     assert "scipy.stats" not in found["modules"]
 
 
@@ -171,7 +171,8 @@ def test_eval_builds_the_model_judge_on_a_thread_while_the_assistant_is_asked(tm
     assert found["code"] == 0
     threads = found["threads"]
     if path == "direct":  # an OpenAI judge: no SDK, LangChain, LangSmith nor openevals at all
-        assert not heavy(found["modules"], JUDGE_STACK | {"langsmith", "httpx2"})
+        # Nor httpx: the assistant and the judge are asked over aiohttp.
+        assert not heavy(found["modules"], JUDGE_STACK | {"langsmith", "httpx2", "httpx"})
     else:
         stack = {name: thread for name, thread in threads.items() if name in JUDGE_STACK}
         assert stack and set(stack.values()) == {f"build judge {MODEL}"}

@@ -103,6 +103,11 @@ def url_problem(url: str) -> str | None:
         return "it names no host"
     if any(ch.isspace() or ord(ch) < 32 for ch in url):
         return "it holds white space or a control character"
+    if not parts.hostname.startswith("[") and ":" not in parts.hostname:
+        try:  # as the HTTP client encodes it: an empty or over-long label fails every request
+            parts.hostname.encode("idna")
+        except UnicodeError:
+            return f"the host name {parts.hostname!r} has an empty or over-long label"
     return None
 
 

@@ -10,6 +10,8 @@ the same way: retries on 429 and 5xx, timeouts, token usage and the served model
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import threading
 from typing import Any
 
@@ -17,6 +19,7 @@ import pytest
 
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import Verdict
+from golden_gate.errors import InputError
 from golden_gate.evaluation import judge_client, tracing
 from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.evaluate import EvalSettings, evaluate
@@ -307,6 +310,51 @@ def test_both_paths_fail_alike(
         assert error.tokens is not None and error.tokens.output_tokens > 0  # paid for
 
 
+class _HangUp:
+    """A server on 127.0.0.1 that accepts connections and closes them unanswered."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = self._listener.accept()
+                self.accepted += 1
+                conn.recv(65536)  # the request, then no answer
+                conn.close()
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.mark.parametrize("fault", ["refused", "hang-up"])
+def test_both_paths_retry_a_connection_that_fails_and_say_so(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    hang_up = _HangUp()
+    if fault == "refused":
+        hang_up.close()  # nothing listens on its port now
+    url = f"http://127.0.0.1:{hang_up.port}/v1"
+    try:
+        errors = [
+            outcomes(build(path, server, monkeypatch, base_url=url), [CORRECT])[0] for path in PATHS
+        ]
+    finally:
+        hang_up.close()
+
+    for error in errors:
+        assert isinstance(error, JudgeError)
+        # The words after "cannot connect" are each HTTP library's own.
+        assert "failed: cannot connect (" in str(error)
+        assert error.attempts == 3 and not error.timed_out  # the first try and two retries
+    if fault == "hang-up":
+        assert hang_up.accepted >= 6
+
+
 def test_concurrent_calls_on_the_sdk_path_stay_within_the_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -358,6 +406,39 @@ def test_both_paths_go_through_openai_proxy(
         asked = f"{server.base_url}/chat/completions"
         assert proxy.seen == [f"POST {asked}"] * 2  # the absolute form: a proxy's
     assert server.calls == 0
+
+
+@pytest.mark.parametrize("proxy", ["proxy.internal:3128", "socks5://u:hunter2@127.0.0.1:1080"])
+def test_an_unusable_openai_proxy_is_refused_as_the_judge_is_set_up(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch, proxy: str
+) -> None:
+    # aiohttp reads the proxy per call: without this, every item's verdict would fail alike.
+    monkeypatch.setenv("OPENAI_PROXY", proxy)
+    with pytest.raises(InputError, match="could not be set up: OPENAI_PROXY") as caught:
+        build("sdk", server, monkeypatch)
+    assert "not a usable proxy URL" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    try:  # LangChain's path refuses it too, at once or at the first call
+        outcome: Any = outcomes(build("langchain", server, monkeypatch), [CORRECT])[0]
+    except InputError as exc:
+        outcome = exc
+    assert not isinstance(outcome, Verdict)
+    assert "hunter2" not in str(outcome)
+    assert server.calls == 0
+
+
+def test_neither_path_goes_through_http_proxy(
+    server: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK's httpx client, given a transport, reads no HTTP(S)_PROXY: the direct path
+    # neither, so both reach the same place (OPENAI_PROXY is the judge's proxy).
+    with JudgeServer() as proxy:
+        for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):
+            monkeypatch.setenv(name, proxy.base_url.removesuffix("/v1"))
+        for path in PATHS:
+            outcomes(build(path, server, monkeypatch), [CORRECT])
+        assert proxy.seen == []
+    assert server.calls == 2
 
 
 def test_the_langsmith_gateway_keeps_langchains_model(

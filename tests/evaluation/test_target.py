@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import gzip
 import json
 import logging
 import socket
@@ -12,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
+import aiohttp
 import httpx
 import pydantic
 import pytest
@@ -19,7 +22,13 @@ import pytest
 from golden_gate.core.golden import GoldenItem
 from golden_gate.errors import InputError
 from golden_gate.evaluation.response import AssistantSettings
-from golden_gate.evaluation.target import MAX_RETRY_AFTER_S, Answer, AssistantClient, _retry_after
+from golden_gate.evaluation.target import (
+    MAX_RETRY_AFTER_S,
+    Answer,
+    AssistantClient,
+    AssistantUnusable,
+    _retry_after,
+)
 from tests.fakes.assistant_server import AssistantServer
 
 SECRET = "sk-live-0123456789abcdef"
@@ -164,6 +173,25 @@ def test_non_string_answer_is_an_error(value: Any, kind: str) -> None:
     assert answer.text is None
     assert answer.error == f"answer at 'answer' is not a string (got {kind})"
     assert answer.attempts == 1
+
+
+def test_requests_name_the_gate_and_a_configured_header_replaces_a_default() -> None:
+    from golden_gate import __version__
+
+    with AssistantServer() as server:
+        ask(settings_for(server))
+        ask(settings_for(server, headers={"user-agent": "ci-probe", "content-type": "text/json"}))
+        first, second = server.requests
+    assert first.headers["user-agent"] == f"golden-gate/{__version__}"
+    assert first.headers["content-type"] == "application/json"
+    assert second.all("user-agent") == ["ci-probe"]
+    assert second.all("content-type") == ["text/json"]
+
+
+def test_a_response_header_of_12_kib_is_read() -> None:
+    with AssistantServer(set_cookie="session=" + "x" * 12_000) as server:
+        answer = ask(settings_for(server, retries=0))
+    assert answer.ok, answer.error
 
 
 def test_headers_are_sent() -> None:
@@ -315,6 +343,52 @@ def test_huge_body_is_cut_off_at_the_cap(content_length: bool) -> None:
     assert answer.attempts == 1
 
 
+def test_a_gzip_answer_is_read_decoded() -> None:
+    body = gzip.compress(json.dumps({"answer": "zipped", "sources": []}).encode())
+    with AssistantServer(encoded=("gzip", body)) as server:
+        answer = ask(settings_for(server))
+    assert answer.ok and answer.text == "zipped"
+
+
+def test_a_gzip_bomb_is_cut_off_at_the_cap_counted_decoded() -> None:
+    # 60 KB on the wire, 50 MB decoded: the cap counts what the body decodes to.
+    bomb = gzip.compress(b'{"answer": "' + b"x" * 50_000_000 + b'"}', compresslevel=9)
+    with AssistantServer(encoded=("gzip", bomb)) as server:
+        answer = ask(settings_for(server, retries=2))
+        assert server.request_count == 1
+    assert answer.error == "response body exceeds 5000000 bytes"
+
+
+def test_a_body_that_fails_to_decompress_is_an_error_not_retried() -> None:
+    with AssistantServer(encoded=("gzip", b"this is not gzip at all")) as server:
+        answer = ask(settings_for(server, retries=2))
+        assert server.request_count == 1  # the same body again would fail the same way
+    assert answer.error and answer.attempts == 1 and answer.http_status is None
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_credentials_in_the_url_are_sent_as_basic_auth(header: bool) -> None:
+    # As httpx sent them: in place of an Authorization header, if one is set too.
+    headers = {"Authorization": "Bearer other"} if header else {}
+    with AssistantServer() as server:
+        url = server.url.replace("http://", "http://gate:pa55@")
+        answer = ask(settings_for(url, headers=headers))
+        (request,) = server.requests
+    assert answer.ok
+    assert request.headers["authorization"] == "Basic " + base64.b64encode(b"gate:pa55").decode()
+
+
+def test_the_assistant_is_asked_directly_whatever_http_proxy_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As before aiohttp: the assistant is often a service on the runner itself."""
+    with AssistantServer() as proxy, AssistantServer() as server:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        answer = ask(settings_for(server, retries=0))
+        assert answer.ok and len(server.requests) == 1 and not proxy.requests
+
+
 # -- transport faults ---------------------------------------------------------------------------
 
 
@@ -424,6 +498,33 @@ def test_bad_settings_are_rejected(overrides: dict[str, Any]) -> None:
         AssistantSettings(**{"url": "http://127.0.0.1:1", **overrides})
 
 
+@pytest.mark.parametrize(
+    "url", ["http://a..b/ask", "http://" + "x" * 64 + ".example/ask", "https://.example/"]
+)
+def test_a_host_no_client_can_encode_is_refused_as_a_setting(url: str) -> None:
+    with pytest.raises(pydantic.ValidationError, match="empty or over-long label"):
+        AssistantSettings(url=url)
+
+
+def test_a_request_the_http_client_refuses_fails_the_item_not_the_run() -> None:
+    # Settings the validation let through (built unvalidated here) and the HTTP client refuses
+    # with a plain ValueError: one attempt, the item's error, and the preflight stops the run.
+    settings = AssistantSettings.model_construct(
+        **{**settings_for("http://127.0.0.1:1").model_dump(), "url": "http://a..b"}
+    )
+    answer = ask(settings)
+    assert answer.error is not None
+    assert answer.error.startswith("the request cannot be sent (")
+    assert answer.attempts == 1
+
+    async def preflight() -> None:
+        async with AssistantClient(settings) as client:
+            await client.preflight(make_item())
+
+    with pytest.raises(AssistantUnusable, match=r"the request cannot be sent.*assistant-url"):
+        asyncio.run(preflight())
+
+
 def test_base_url_and_path_are_joined_with_one_slash() -> None:
     with AssistantServer() as server:
         answer = ask(settings_for(server.url + "/", path="ask"))
@@ -438,10 +539,10 @@ def test_injected_client_is_used_and_left_open() -> None:
     with AssistantServer() as server:
 
         async def main() -> tuple[Answer, bool]:
-            async with httpx.AsyncClient() as http:
+            async with aiohttp.ClientSession() as http:
                 async with AssistantClient(settings_for(server), client=http) as client:
                     answer = await client.ask(make_item())
-                return answer, http.is_closed
+                return answer, http.closed
 
         answer, closed_after_client = asyncio.run(main())
     assert answer.ok

@@ -38,7 +38,7 @@ class AnthropicServer(JudgeServer):
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def accepts(self, path: str) -> bool:
         return path == "/v1/messages"

@@ -19,7 +19,10 @@ Faults, all plain attributes that may be changed while the server runs:
 - `mode`: "answer" (default), "html" (200 text/html), "empty" (200, empty body), "huge"
   (`huge_bytes` of JSON streamed in chunks, chunked encoding unless `huge_content_length`),
   "slow" (sleep `slow_s` first: past the client's timeout), "close" (read the request, then
-  close the connection without a response).
+  close the connection without a response);
+- `encoded`: (Content-Encoding, bytes) sent as a 200's body as they are (gzip, a bomb, junk).
+
+`ssl_context` serves HTTPS (`url` then says https).
 
 Records: `requests` (path, lower-cased headers, body, parsed JSON), `request_count`,
 `count(question)`, `max_in_flight`, `huge_completed` (huge bodies sent in full).
@@ -33,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -41,6 +45,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
+
+from tests.fakes.background import TLSMixIn
 
 Mode = Literal["answer", "html", "empty", "huge", "slow", "close"]
 Shape = Callable[[Any, list[Any]], Any]
@@ -56,6 +62,11 @@ class RecordedRequest:
     headers: dict[str, str]  # names lower-cased
     body: bytes
     json: Any  # None when the body is not JSON
+    header_lines: tuple[tuple[str, str], ...] = ()  # as sent: repeats and case kept
+
+    def all(self, name: str) -> list[str]:
+        """Every value sent under `name`, whatever its case."""
+        return [value for key, value in self.header_lines if key.lower() == name.lower()]
 
 
 def default_shape(answer: Any, sources: list[Any]) -> Any:
@@ -87,6 +98,8 @@ class AssistantServer:
         huge_bytes: int = 50_000_000,
         huge_content_length: bool = False,
         set_cookie: str | None = None,
+        encoded: tuple[str, bytes] | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.answers = dict(answers or {})
         self.default_answer = default_answer
@@ -107,6 +120,8 @@ class AssistantServer:
         self.huge_bytes = huge_bytes
         self.huge_content_length = huge_content_length
         self.set_cookie = set_cookie  # sent with every answer (a session the client must not keep)
+        self.encoded = encoded  # (Content-Encoding, body): sent as it is instead of an answer
+        self.ssl_context = ssl_context  # serve HTTPS with it (fixed once started)
 
         self.requests: list[RecordedRequest] = []
         self.first_request_at: float | None = None  # time.time() of the first POST (benches)
@@ -127,7 +142,8 @@ class AssistantServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     @property
     def port(self) -> int:
@@ -150,6 +166,7 @@ class AssistantServer:
     def start(self) -> Self:
         self._stopping.clear()
         self._httpd = _Httpd(("127.0.0.1", 0), _Handler, self)
+        self._httpd.ssl_context = self.ssl_context
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},
@@ -223,7 +240,7 @@ class AssistantServer:
         return None
 
 
-class _Httpd(ThreadingHTTPServer):
+class _Httpd(TLSMixIn, ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # a burst of 64 concurrent connects must not be refused
     allow_reuse_address = True
@@ -260,7 +277,9 @@ class _Httpd(ThreadingHTTPServer):
             connections = list(self._connections)
         for connection in connections:
             with contextlib.suppress(OSError):  # already closed by the client
-                connection.shutdown(socket.SHUT_RDWR)
+                # The plain socket's shutdown, also under TLS: SSLSocket.shutdown would drop
+                # its TLS state under a handler thread still reading.
+                socket.socket.shutdown(connection, socket.SHUT_RDWR)
 
     def join_workers(self, timeout: float) -> None:
         with self._tracking:
@@ -304,7 +323,10 @@ class _Handler(BaseHTTPRequestHandler):
             document = None
         path = self.path.split("?", 1)[0]
         headers = {name.lower(): value for name, value in self.headers.items()}
-        question, number = owner._record(RecordedRequest("POST", path, headers, body, document))
+        recorded = RecordedRequest(
+            "POST", path, headers, body, document, tuple(self.headers.items())
+        )
+        question, number = owner._record(recorded)
         try:
             self._answer(owner, path, question, number)
         finally:
@@ -336,6 +358,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "application/json", b"")
         elif owner.mode == "huge":
             self._send_huge(owner)
+        elif owner.encoded is not None:
+            encoding, data = owner.encoded
+            self._send(200, "application/json", data, {"Content-Encoding": encoding})
         else:
             known = question is not None and question in owner.answers
             answer = owner.answers[question] if known else owner.default_answer

@@ -48,7 +48,7 @@ class GeminiServer(JudgeServer):
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def accepts(self, path: str) -> bool:
         return bool(_PATH.match(path))

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
 import time
 from collections import deque
@@ -336,9 +337,10 @@ class JudgeServer(BackgroundServer):
         port: int = 0,
         slots: int | None = None,
         served_model: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        """`host`/`port`: where to listen (port 0: any free one)."""
-        super().__init__()
+        """`host`/`port`: where to listen (port 0: any free one); `ssl_context`: serve HTTPS."""
+        super().__init__(ssl_context=ssl_context)
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self.served_model = served_model
         self.host = host
@@ -413,7 +415,7 @@ class JudgeServer(BackgroundServer):
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.scheme}://127.0.0.1:{self.port}/v1"
 
     @property
     def port(self) -> int:

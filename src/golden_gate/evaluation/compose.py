@@ -20,7 +20,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 from pydantic import BaseModel, Field, field_validator
 
 from golden_gate import process, runner
@@ -280,6 +279,8 @@ class Compose:
         return f"http://127.0.0.1:{host_port}"
 
     def _wait_healthy(self, url: str, deadline: float) -> None:
+        import httpx  # only with compose-file: not on every eval's start-up
+
         health = url + self.settings.health_path
         last = "no answer"
         while time.monotonic() < deadline:

@@ -2,15 +2,18 @@
 
 Without this, every item's judge call would retry a refused connection with back-off (about
 20 s an item) before the run gave up. Only a definite answer counts: a refused connection, a
-name that does not resolve, a network that is unreachable. A slow or filtered endpoint, or one
+name that does not resolve, a network that is unreachable, an https endpoint whose certificate
+the runner does not trust. A slow or filtered endpoint, or one
 behind a proxy, is left to the calls themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import socket
+import ssl
 import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
@@ -64,6 +67,8 @@ async def judge_endpoint(base_url: str | None, *, timeout_s: float = TIMEOUT_S) 
                 return  # timed out or filtered: not a definite answer
             first = first or exc
         else:
+            if parts.scheme == "https":
+                await _certificate(host, address, where, deadline - loop.time())
             return
     if first is None:
         return  # the name resolved to nothing to try
@@ -71,6 +76,32 @@ async def judge_endpoint(base_url: str | None, *, timeout_s: float = TIMEOUT_S) 
     raise JudgeUnreachable(
         f"the judge at {where} cannot be reached ({why}): is it running? check judge-base-url"
     )
+
+
+async def _certificate(host: str, address: tuple[Any, ...], where: str, timeout_s: float) -> None:
+    """Raise `JudgeUnreachable` when the judge's certificate is not one this runner trusts:
+    every call would fail the same way (the CAs the judge's clients trust: tls.py)."""
+    from golden_gate.evaluation import tls
+
+    try:
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(
+                address[0], address[1], ssl=tls.context(), server_hostname=host
+            ),
+            max(timeout_s, 0.1),
+        )
+    except ssl.SSLCertVerificationError as exc:
+        said = exc.verify_message or exc.reason or "not verified"
+        if "mismatch" in said:
+            fix = "it is for another host: use a name it is for in judge-base-url"
+        else:
+            fix = f"its certificate is not trusted here ({tls.HINT})"
+        raise JudgeUnreachable(f"the judge at {where} cannot be reached ({said}): {fix}") from None
+    except (OSError, TimeoutError):  # other TLS faults, a reset, slowness: left to the calls
+        return
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
 
 
 async def _connect(

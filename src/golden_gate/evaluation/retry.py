@@ -29,7 +29,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from golden_gate.evaluation.providers.chat_completions import StatusError
+from golden_gate.evaluation import tls
+from golden_gate.evaluation.providers.chat_completions import StatusError, transport_fault
 
 BACKOFF_S = 0.5
 BACKOFF_CAP_S = 8.0
@@ -70,10 +71,14 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 def retryable(exc: BaseException) -> bool:
     """Whether asking again can cure the fault."""
+    if tls.untrusted_certificate(exc):
+        return False
     for cause in _causes(exc):
         status = _status(cause)
         if status is not None:
             return status in RETRIED_STATUS or status >= 500
+        if transport_fault(cause) is not None:  # aiohttp's: timeouts, refused, reset
+            return True
         for name in ("openai", "anthropic"):
             sdk = _module(name)
             if sdk is not None and isinstance(cause, sdk.APIConnectionError):  # timeouts too

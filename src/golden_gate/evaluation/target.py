@@ -19,13 +19,17 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
 
-import httpx
+import aiohttp
+from aiohttp.http_exceptions import ContentEncodingError
 from pydantic import BaseModel
+from yarl import URL
 
-from golden_gate import redaction
+from golden_gate import __version__, redaction
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError
+from golden_gate.evaluation import tls
+from golden_gate.evaluation.providers.chat_completions import without_credentials
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
     MAX_BACKOFF_S,
@@ -35,13 +39,14 @@ from golden_gate.evaluation.response import (
     read_answer,
     usage_of,
 )
-from golden_gate.evaluation.transport import Client, sharded
 from golden_gate.surrogates import repair
 
 log = logging.getLogger(__name__)
 
 MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
 _SLOT = re.compile(r"\{(question|id|conversation_id|history)\}")
+REFUSED = "the request cannot be sent"  # by the HTTP client, whatever the assistant does
+MAX_HEADER_BYTES = 16 * 1024
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
 
 
@@ -85,9 +90,23 @@ class AssistantUnusable(IncompleteError):
     """The first request (the preflight) failed in a way every other one would: said once."""
 
 
+# What the ssl module says when the server does not speak TLS (an https URL to plain HTTP),
+# OpenSSL 3.0's words and 3.2's. Every aiohttp connect error to an https URL says "ssl:",
+# so that alone is no sign (a name that does not resolve says it too).
+_PLAIN_HTTP = (
+    "wrong version number",
+    "wrong_version_number",
+    "record layer failure",
+    "packet length too long",
+    "unknown protocol",
+)
+
+
 def error_hint(error: str, status: int | None, url: str) -> str:
     """What to check for an assistant error: the setting most likely wrong, or where to look."""
     https = url.lower().startswith("https:")
+    if error.startswith(REFUSED):
+        return "check `assistant-url` and `assistant-headers`: the HTTP client cannot send them"
     if status in (404, 405):
         return "is `assistant-path` right (and `assistant-url`)?"
     if status in (400, 415, 422):
@@ -109,8 +128,18 @@ def error_hint(error: str, status: int | None, url: str) -> str:
     if status is not None and (status == 429 or status >= 500):
         return "the service failed: see its logs"
     lowered = error.lower()
-    if https and ("ssl" in lowered or "tls" in lowered or "wrong version" in lowered):
+    if "certificate verify failed" in lowered or "certificate_verify_failed" in lowered:
+        if "mismatch" in lowered:
+            return (
+                "the service's certificate is not for this host: use a name it is for in "
+                "`assistant-url`"
+            )
+        trust = "is the service's certificate valid and signed by a CA this runner trusts?"
+        return f"{trust} ({tls.HINT})"
+    if https and any(words in lowered for words in _PLAIN_HTTP):
         return "the URL says https: does the service speak plain http?"
+    if "[ssl:" in lowered:  # another TLS failure (a protocol version, an alert): said as is
+        return "the TLS handshake with the service failed: see the SSL error"
     if "connection refused" in lowered or "cannot connect" in lowered:
         return (
             "is the assistant running there? (from a Docker action, a server an earlier step "
@@ -132,25 +161,58 @@ def error_kind(error: str, status: int | None) -> str:
 class AssistantClient:
     """Asks the assistant every item with bounded concurrency and retries on transient faults."""
 
-    def __init__(self, settings: AssistantSettings, *, client: httpx.AsyncClient | None = None):
+    def __init__(
+        self, settings: AssistantSettings, *, client: aiohttp.ClientSession | None = None
+    ) -> None:
         self.settings = settings
         self._template = json.loads(settings.request_template)
         base = settings.url.rstrip("/")
         self._url = f"{base}/{settings.path.lstrip('/')}" if settings.path else settings.url
-        self._target = httpx.URL(self._url)  # parsed once, not on every request
-        self._headers = {"Content-Type": "application/json", **settings.headers}
-        self._secrets = list(settings.headers.values())  # scrubbed from its errors
-        self._timeout = httpx.Timeout(settings.timeout_s)
+        # Named, so the service's logs can tell the gate's traffic apart; a configured header
+        # replaces a default whatever its case (both would be sent otherwise).
+        defaults = {"Content-Type": "application/json", "User-Agent": f"golden-gate/{__version__}"}
+        given = {name.lower() for name in settings.headers}
+        self._headers = {
+            **{name: value for name, value in defaults.items() if name.lower() not in given},
+            **settings.headers,
+        }
+        # Parsed once, not on every request; credentials in it sent as httpx sent them.
+        self._target = without_credentials(URL(self._url), self._headers)
+        # Scrubbed from its errors: the headers, and the Basic credentials made of the URL's.
+        basic = [v for k, v in self._headers.items() if k.lower() == "authorization"]
+        self._secrets = [*settings.headers.values(), *basic]
+        # As httpx did: connect, the wait for a connection and each read limited separately;
+        # the whole attempt is limited too (`_attempt`).
+        t = settings.timeout_s
+        self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
         self.served_models: set[str] = set()  # read at model_path: at most MAX_SERVED_MODELS
         self._primed: dict[str, Answer] = {}  # the preflight's answer, for the item's first run
         self._owns_client = client is None
-        # The pools must hold the concurrency, or requests would queue in a pool and burn their
-        # timeout there; kept small each (see transport.py). An injected client is the caller's.
-        self._client = (
-            client if client is not None else Client(transport=sharded(settings.concurrency))
+        self._client = client  # an injected session is the caller's; ours opens on first use
+
+    def _open(self) -> aiohttp.ClientSession:
+        """A session holding the concurrency in connections (fewer and requests would queue for
+        one and burn their timeout there), keeping no cookie (each item is asked as a new
+        visitor, whatever order they run in), trusting what httpx trusts (tls.py)."""
+        # No CA bundle loaded for a plain-http assistant (70 ms before its first answer); the
+        # client follows no redirect, so such a session never speaks TLS.
+        https = self._target.scheme == "https"
+        connector = aiohttp.TCPConnector(
+            limit=self.settings.concurrency, limit_per_host=0, ssl=tls.context() if https else True
+        )
+        # No proxy from HTTP(S)_PROXY, as before (httpx given a transport reads none): the
+        # assistant is often a service on the runner itself.
+        return aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=self._timeout,
+            # aiohttp's 8 KiB a header line would fail a big cookie or token header that
+            # httpx read (its limit was 16 KiB for the whole head).
+            max_line_size=MAX_HEADER_BYTES,
+            max_field_size=MAX_HEADER_BYTES,
         )
 
     async def __aenter__(self) -> Self:
@@ -165,8 +227,9 @@ class AssistantClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        if self._owns_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
     @property
     def url(self) -> str:
@@ -207,7 +270,11 @@ class AssistantClient:
             status is not None and 200 <= status < 300
         )
         lowered = error.lower()
-        if status is None and ("connection refused" in lowered or "cannot connect" in lowered):
+        if status is None and (
+            "connection refused" in lowered
+            or "cannot connect" in lowered
+            or error.startswith(REFUSED)
+        ):
             definite = True
         if not definite:  # a timeout or a 5xx may be this item's: the run goes on
             self._primed[item.id] = answer
@@ -297,16 +364,22 @@ class AssistantClient:
             return (time.perf_counter() - started) * 1000
 
         timeout_s = self.settings.timeout_s
+        if self._client is None:
+            self._client = self._open()
         try:
-            # httpx times each read separately; this deadline also stops an assistant that
+            # aiohttp times each read separately; this deadline also stops an assistant that
             # trickles its answer a byte at a time.
             async with (
                 asyncio.timeout(timeout_s),
-                self._client.stream(
-                    "POST", self._target, content=body, headers=self._headers, timeout=self._timeout
+                self._client.post(
+                    self._target,
+                    data=body,
+                    headers=self._headers,
+                    allow_redirects=False,  # as httpx: a redirect is the assistant's answer
+                    timeout=self._timeout,  # an injected session's too
                 ) as response,
             ):
-                status = response.status_code
+                status = response.status
                 if status == 429 or status >= 500:
                     return _Outcome(
                         elapsed_ms(),
@@ -320,27 +393,41 @@ class AssistantClient:
                     detail = f": {excerpt}" if excerpt else ""
                     return _Outcome(elapsed_ms(), status, error=f"HTTP {status}{detail}")
                 raw = await self._read_capped(response)
-                return self._outcome(raw, status, response.headers, elapsed_ms())
-        except (TimeoutError, httpx.TimeoutException):
+                headers = response.headers
+        except TimeoutError:  # aiohttp's timeouts are TimeoutErrors too
             return _Outcome(elapsed_ms(), error=f"timed out after {timeout_s:g} s", retryable=True)
-        except httpx.ConnectError as exc:
-            if _caused_by(exc, ConnectionRefusedError):
+        except aiohttp.ClientConnectorCertificateError as exc:
+            # Not retried: the certificate is the same on the next attempt.
+            return _Outcome(elapsed_ms(), error=f"cannot connect ({one_line(exc)})")
+        except aiohttp.ClientConnectorError as exc:
+            if isinstance(exc.os_error, ConnectionRefusedError):
                 return _Outcome(elapsed_ms(), error="connection refused", retryable=True)
             return _Outcome(elapsed_ms(), error=f"cannot connect ({one_line(exc)})", retryable=True)
-        except httpx.RemoteProtocolError as exc:
+        except aiohttp.ClientPayloadError as exc:
+            if (cause := _cause(exc, ContentEncodingError)) is not None:
+                # A body that fails to decompress: retrying won't help.
+                detail = one_line(getattr(cause, "message", "") or exc)
+                return _Outcome(elapsed_ms(), error=f"the response body cannot be read ({detail})")
             return _Outcome(
                 elapsed_ms(),
                 error=f"the assistant closed the connection ({one_line(exc)})",
                 retryable=True,
             )
-        except httpx.TransportError as exc:
-            return _Outcome(elapsed_ms(), error=one_line(exc), retryable=True)
-        except httpx.HTTPError as exc:  # e.g. a body that fails to decompress: retrying won't help
-            return _Outcome(elapsed_ms(), status=None, error=one_line(exc))
+        except aiohttp.ServerDisconnectedError as exc:
+            return _Outcome(
+                elapsed_ms(),
+                error=f"the assistant closed the connection ({one_line(exc)})",
+                retryable=True,
+            )
+        except aiohttp.ClientError as exc:  # a reset, a malformed response head, ...
+            return _Outcome(elapsed_ms(), error=one_line(exc) or type(exc).__name__, retryable=True)
+        except ValueError as exc:
+            # aiohttp refuses some requests with a plain ValueError before sending (a URL or
+            # header it cannot encode): every request would meet it, so it is not retried.
+            return _Outcome(elapsed_ms(), error=f"{REFUSED} ({one_line(exc)})")
+        return self._outcome(raw, status, headers, elapsed_ms())  # read outside: our own errors
 
-    def _outcome(
-        self, raw: bytes | None, status: int, headers: httpx.Headers, latency_ms: float
-    ) -> _Outcome:
+    def _outcome(self, raw: bytes | None, status: int, headers: Any, latency_ms: float) -> _Outcome:
         """A 2xx response's answer, or why the body is not one (never retried: it won't change)."""
         if raw is None:
             limit = self.settings.max_body_bytes
@@ -373,7 +460,7 @@ class AssistantClient:
             usage=usage_of(self.settings, raw),
         )
 
-    async def _read_capped(self, response: httpx.Response) -> bytes | None:
+    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes | None:
         """The body, or None once it passes the cap (the rest is never read)."""
         limit = self.settings.max_body_bytes
         declared = response.headers.get("content-length", "")
@@ -381,7 +468,7 @@ class AssistantClient:
             return None
         chunks: list[bytes] = []
         size = 0
-        async for chunk in response.aiter_bytes():  # counts decoded bytes: no gzip bombs
+        async for chunk in response.content.iter_any():  # decoded bytes: no gzip bombs
             size += len(chunk)
             if size > limit:
                 return None
@@ -434,27 +521,21 @@ def _retry_after(value: str | None) -> float | None:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
 
 
-async def _read_excerpt(response: httpx.Response) -> str:
+async def _read_excerpt(response: aiohttp.ClientResponse) -> str:
     """The start of an error body: often says exactly what was wrong with the request."""
     data = b""
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.content.iter_any():
         data += chunk
         if len(data) >= EXCERPT_CHARS:
             break
     return one_line(data[:EXCERPT_CHARS].decode("utf-8", "replace"))
 
 
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
-    seen: set[int] = set()
-    pending: list[BaseException | None] = [exc]
-    while pending:
-        current = pending.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, kind):
-            return True
-        pending += [current.__cause__, current.__context__]
-        if isinstance(current, BaseExceptionGroup):
-            pending += list(current.exceptions)
-    return False
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """`exc`, or what it was raised from, when it is a `kind`."""
+    seen: BaseException | None = exc
+    for _ in range(10):  # a chain of causes is short; never walk a cycle
+        if seen is None or isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__
+    return None

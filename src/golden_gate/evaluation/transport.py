@@ -7,8 +7,8 @@ that is most of the client's CPU (see BENCHMARKS.md; encode/httpcore#1035 is the
 request going to the least busy pool, so every pool stays small. 4 a pool: with the
 connections below, 4 spends less CPU a request than 8 or 16 at 32 and 64 connections
 (0.85 against 0.92-1.09 ms, measured side by side in one process; BENCHMARKS.md §1). The
-assistant's client uses it over httpx, the OpenAI judge's over httpx2 (the OpenAI SDK's fork
-of httpx, the same API): `sharded(..., http=...)`.
+judge's SDK clients use it (the OpenAI SDK's over httpx2, its fork of httpx with the same API);
+the assistant's client and the judge's own are over aiohttp (a fifth of the CPU a request).
 
 Every pool needs a TLS context, and building one loads the CA bundle (30-50 ms here): all
 pools of one HTTP library share `tls_context(http)`, built on first use.
@@ -33,46 +33,19 @@ from collections.abc import AsyncIterator, Callable
 from types import ModuleType
 from typing import Any
 
-import httpx
-
 SHARD = 4
 FLUSH_BYTES = 64 * 1024  # a longer body goes out in pieces of about this size
 _CORE = {"httpx": "httpcore", "httpx2": "httpcore2"}  # each HTTP library's connection layer
 
 
 @functools.cache
-def tls_context(http: ModuleType = httpx) -> ssl.SSLContext:
+def tls_context(http: ModuleType) -> ssl.SSLContext:
     """The context `http` would build for `verify=True` (SSL_CERT_FILE and SSL_CERT_DIR
     included), built once."""
     return http.create_ssl_context()
 
 
-class _NoCookies(httpx.Cookies):
-    """A jar that keeps nothing."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        return None
-
-    def set_cookie_header(self, request: httpx.Request) -> None:
-        return None
-
-
-class Client(httpx.AsyncClient):
-    """httpx's client with no cookie jar: no answer's cookie reaches the next question (each item
-    is asked as a new visitor, whatever order they run in), and no response is parsed for
-    cookies (a tenth of a millisecond a request, a twentieth of a run's CPU)."""
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        return _NoCookies()
-
-    @cookies.setter
-    def cookies(self, cookies: Any) -> None:
-        if cookies:
-            raise ValueError("this client keeps no cookies")
-
-
-def sharded(connections: int, *, shard: int = SHARD, http: ModuleType = httpx) -> Any:
+def sharded(connections: int, *, http: ModuleType, shard: int = SHARD) -> Any:
     """A `ShardedTransport` for the HTTP library `http` (httpx or httpx2)."""
     return _transport_class(http)(connections, shard)
 

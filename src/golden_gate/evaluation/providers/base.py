@@ -13,6 +13,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from golden_gate.evaluation import tls
+from golden_gate.evaluation.providers import chat_completions
+
 if TYPE_CHECKING:
     from golden_gate.core.item_result import TokenUsage
     from golden_gate.evaluation.judge import JudgeSettings
@@ -130,6 +133,8 @@ def sdk_cause(exc: BaseException) -> BaseException:
 
 
 def _is_sdk_error(exc: BaseException) -> bool:
+    if chat_completions.transport_fault(exc) is not None:
+        return True
     genai_errors = module("google.genai.errors")
     if genai_errors is not None and isinstance(exc, genai_errors.APIError):
         return True
@@ -138,15 +143,30 @@ def _is_sdk_error(exc: BaseException) -> bool:
 
 def transport_error(exc: BaseException, settings: JudgeSettings) -> str | None:
     """A timeout or a connection that failed, as the HTTP library raised it; None otherwise."""
+    if (fault := chat_completions.transport_fault(exc)) is not None:  # aiohttp's
+        if isinstance(fault, chat_completions.Timeout):
+            return timed_out(settings)
+        return _cannot_connect(fault)
     for httpx in transports():
         if isinstance(exc, httpx.TimeoutException):
             return timed_out(settings)
         if isinstance(exc, httpx.TransportError):
-            return f"cannot connect ({line(str(exc)) or type(exc).__name__})"
+            return _cannot_connect(exc)
     return None
 
 
+def _cannot_connect(exc: BaseException) -> str:
+    said = f"cannot connect ({line(str(exc)) or type(exc).__name__})"
+    if not tls.untrusted_certificate(exc):
+        return said
+    if "mismatch" in said:  # OpenSSL's "Hostname mismatch", "IP address mismatch"
+        return f"{said}: the judge's certificate is for another host (check judge-base-url)"
+    return f"{said}: the judge's certificate is not trusted here ({tls.HINT})"
+
+
 def transport_timeout(exc: BaseException) -> bool:
+    if isinstance(chat_completions.transport_fault(exc), chat_completions.Timeout):
+        return True
     return any(isinstance(exc, httpx.TimeoutException) for httpx in transports())
 
 

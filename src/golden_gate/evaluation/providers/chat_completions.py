@@ -3,8 +3,8 @@
 The judge asks one kind of request (judge_client.py builds its body). Importing the OpenAI SDK
 for it costs about 0.7 s of CPU (its type models) before the first verdict, and each call
 through it about a millisecond of request building; LangChain's model on top of it a second
-more. This client sends the body the SDK would send, byte for byte, over httpx (the
-assistant's HTTP library, already loaded), and reads the variables the SDK and LangChain read:
+more. This client sends the body the SDK would send, byte for byte, over aiohttp (a fifth of
+httpx's CPU a request), and reads the variables the SDK and LangChain read:
 the key from the provider's variable, OPENAI_ORG_ID (or OPENAI_ORGANIZATION) and
 OPENAI_PROJECT_ID, the endpoint from the judge base URL, else OPENAI_API_BASE, else
 OPENAI_BASE_URL. Retries are the judge's (retry.py); an error status is a `StatusError` worded
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
-from golden_gate import __version__
+from golden_gate import __version__, redaction
 
 OPENAI_URL = "https://api.openai.com/v1"  # the OpenAI SDK's own default
 
@@ -49,17 +50,67 @@ def base_url(configured: str | None) -> str:
     return OPENAI_URL
 
 
-class Client:
-    """POSTs Chat Completions bodies to `url`/chat/completions through `http` (an
-    httpx.AsyncClient the caller closes)."""
+class TransportError(Exception):
+    """No response was read: the connection failed, was lost, or timed out (retried)."""
 
-    def __init__(self, *, url: str, api_key: str, timeout_s: float, http: Any) -> None:
-        import httpx
+
+class Timeout(TransportError):
+    """The server took longer than the judge timeout to connect or to answer."""
+
+
+class Response:
+    """A response read whole: what StatusError, retry.py and judge_client.py read of it."""
+
+    __slots__ = ("content", "headers", "status_code")
+
+    def __init__(self, status_code: int, headers: Any, content: bytes) -> None:
+        self.status_code = status_code
+        self.headers = headers  # case-insensitive (`.get("retry-after")`)
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+
+class Client:
+    """POSTs Chat Completions bodies to `url`/chat/completions over aiohttp (a fifth of httpx's
+    CPU a request: BENCHMARKS.md), holding at most `connections` connections; `aclose()` closes
+    them.
+
+    The session is opened on the first call, in the event loop that makes it (the judge is
+    built on another thread: deferred_judge.py). As httpx did for the SDK: each of connect,
+    pool wait and read is limited to `timeout_s`; redirects are followed; the proxy is
+    OPENAI_PROXY; TLS trusts certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py); no cookie
+    is kept.
+    """
+
+    def __init__(self, *, url: str, api_key: str, timeout_s: float, connections: int) -> None:
+        import aiohttp
+        from yarl import URL
+
+        from golden_gate.evaluation import tls
 
         self.base_url = url
-        self._url = httpx.URL(url.rstrip("/") + "/chat/completions")  # parsed once
-        self._http = http
-        self._timeout = httpx.Timeout(timeout_s)
+        self._url = URL(url.rstrip("/") + "/chat/completions")  # parsed once
+        self._connections = max(1, connections)
+        self._tls = tls.context()  # built here, on the thread that builds the judge
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
+        )
+        # OPENAI_PROXY only, as the SDK path (an httpx client given a transport reads no
+        # HTTP(S)_PROXY) and main's client did: both paths reach the same place.
+        self._proxy = os.environ.get("OPENAI_PROXY") or None
+        if self._proxy and (problem := redaction.url_problem(self._proxy)):
+            # Said once, as the judge is set up, not by every call (aiohttp reads it per call).
+            shown = redaction.without_credentials(self._proxy)
+            raise ValueError(f"OPENAI_PROXY {shown!r} is not a usable proxy URL ({problem})")
+        self._session: Any = None
+        self._errors = (TimeoutError, aiohttp.ClientError)  # what transport_error maps
         headers = {
             "Accept": "application/json",
             "Content-Type": "application/json",
@@ -71,15 +122,88 @@ class Client:
             headers["OpenAI-Organization"] = organization
         if project := os.environ.get("OPENAI_PROJECT_ID"):
             headers["OpenAI-Project"] = project
+        self._url = without_credentials(self._url, headers)
         self._headers = headers
 
-    async def post(self, body: dict[str, Any]) -> Any:
-        """The response to `body` (read whole); StatusError when it is not a success."""
+    def _open(self) -> Any:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=self._connections, limit_per_host=0, ssl=self._tls)
+        return aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=self._timeout,
+            trust_env=False,  # no HTTP(S)_PROXY (see `_proxy`), no ~/.netrc read per request
+        )
+
+    async def post(self, body: dict[str, Any]) -> Response:
+        """The response to `body` (read whole); StatusError when it is not a success,
+        TransportError (Timeout) when none was read."""
         # The SDK's serialisation (httpx's defaults): the bytes, and so the cache, are the same.
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        response = await self._http.post(
-            self._url, content=content.encode(), headers=self._headers, timeout=self._timeout
-        )
+        if self._session is None:
+            self._session = self._open()
+        try:
+            async with self._session.post(
+                self._url,
+                data=content.encode(),
+                headers=self._headers,
+                proxy=self._proxy,
+            ) as reply:
+                response = Response(reply.status, reply.headers, await reply.read())
+        except self._errors as exc:
+            raise transport_error(exc) from exc
         if not response.is_success:
             raise StatusError(response)
         return response
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+def without_credentials(url: Any, headers: dict[str, str]) -> Any:
+    """`url` (a yarl URL) without its user:password, which go into `headers` as Basic
+    authorisation instead, replacing any Authorization header, as httpx sends them (aiohttp
+    refuses a URL with credentials beside an Authorization header)."""
+    if url.user is None and url.password is None:
+        return url
+    import base64
+
+    pair = f"{url.user or ''}:{url.password or ''}".encode()
+    for name in [name for name in headers if name.lower() == "authorization"]:
+        del headers[name]
+    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    return url.with_user(None)
+
+
+def transport_error(exc: Exception) -> TransportError:
+    """aiohttp's error (or asyncio's timeout) as ours.
+
+    The one place aiohttp's errors are read: base.transport_error words ours as httpx's were
+    ("timed out after ...", "cannot connect (...)"), and retry.py retries them.
+    """
+    import aiohttp
+
+    if isinstance(exc, TimeoutError):  # aiohttp's timeouts are TimeoutErrors too
+        return Timeout(str(exc) or "timed out")
+    if isinstance(exc, aiohttp.ClientConnectorError):  # refused, unreachable, unknown host
+        return TransportError(str(exc.os_error) or str(exc))
+    # A lost connection, a malformed reply, a bad URL (httpx's TransportErrors, retried alike).
+    return TransportError(str(exc) or type(exc).__name__)
+
+
+def transport_fault(exc: BaseException) -> TransportError | None:
+    """`exc` as a TransportError when it is one: ours, or aiohttp's raised through an SDK
+    (google-genai asks over aiohttp when it is installed); None for any other error."""
+    if isinstance(exc, TransportError):
+        return exc
+    aiohttp = sys.modules.get("aiohttp")  # never imported to read an error
+    if isinstance(exc, TimeoutError) or (
+        aiohttp is not None
+        and isinstance(exc, aiohttp.ClientError)
+        and not isinstance(exc, aiohttp.ClientResponseError)  # a status, read by the SDK
+    ):
+        return transport_error(exc)  # type: ignore[arg-type]
+    return None

@@ -60,14 +60,13 @@ class OpenAICompatible:
         if key is None:
             raise ValueError(f"no API key (set {' or '.join(self.key_env)})")
         url = chat_completions.base_url(settings.base_url or self.default_endpoint)
-        http = http_client(settings.concurrency)
         client = chat_completions.Client(
-            url=url, api_key=key, timeout_s=settings.timeout_s, http=http
+            url=url, api_key=key, timeout_s=settings.timeout_s, connections=settings.concurrency
         )
         return base.ChatEndpoint(
             post=client.post,
             url=url,
-            http_client=http,
+            http_client=client,
             model=model,
             temperature=chat_temperature(model, settings.temperature),
             max_tokens=settings.max_tokens or base.DEFAULT_MAX_TOKENS,
@@ -154,25 +153,10 @@ def chat_temperature(model: str, temperature: float | None) -> float | None:
     return temperature
 
 
-def http_client(connections: int) -> Any:
-    """An HTTP client owned by one event loop, holding `connections` (the judge's concurrency)
-    in small pools (transport.py), as the assistant's does; through OPENAI_PROXY when set (as
-    LangChain's model goes); the SDK's defaults otherwise."""
-    import httpx
-
-    from golden_gate.evaluation.transport import Client, sharded, tls_context
-
-    return Client(
-        transport=sharded(connections, http=httpx),
-        proxy=os.environ.get("OPENAI_PROXY") or None,
-        verify=tls_context(httpx),  # for proxies from the environment
-        follow_redirects=True,
-    )
-
-
 def sdk_http_client(connections: int) -> Any:
-    """`http_client` for the OpenAI SDK (over httpx2, its HTTP library), given to LangChain's
-    model: its own default is shared process-wide and fails with "Event loop is closed" in a
+    """An HTTP client for the OpenAI SDK (over httpx2, its HTTP library) holding `connections`
+    (the judge's concurrency) in small pools (transport.py), given to LangChain's model: its
+    own default is shared process-wide and fails with "Event loop is closed" in a
     second event loop."""
     import httpx2
     import openai
