@@ -427,7 +427,7 @@ SECTIONS = {
     "judge": ("golden_gate.evaluation.judge", "JudgeSettings"),
     "evaluators": ("golden_gate.evaluation.evaluators", "EvaluatorSettings"),
     "checks": ("golden_gate.evaluation.checks", "CheckSettings"),
-    "evaluation": ("golden_gate.evaluation.evaluate", "EvalSettings"),
+    "evaluation": ("golden_gate.evaluation.eval_settings", "EvalSettings"),
     "gate": ("golden_gate.core.verdict", "GateSettings"),
     "": ("golden_gate.settings", "Settings"),
 }

@@ -20,11 +20,9 @@ from golden_gate.errors import (
     InputError,
 )
 from golden_gate.evaluation.cache import VerdictCache
-from golden_gate.evaluation.evaluate import evaluate
 from golden_gate.evaluation.evaluators import Panel, make_panel
 from golden_gate.evaluation.judge import Judge
 from golden_gate.evaluation.progress import Progress
-from golden_gate.evaluation.target import AssistantClient, AssistantUnusable
 from golden_gate.files import WriteFailures
 from golden_gate.publish import Outcome, publish, read_calibration
 from golden_gate.rendering.charts import TrendPoint
@@ -86,6 +84,11 @@ async def _evaluate(
     assistant: AssistantInfo,
     cache: VerdictCache,
 ) -> Report:
+    # Imported here: a skipped run imports this module for `check_inputs`, and the evaluation
+    # brings its HTTP client (aiohttp, a tenth of a second or more).
+    from golden_gate.evaluation.evaluate import evaluate
+    from golden_gate.evaluation.target import AssistantClient, AssistantUnusable
+
     assert settings.target is not None and settings.target.url
     if judge is not None:
         from golden_gate.evaluation import providers

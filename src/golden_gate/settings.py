@@ -14,7 +14,7 @@ from golden_gate.core.verdict import GateSettings
 from golden_gate.evaluation.checks import CheckSettings
 from golden_gate.evaluation.compose import ComposeSettings
 from golden_gate.evaluation.custom_checks import CustomCheck
-from golden_gate.evaluation.evaluate import EvalSettings
+from golden_gate.evaluation.eval_settings import EvalSettings
 from golden_gate.evaluation.evaluators import EvaluatorSettings
 from golden_gate.evaluation.judge import JudgeSettings
 from golden_gate.evaluation.response import AssistantSettings
@@ -139,7 +139,7 @@ def build(
     one sentence naming the option as it was set (flag, input or file line), exit 2."""
     from golden_gate.core.golden import Shard
     from golden_gate.errors import InputError
-    from golden_gate.evaluation.evaluate import parse_prices
+    from golden_gate.evaluation.eval_settings import parse_prices
     from golden_gate.evaluation.evaluators import parse_evaluators
 
     r = resolved

@@ -49,7 +49,7 @@ def _cost_text(args: argparse.Namespace, golden: Path | None, *, items: int | No
     from golden_gate.core import golden as golden_set
     from golden_gate.core.cost import cost_terms
     from golden_gate.core.report_file import load_report
-    from golden_gate.evaluation.evaluate import parse_prices
+    from golden_gate.evaluation.eval_settings import parse_prices
 
     if items is None:
         assert golden is not None
