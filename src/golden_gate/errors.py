@@ -46,3 +46,15 @@ def unexpected(exc: BaseException, env: Mapping[str, str]) -> str:
         + (f" ({detail})" if detail else "")
         + "; please report it (debug logging shows the traceback)"
     )
+
+
+def causes(exc: BaseException, *, implicit: bool = False) -> list[BaseException]:
+    """`exc` and what it was raised from, outermost first (a library wraps another's errors:
+    LangChain the SDK's, the SDK httpx's); `implicit`: also what it was raised while handling
+    (some libraries re-raise without `from`); at most ten, so a cycle ends."""
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and len(chain) < 10:
+        chain.append(seen)
+        seen = seen.__cause__ or (seen.__context__ if implicit else None)
+    return chain

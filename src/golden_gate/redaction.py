@@ -103,7 +103,7 @@ def url_problem(url: str) -> str | None:
         return "it names no host"
     if any(ch.isspace() or ord(ch) < 32 for ch in url):
         return "it holds white space or a control character"
-    if not parts.hostname.startswith("[") and ":" not in parts.hostname:
+    if ":" not in parts.hostname:  # not an IPv6 address
         try:  # as the HTTP client encodes it: an empty or over-long label fails every request
             parts.hostname.encode("idna")
         except UnicodeError:

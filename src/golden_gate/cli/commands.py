@@ -183,7 +183,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_pairwise(args: argparse.Namespace) -> int:
-
     from golden_gate.core.golden import load_golden
     from golden_gate.core.pairwise import describe
     from golden_gate.core.report_file import load_report

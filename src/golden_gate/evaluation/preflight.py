@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from golden_gate import redaction
 from golden_gate.errors import IncompleteError
+from golden_gate.evaluation import tls
 
 TIMEOUT_S = 3.0
 _UNREACHABLE = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH}
@@ -81,8 +82,6 @@ async def judge_endpoint(base_url: str | None, *, timeout_s: float = TIMEOUT_S) 
 async def _certificate(host: str, address: tuple[Any, ...], where: str, timeout_s: float) -> None:
     """Raise `JudgeUnreachable` when the judge's certificate is not one this runner trusts:
     every call would fail the same way (the CAs the judge's clients trust: tls.py)."""
-    from golden_gate.evaluation import tls
-
     try:
         _, writer = await asyncio.wait_for(
             asyncio.open_connection(
@@ -92,7 +91,7 @@ async def _certificate(host: str, address: tuple[Any, ...], where: str, timeout_
         )
     except ssl.SSLCertVerificationError as exc:
         said = exc.verify_message or exc.reason or "not verified"
-        if "mismatch" in said:
+        if tls.wrong_host(said):
             fix = "it is for another host: use a name it is for in judge-base-url"
         else:
             fix = f"its certificate is not trusted here ({tls.HINT})"

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from golden_gate.errors import causes
 from golden_gate.evaluation import tls
 from golden_gate.evaluation.providers.chat_completions import StatusError, transport_fault
 
@@ -59,21 +60,11 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
-def _causes(exc: BaseException) -> list[BaseException]:
-    """`exc` and what it was raised from (LangChain wraps the SDK's errors)."""
-    chain: list[BaseException] = []
-    seen: BaseException | None = exc
-    while seen is not None and len(chain) < 10:
-        chain.append(seen)
-        seen = seen.__cause__
-    return chain
-
-
 def retryable(exc: BaseException) -> bool:
     """Whether asking again can cure the fault."""
     if tls.untrusted_certificate(exc):
         return False
-    for cause in _causes(exc):
+    for cause in causes(exc):
         status = _status(cause)
         if status is not None:
             return status in RETRIED_STATUS or status >= 500
@@ -91,7 +82,7 @@ def retryable(exc: BaseException) -> bool:
 
 def retry_after(exc: BaseException) -> float | None:
     """The wait the server asked for (`retry-after-ms`, `retry-after` in seconds), if any."""
-    for cause in _causes(exc):
+    for cause in causes(exc):
         headers = getattr(getattr(cause, "response", None), "headers", None)
         if headers is None:
             continue

@@ -27,9 +27,8 @@ from yarl import URL
 from golden_gate import __version__, redaction
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
-from golden_gate.errors import IncompleteError
-from golden_gate.evaluation import tls
-from golden_gate.evaluation.providers.chat_completions import without_credentials
+from golden_gate.errors import IncompleteError, causes
+from golden_gate.evaluation import http_session, tls
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
     MAX_BACKOFF_S,
@@ -46,7 +45,6 @@ log = logging.getLogger(__name__)
 MAX_RETRY_AFTER_S = 60.0  # an assistant asking for longer is not worth waiting for in CI
 _SLOT = re.compile(r"\{(question|id|conversation_id|history)\}")
 REFUSED = "the request cannot be sent"  # by the HTTP client, whatever the assistant does
-MAX_HEADER_BYTES = 16 * 1024
 MAX_SERVED_MODELS = 20  # distinct model names kept from responses (an answer is untrusted)
 
 
@@ -129,7 +127,7 @@ def error_hint(error: str, status: int | None, url: str) -> str:
         return "the service failed: see its logs"
     lowered = error.lower()
     if "certificate verify failed" in lowered or "certificate_verify_failed" in lowered:
-        if "mismatch" in lowered:
+        if tls.wrong_host(lowered):
             return (
                 "the service's certificate is not for this host: use a name it is for in "
                 "`assistant-url`"
@@ -177,14 +175,12 @@ class AssistantClient:
             **settings.headers,
         }
         # Parsed once, not on every request; credentials in it sent as httpx sent them.
-        self._target = without_credentials(URL(self._url), self._headers)
+        self._target = http_session.credentials_as_header(URL(self._url), self._headers)
         # Scrubbed from its errors: the headers, and the Basic credentials made of the URL's.
         basic = [v for k, v in self._headers.items() if k.lower() == "authorization"]
         self._secrets = [*settings.headers.values(), *basic]
-        # As httpx did: connect, the wait for a connection and each read limited separately;
-        # the whole attempt is limited too (`_attempt`).
-        t = settings.timeout_s
-        self._timeout = aiohttp.ClientTimeout(total=None, connect=t, sock_connect=t, sock_read=t)
+        # Each phase limited (http_session.py), and the whole attempt too (`_attempt`).
+        self._timeout = http_session.timeout(settings.timeout_s)
         # Held only while a request is in flight, so items sleeping in backoff free their slot.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
@@ -194,25 +190,14 @@ class AssistantClient:
         self._client = client  # an injected session is the caller's; ours opens on first use
 
     def _open(self) -> aiohttp.ClientSession:
-        """A session holding the concurrency in connections (fewer and requests would queue for
-        one and burn their timeout there), keeping no cookie (each item is asked as a new
-        visitor, whatever order they run in), trusting what httpx trusts (tls.py)."""
         # No CA bundle loaded for a plain-http assistant (70 ms before its first answer); the
-        # client follows no redirect, so such a session never speaks TLS.
+        # client follows no redirect, so such a session never speaks TLS. No proxy from
+        # HTTP(S)_PROXY: the assistant is often a service on the runner itself.
         https = self._target.scheme == "https"
-        connector = aiohttp.TCPConnector(
-            limit=self.settings.concurrency, limit_per_host=0, ssl=tls.context() if https else True
-        )
-        # No proxy from HTTP(S)_PROXY, as before (httpx given a transport reads none): the
-        # assistant is often a service on the runner itself.
-        return aiohttp.ClientSession(
-            connector=connector,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=self._timeout,
-            # aiohttp's 8 KiB a header line would fail a big cookie or token header that
-            # httpx read (its limit was 16 KiB for the whole head).
-            max_line_size=MAX_HEADER_BYTES,
-            max_field_size=MAX_HEADER_BYTES,
+        return http_session.session(
+            connections=self.settings.concurrency,
+            timeout_s=self.settings.timeout_s,
+            ssl=tls.context() if https else True,
         )
 
     async def __aenter__(self) -> Self:
@@ -404,7 +389,7 @@ class AssistantClient:
                 return _Outcome(elapsed_ms(), error="connection refused", retryable=True)
             return _Outcome(elapsed_ms(), error=f"cannot connect ({one_line(exc)})", retryable=True)
         except aiohttp.ClientPayloadError as exc:
-            if (cause := _cause(exc, ContentEncodingError)) is not None:
+            if cause := next((c for c in causes(exc) if isinstance(c, ContentEncodingError)), None):
                 # A body that fails to decompress: retrying won't help.
                 detail = one_line(getattr(cause, "message", "") or exc)
                 return _Outcome(elapsed_ms(), error=f"the response body cannot be read ({detail})")
@@ -529,13 +514,3 @@ async def _read_excerpt(response: aiohttp.ClientResponse) -> str:
         if len(data) >= EXCERPT_CHARS:
             break
     return one_line(data[:EXCERPT_CHARS].decode("utf-8", "replace"))
-
-
-def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
-    """`exc`, or what it was raised from, when it is a `kind`."""
-    seen: BaseException | None = exc
-    for _ in range(10):  # a chain of causes is short; never walk a cycle
-        if seen is None or isinstance(seen, kind):
-            return seen
-        seen = seen.__cause__
-    return None

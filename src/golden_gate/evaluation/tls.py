@@ -10,6 +10,9 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+import sys
+
+from golden_gate.errors import causes
 
 
 @functools.cache
@@ -29,16 +32,14 @@ HINT = "a private CA: set SSL_CERT_FILE to a bundle holding it and the public CA
 def untrusted_certificate(exc: BaseException) -> bool:
     """Whether `exc` is (or was raised from) a failed certificate verification: the same
     certificate fails every attempt, so it is said once and not retried."""
-    import sys
-
     aiohttp = sys.modules.get("aiohttp")  # never imported to read an error
-    seen: BaseException | None = exc
-    for _ in range(10):  # a chain of causes is short; never walk a cycle
-        if seen is None:
-            return False
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return True
-        if aiohttp is not None and isinstance(seen, aiohttp.ClientConnectorCertificateError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    kinds: tuple[type[BaseException], ...] = (ssl.SSLCertVerificationError,)
+    if aiohttp is not None:
+        kinds += (aiohttp.ClientConnectorCertificateError,)
+    return any(isinstance(cause, kinds) for cause in causes(exc, implicit=True))
+
+
+def wrong_host(said: str) -> bool:
+    """Whether OpenSSL's words for a failed verification say the certificate is for another
+    host ("Hostname mismatch", "IP address mismatch"), not from an untrusted CA."""
+    return "mismatch" in said.lower()

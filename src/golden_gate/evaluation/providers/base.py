@@ -159,7 +159,7 @@ def _cannot_connect(exc: BaseException) -> str:
     said = f"cannot connect ({line(str(exc)) or type(exc).__name__})"
     if not tls.untrusted_certificate(exc):
         return said
-    if "mismatch" in said:  # OpenSSL's "Hostname mismatch", "IP address mismatch"
+    if tls.wrong_host(said):
         return f"{said}: the judge's certificate is for another host (check judge-base-url)"
     return f"{said}: the judge's certificate is not trusted here ({tls.HINT})"
 

@@ -83,25 +83,22 @@ class Client:
     them.
 
     The session is opened on the first call, in the event loop that makes it (the judge is
-    built on another thread: deferred_judge.py). As httpx did for the SDK: each of connect,
-    pool wait and read is limited to `timeout_s`; redirects are followed; the proxy is
-    OPENAI_PROXY; TLS trusts certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py); no cookie
-    is kept.
+    built on another thread: deferred_judge.py), shaped as the assistant's (http_session.py).
+    As httpx did for the SDK: redirects are followed; the proxy is OPENAI_PROXY; TLS trusts
+    certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py).
     """
 
     def __init__(self, *, url: str, api_key: str, timeout_s: float, connections: int) -> None:
         import aiohttp
         from yarl import URL
 
-        from golden_gate.evaluation import tls
+        from golden_gate.evaluation import http_session, tls
 
         self.base_url = url
         self._url = URL(url.rstrip("/") + "/chat/completions")  # parsed once
-        self._connections = max(1, connections)
+        self._connections = connections
+        self._timeout_s = timeout_s
         self._tls = tls.context()  # built here, on the thread that builds the judge
-        self._timeout = aiohttp.ClientTimeout(
-            total=None, connect=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
-        )
         # OPENAI_PROXY only, as the SDK path (an httpx client given a transport reads no
         # HTTP(S)_PROXY) and main's client did: both paths reach the same place.
         self._proxy = os.environ.get("OPENAI_PROXY") or None
@@ -122,19 +119,8 @@ class Client:
             headers["OpenAI-Organization"] = organization
         if project := os.environ.get("OPENAI_PROJECT_ID"):
             headers["OpenAI-Project"] = project
-        self._url = without_credentials(self._url, headers)
+        self._url = http_session.credentials_as_header(self._url, headers)
         self._headers = headers
-
-    def _open(self) -> Any:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(limit=self._connections, limit_per_host=0, ssl=self._tls)
-        return aiohttp.ClientSession(
-            connector=connector,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            timeout=self._timeout,
-            trust_env=False,  # no HTTP(S)_PROXY (see `_proxy`), no ~/.netrc read per request
-        )
 
     async def post(self, body: dict[str, Any]) -> Response:
         """The response to `body` (read whole); StatusError when it is not a success,
@@ -142,7 +128,11 @@ class Client:
         # The SDK's serialisation (httpx's defaults): the bytes, and so the cache, are the same.
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         if self._session is None:
-            self._session = self._open()
+            from golden_gate.evaluation import http_session
+
+            self._session = http_session.session(
+                connections=self._connections, timeout_s=self._timeout_s, ssl=self._tls
+            )
         try:
             async with self._session.post(
                 self._url,
@@ -161,21 +151,6 @@ class Client:
         session, self._session = self._session, None
         if session is not None:
             await session.close()
-
-
-def without_credentials(url: Any, headers: dict[str, str]) -> Any:
-    """`url` (a yarl URL) without its user:password, which go into `headers` as Basic
-    authorisation instead, replacing any Authorization header, as httpx sends them (aiohttp
-    refuses a URL with credentials beside an Authorization header)."""
-    if url.user is None and url.password is None:
-        return url
-    import base64
-
-    pair = f"{url.user or ''}:{url.password or ''}".encode()
-    for name in [name for name in headers if name.lower() == "authorization"]:
-        del headers[name]
-    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
-    return url.with_user(None)
 
 
 def transport_error(exc: Exception) -> TransportError:
