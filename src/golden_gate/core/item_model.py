@@ -337,7 +337,8 @@ def detectable_drop(
     while high - low > 0.001:
         mid = (low + high) / 2
         low, high = (low, mid) if caught(mid) else (mid, high)
-    return high
+    # Stated to 0.1 point, rounded up; the bits below that differ with the BLAS kernel.
+    return min(top, math.ceil(round(high * 1000, 6)) / 1000)
 
 
 def items_for_drop(
