@@ -3,9 +3,10 @@
 tests/data/gate_outputs.json holds, for report pairs built by tests/gate_pairs.py, the sha256 of
 what `gate`, `report` (Markdown) and the job summary printed with the code before the slim view,
 the verdict `report --format json` printed (compared with a float tolerance: its last bits
-follow the BLAS kernel), and the sentence and exit code of malformed reports. Each is reproduced here, in
-every shape (indented as golden-gate writes, indented by two, compact, keys shuffled): through
-the commands as they are, and with every report read the slim way however small it is.
+follow the BLAS kernel), and the sentence and exit code of malformed reports. Each is
+reproduced here, in every shape (indented as golden-gate writes, indented by two, compact, keys
+shuffled): through the commands as they are, and with every report read the slim way however
+small it is.
 """
 
 from __future__ import annotations
