@@ -232,14 +232,39 @@ def test_config_show_origin_says_where_each_value_came_from(tmp_path):
     assert "[gate]" in done.stdout and "[assistant]" in done.stdout
 
 
+def test_config_show_origin_is_toml_that_reads_back_as_the_same_settings(tmp_path):
+    import tomllib
+
+    (tmp_path / ".git").mkdir()
+    _write(
+        tmp_path / "golden-gate.toml",
+        'golden = "g.jsonl"\n[assistant]\nsources-path = "refs"\nprices = "0.1,0.2"\n'
+        '[judge]\nmodel = "keypoints"\n[gate]\nfloor = 0.7\n',
+    )
+    shown = golden_gate("config", "--show-origin", "--alpha", "0.1", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    tables = [line for line in shown.stdout.splitlines() if line.startswith("[")]
+    assert len(tables) == len(set(tables))  # each table once: TOML refuses a table twice
+    data = tomllib.loads(shown.stdout)
+    assert data["gate"]["floor"] == 0.7 and data["gate"]["alpha"] == 0.1
+    assert data["assistant"]["sources-path"] == "refs" and data["judge"]["model"] == "keypoints"
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / ".git").mkdir()
+    _write(tmp_path / "again" / "golden-gate.toml", shown.stdout)
+    again = golden_gate("config", cwd=tmp_path / "again")
+    assert again.returncode == 0, again.stderr
+    assert tomllib.loads(again.stdout) == data
+
+
 def test_every_cli_option_is_shown_by_config(tmp_path):
     done = golden_gate("config", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     for option in OPTIONS:
         if option.name != "config" and {"cli", "file"} & option.doors:
-            assert (
-                f"\n{option.key} = " in done.stdout or f"# {option.key} is unset" in done.stdout
-            ), option.name
+            key = option.key if "file" in option.doors else f"# {option.key}"  # flag only
+            assert f"\n{key} = " in done.stdout or f"# {option.key} is unset" in done.stdout, (
+                option.name
+            )
 
 
 def test_config_schema_prints_the_committed_schema(tmp_path):

@@ -10,7 +10,7 @@ from typing import Any
 from golden_gate.cli.options import warn
 from golden_gate.errors import EXIT_PASSED, InputError
 from golden_gate.option_values import gate_settings
-from golden_gate.options import BY_NAME, OPTIONS
+from golden_gate.options import BY_NAME, OPTIONS, Option
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -156,22 +156,25 @@ def cmd_config(args: argparse.Namespace) -> int:
     resolved = args.resolved
     source = resolved.config_path or "none found (defaults and flags only)"
     print(f"# config file: {source}")
-    shown = [o for o in OPTIONS if o.name in resolved.values and o.name != "config"]
-    group = ""
-    # Top-level keys first: in TOML a key after a table header belongs to that table.
-    for option in sorted(shown, key=lambda o: bool(o.group)):
-        if option.group != group:
-            group = option.group
+    tables: dict[str, list[Option]] = {"": []}  # top-level keys first: in TOML a key after
+    for option in OPTIONS:  # a table header belongs to that table; each table once
+        if option.name in resolved.values and option.name != "config":
+            tables.setdefault(option.group, []).append(option)
+    for group, options in tables.items():
+        if group and options:
             print(f"\n[{group}]")
-        value = resolved[option.name]
-        line = (
-            f"# {option.key} is unset"
-            if value is None
-            else f"{option.key} = {_toml(value, BY_NAME[option.name].kind)}"
-        )
-        if args.show_origin:
-            line = f"{line:<56} # {resolved.origin(option.name)}"
-        print(line)
+        for option in options:
+            value = resolved[option.name]
+            line = (
+                f"# {option.key} is unset"
+                if value is None
+                else f"{option.key} = {_toml(value, BY_NAME[option.name].kind)}"
+            )
+            if "file" not in option.doors:  # shown, not a key a config file may set
+                line = f"# {line.removeprefix('# ')} (not a config-file setting)"
+            if args.show_origin:
+                line = f"{line:<56} # {resolved.origin(option.name)}"
+            print(line)
     return EXIT_PASSED
 
 
