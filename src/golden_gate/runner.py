@@ -143,12 +143,21 @@ def mask(value: str) -> None:
             _emit(f"::add-mask::{escape_data(part)}")
 
 
+def in_workflow() -> bool:
+    """Whether a runner reads this log: stdout is guarded in a workflow step (`guard_output`),
+    and only there are log groups and command pauses written as workflow commands."""
+    return isinstance(sys.stdout, PlainLines)
+
+
 def print_untrusted(text: str) -> None:
     """Print text others control (service logs, file names) so no line of it is a command.
 
     Between `::stop-commands::TOKEN` and `::TOKEN::` the runner runs no workflow command; the
     token is random, so the text cannot end the pause itself.
     """
+    if not in_workflow():  # a terminal runs no command: the text as it is, scrubbed
+        print(scrub(text), flush=True)
+        return
     token = secrets.token_hex(16)
     _emit(f"::stop-commands::{token}")
     _emit(scrub(text))
@@ -157,6 +166,10 @@ def print_untrusted(text: str) -> None:
 
 @contextlib.contextmanager
 def group(title: str) -> Iterator[None]:
+    if not in_workflow():  # a terminal: a heading, not `::group::` lines
+        print(f"-- {scrub(title)} --", flush=True)
+        yield
+        return
     _emit(f"::group::{escape_data(scrub(title))}")
     try:
         yield
