@@ -27,9 +27,28 @@ def test_two_shapes_are_said_as_a_range_and_named():
         basis="b",
     )
     text = note.sentence(30)
-    assert "30 items × 3 runs catch a drop of 12.1–15.7 points 80% of the time" in text
-    assert "needs about 117–152 items" in text
-    assert "the first figure for a drop spread over every item" in text
+    assert text == (
+        "power: 30 items × 3 runs catch a drop of 12.1–15.7 points 80% of the time; "
+        "catching a 5-point drop needs about 117–152 items."
+    )
+    assert note.detail() == (
+        "b; spread over every item: 12.1 points (117 items for 5); "
+        "on the most reliable items: 15.7 points (152 items for 5)"
+    )
+
+
+def test_a_range_is_said_low_to_high_whichever_shape_is_lower():
+    note = PowerNote(
+        detectable_drop=0.03,
+        detectable_concentrated=0.028,
+        items_for_drop=160,
+        items_for_concentrated=140,
+        runs=3,
+        basis="b",
+    )
+    text = note.sentence(120)
+    assert "catch a drop of 2.8–3 points" in text and "needs about 140–160 items" in text
+    assert "(" not in text  # the basis is the detail's, not the sentence's
 
 
 def test_figures_that_agree_are_one_figure_without_the_shapes_clause():
@@ -43,7 +62,7 @@ def test_figures_that_agree_are_one_figure_without_the_shapes_clause():
     text = note.sentence(1000)
     assert "catch a drop of 2.6 points" in text  # rounded up, never understated
     assert "a 5-point drop is within reach" in text
-    assert "first figure" not in text
+    assert "–" not in text
 
 
 def test_a_shape_no_drop_catches_is_said():

@@ -51,6 +51,8 @@ def plan_text(
         )
     power = planned_power(n=n, runs=runs, baseline=base, settings=settings)
     lines.append("  " + power.sentence(n))
+    if detail := power.detail():
+        lines.append(f"    ({detail})")
     lines.append(
         f"  (alpha {settings.alpha:g}, min-drop {settings.min_drop:.1%}; "
         "a drop is a fall in the mean per-item pass fraction)"

@@ -55,17 +55,29 @@ class PowerNote(BaseModel):
     test_off: bool = False  # alpha 0: no drop is tested for
 
     def sentence(self, n: int) -> str:
-        """`n`: the items the statement is about (the shared ones when a baseline paired)."""
+        """What the gate could catch, in one short sentence (`detail` says on what basis).
+        `n`: the items the statement is about (the shared ones when a baseline paired)."""
         if self.test_off:
             return "power: the paired test is off (alpha 0): no drop can fail this gate."
-        caught, needed = self._caught(n), self._needed(n)
-        shapes = (
-            "; the first figure for a drop spread over every item, the second for one on the "
-            "most reliable items"
-            if "–" in caught + needed
-            else ""
-        )
-        return f"power: {caught}; {needed} ({self.basis}{shapes})."
+        return f"power: {self._caught(n)}; {self._needed(n)}."
+
+    def detail(self) -> str:
+        """The assumptions behind `sentence`, and which figure is which shape of drop."""
+        if self.test_off:
+            return ""
+        shapes = []
+        for name, drop, items in (
+            ("spread over every item", self.detectable_drop, self.items_for_drop),
+            (
+                "on the most reliable items",
+                self.detectable_concentrated,
+                self.items_for_concentrated,
+            ),
+        ):
+            caught = f"{points(d)} points" if (d := _usable(drop)) is not None else "no drop"
+            needs = f"{items} items for {points(self.target_drop)}" if items else "no n suffices"
+            shapes.append(f"{name}: {caught} ({needs})")
+        return f"{self.basis}; {'; '.join(shapes)}"
 
     def _caught(self, n: int) -> str:
         runs = f" × {self.runs} runs" if self.runs > 1 else ""
@@ -80,7 +92,7 @@ class PowerNote(BaseModel):
                 f"{self.power:.0%} of the time, no drop "
                 f"{'concentrated' if drops[0] is not None else 'spread over every item'}"
             )
-        shown = _span(points(drops[0] or 0), points(drops[1] or 0))
+        shown = _span(points(known[0]), points(known[-1]))
         return f"{n} items{runs} catch a drop of {shown} points {self.power:.0%} of the time"
 
     def _needed(self, n: int) -> str:
@@ -94,10 +106,11 @@ class PowerNote(BaseModel):
         if len(known) < len(counts):
             shape = "spread over every item" if counts[0] is not None else "concentrated"
             return f"catching a {drop}-point drop {shape} needs about {known[0]} items"
-        return f"catching a {drop}-point drop needs about {_span(*counts)} items"
+        return f"catching a {drop}-point drop needs about {_span(known[0], known[-1])} items"
 
 
 def _span(low: object, high: object) -> str:
+    """A range, low to high (callers sort), or one figure when both ends agree."""
     return f"{low}" if low == high else f"{low}–{high}"
 
 
