@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Remakes docs/images/report-page.png: the demo's report page (the retrieval figures, the trend)
+# Remakes docs/images/report-page.png: the demo's report page (the figures, then the items)
 # with the regressed items shown and one opened (its expected page ranked against the
 # baseline's), as headless Chromium (Debian's, see setup-mermaid.sh) draws it. Offline.
 set -euo pipefail

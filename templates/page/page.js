@@ -61,7 +61,12 @@
       if (!n) { td.textContent = "—"; return td; }  // no counted item: no rate
       var rate = n ? k / n : 0;
       var meter = el("meter");
-      meter.min = 0; meter.max = 1; meter.value = rate;
+      // Coloured by rate: green at or above the floor (0.8 when it is off), amber within 20
+      // points below it, red further down; never green for a low rate.
+      var good = data.floor > 0 ? data.floor : 0.8;
+      meter.min = 0; meter.max = 1; meter.optimum = 1;
+      meter.high = good; meter.low = Math.max(0, good - 0.2);
+      meter.value = rate;
       td.appendChild(meter);
       td.appendChild(document.createTextNode(" " + (rate * 100).toFixed(1) + "%"));
       return td;

@@ -169,6 +169,39 @@ def test_the_demo_page_filters_opens_an_item_and_shows_both_answers(demo, tmp_pa
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
+def test_on_a_laptop_screen_the_regressed_items_show_without_scrolling(demo):
+    # 1366×768, less the browser's own bars: what a laptop shows of the page at first.
+    with browser() as tab:
+        tab.send(
+            "Emulation.setDeviceMetricsOverride",
+            width=1366, height=660, deviceScaleFactor=1, mobile=False,
+        )  # fmt: skip
+        tab.open((demo / "report.html").as_uri())
+        tab.wait("document.body.dataset.ready === '1'")
+        rows = tab.eval(
+            "[...document.querySelectorAll('#items tr.row')].map(r => [r.querySelector('button')"
+            ".textContent, r.querySelector('.status').textContent, "
+            "r.getBoundingClientRect().bottom])"
+        )
+        regressed = [(name, bottom) for name, status, bottom in rows if status == "regressed"]
+        assert len(regressed) == 6
+        assert all(bottom <= 660 for _, bottom in regressed), regressed
+        assert tab.eval("scrollY") == 0
+        # Tag bars are coloured by rate: a meter shows green only in its optimum region (at
+        # or above the floor), amber below it, red 20 points further down.
+        meters = tab.eval(
+            "[...document.querySelectorAll('#tags tbody tr')].map(r => [r.cells[0].textContent,"
+            " ...['value', 'low', 'high', 'optimum'].map(k => r.querySelector('meter')[k])])"
+        )
+        by_tag = {tag: rest for tag, *rest in meters}
+        floor = 0.7  # the demo's
+        assert by_tag["troubleshooting"][0] == 0 < by_tag["troubleshooting"][1]  # red
+        assert by_tag["smoke"][1] <= by_tag["smoke"][0] < by_tag["smoke"][2] == floor  # amber
+        assert by_tag["install"][0] == 1 >= by_tag["install"][2]  # green
+        assert {row[4] for row in meters} == {1}  # the optimum: all passing
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium: scripts/setup-mermaid.sh")
 def test_hostile_answers_render_as_text_and_run_nothing(demo, tmp_path):
     page = _view(_hostile(demo, tmp_path), tmp_path)
     with browser() as tab:

@@ -389,6 +389,7 @@ def page_data(
         "notes": [*gate.warnings, *gate.notes]
         + ([report.incomplete_reason] if report.incomplete_reason else []),
         "baseline": baseline is not None,
+        "floor": gate.settings.floor,  # the tag bars are coloured by their rate against it
         "counted": sum(counts(r) for item in report.results for r in item.run_results),
         "tags": _tags(report, baseline, gate),
         "trend": _trend(gate, history),
