@@ -493,3 +493,39 @@ def test_the_wording_says_one_thing_once(tmp_path):
     three = golden_gate("gate", write(tmp_path / "runs.json", runs), "--floor", "0")
     line = next(x for x in three.stdout.splitlines() if "pass rate" in x and "Wilson" in x)
     assert "of runs over 24 items, Wilson" in line and line.count("%") == 1
+
+
+def test_before_the_first_baseline_every_command_runs_on_the_floor_and_says_how(tmp_path):
+    # The starter config names evals/baseline.json before anyone has made one.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "evals").mkdir()
+    golden = tmp_path / "evals" / "golden.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps({"id": i, "question": f"q {i}?", "reference_key_points": ["k"],
+                        "tags": ["smoke"]}) + "\n"
+            for i in ids(30)
+        )
+    )  # fmt: skip
+    (tmp_path / "golden-gate.toml").write_text(
+        'golden = "evals/golden.jsonl"\nsubset-tags = ["smoke"]\nbaseline = "evals/baseline.json"\n'
+        "[gate]\nfloor = 0.7\n"
+    )
+    write(tmp_path / "report.json", report(dict.fromkeys(ids(30), True)))
+    commands = {
+        "gate": ("gate", "report.json"),
+        "report": ("report", "report.json"),
+        "view": ("view", "report.json", "-o", "page.html"),
+        "plan": ("plan",),
+    }
+    for name, argv in commands.items():
+        done = golden_gate(*argv, cwd=tmp_path)
+        assert done.returncode == 0, (name, done.stderr)
+        assert "no baseline yet (evals/baseline.json does not exist; golden-gate.toml:3)" in (
+            done.stderr
+        ), name
+        assert "golden-gate eval -o evals/baseline.json" in done.stderr, name
+        assert "not found" not in done.stderr, name
+    # A baseline named on the command line must exist: a typo there is bad input.
+    typo = golden_gate("gate", "report.json", "evals/baselin.json", cwd=tmp_path)
+    assert typo.returncode == 2 and "evals/baselin.json: report not found" in typo.stderr

@@ -243,6 +243,25 @@ def resolve(
     return resolved
 
 
+def _no_baseline_yet(resolved: Resolved) -> None:
+    """A baseline the config file (or the default) names but nobody made yet is the normal
+    state before the first one: the gate runs on the floor alone and says how to make it. One
+    named on the command line must exist (a typo there is one sentence, not a silent floor)."""
+    given = resolved.values.get("baseline")
+    if given is None or not given.value or given.origin.startswith(("flag", "argument")):
+        return
+    path = Path(given.value)
+    if path.exists():
+        return
+    print(
+        f"golden-gate: note: no baseline yet ({path} does not exist; {given.origin}): the gate "
+        "has the floor alone. Make the first baseline from the default branch: golden-gate eval "
+        f"-o {path} (the Action's baseline workflow commits it).",
+        file=sys.stderr,
+    )
+    resolved.values["baseline"] = Value("", f"{given.origin}, not made yet")
+
+
 def _old_flags(args: argparse.Namespace, resolved: Resolved) -> None:
     if getattr(args, "old_header", None):
         warn("--header NAME=VALUE is deprecated: use --assistant-headers 'NAME: VALUE'")
@@ -345,6 +364,8 @@ def finish(args: argparse.Namespace) -> None:
     positional = {"golden": getattr(args, "golden", None)}
     positional["baseline"] = getattr(args, "baseline_arg", None)
     resolved = resolve(args, names, positional=positional)
+    if "baseline" in names or hasattr(args, "baseline_arg"):  # the commands that take one
+        _no_baseline_yet(resolved)
     for name, value in resolved.values.items():
         option = BY_NAME[name]
         setattr(args, option.dest, as_path(value.value) if option.kind == "path" else value.value)
