@@ -211,14 +211,22 @@ def build_parser() -> argparse.ArgumentParser:
         "import-junit",
         help="turn a test suite's JUnit XML results into a report to gate",
         description=(
-            "Read JUnit XML (Maven Surefire, Gradle, pytest --junitxml): a test case's name is "
-            "the item id, its class name the tag, repeated cases are runs, <failure> a failed "
-            "run, <error> a run without a verdict, <skipped> no run. Write a report that "
-            "`gate`, `merge` and the Action gate like any. Exit 3 when errors pass "
-            "max-error-rate."
+            "Read JUnit XML (Maven Surefire, Gradle, pytest --junitxml, jest, Playwright): an "
+            "item is a test, its class (or file) and name; its id is the name, or class::name "
+            "where the name is several classes' test; repeats (the same test again, "
+            "repetition i of N, method()[n], retry #n, pytest-repeat's [i-N]) are its runs, "
+            "parameterised cases items of their own; two tests on one id are an error. "
+            "<failure> is a failed run, <error> a run without a verdict, <skipped> no run. "
+            "Write a report that `gate`, `merge` and the Action gate like any. Exit 3 when "
+            "errors pass max-error-rate or the file has more test cases than are read."
         ),
     )
     p.add_argument("results", type=Path, help="the JUnit XML results file")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print how the tests became items: each item's id, class, test names and why",
+    )
     p.set_defaults(handler=cmd_import_junit, command_options=COMMANDS["import-junit"])
 
     p = sub.add_parser(
