@@ -20,6 +20,7 @@ from golden_gate.cli.commands import (
     cmd_run,
     cmd_subset,
 )
+from golden_gate.cli.importing import cmd_import
 from golden_gate.cli.junit import cmd_import_junit
 from golden_gate.cli.options import (
     COMMANDS,
@@ -228,6 +229,63 @@ def build_parser() -> argparse.ArgumentParser:
         help="print how the tests became items: each item's id, class, test names and why",
     )
     p.set_defaults(handler=cmd_import_junit, command_options=COMMANDS["import-junit"])
+
+    p = sub.add_parser(
+        "import",
+        help="turn another tool's dataset (or production traces) into a golden set",
+        description=(
+            "Read a promptfoo config or tests file, deepeval goldens, OpenAI evals samples, a "
+            "ragas testset, a LangSmith or Langfuse dataset export, or a plain CSV/JSONL with "
+            "--map, and write golden items: an expected answer is the reference the judge "
+            "reads, as written; checks that have an equivalent map, the rest are listed as "
+            "dropped; a record with nothing to judge is listed, not written. With "
+            "--from-traces: OpenTelemetry GenAI spans (OTLP JSON) or a Langfuse or LangSmith "
+            "trace export become candidate items (from-traces, needs-reference) that run "
+            "leaves out until review --candidates accepts them."
+        ),
+    )
+    p.add_argument("source", type=Path, help="the file to import")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the golden set to write")
+    p.add_argument(
+        "--format",
+        default=None,
+        help="the file's format (default: told from the file): promptfoo, openai-evals, "
+        "ragas, langfuse, deepeval, langsmith, table; with --from-traces: otlp, langfuse, "
+        "langsmith",
+    )
+    p.add_argument(
+        "--map",
+        default=None,
+        metavar="FIELD=COLUMN,...",
+        help="which column is which field (question, reference, key_points, urls, tags, id, "
+        "must_refuse), e.g. question=Prompt,reference=Answer",
+    )
+    p.add_argument(
+        "--question-var", default=None, help="promptfoo: the var that holds the question"
+    )
+    p.add_argument(
+        "--key-points",
+        action="store_true",
+        help="draw key points from an expected answer, one a sentence, tagged needs-review "
+        "(run leaves them out until reviewed); default: the whole answer is the reference",
+    )
+    p.add_argument(
+        "--without-reference",
+        action="store_true",
+        help="also write items with nothing to judge them by, for evaluators that need no "
+        "reference (relevancy, conciseness, groundedness)",
+    )
+    p.add_argument(
+        "--from-traces", action="store_true", help="read production traces: candidate items"
+    )
+    p.add_argument(
+        "--golden",
+        type=Path,
+        default=None,
+        help="with --from-traces: the golden set whose questions are not candidates again",
+    )
+    p.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser(
         "plan",
