@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from golden_gate.core.golden import GoldenItem
 from golden_gate.errors import InputError
+from golden_gate.surrogates import repair_json
 
 # Tags an imported item carries until a person has looked at it: `run` leaves such items out
 # (core/golden.py: UNREVIEWED_TAGS), `review --candidates` takes them to accepted items.
@@ -136,6 +137,9 @@ def item_of(row: Row, fmt: str, taken: set[str], options: Options) -> GoldenItem
     data.update(row.extra)
     data["tags"] = list(dict.fromkeys(tags))
     data["id"] = _id(row, fmt, taken)
+    # YAML writes a character beyond U+FFFF as two escaped halves: joined; a lone half cannot
+    # be written, so it becomes U+FFFD.
+    data, _ = repair_json(_paired(data))
     try:
         item = GoldenItem.model_validate(data)
     except ValueError as exc:
@@ -145,6 +149,19 @@ def item_of(row: Row, fmt: str, taken: set[str], options: Options) -> GoldenItem
     taken.add(item.id)
     item._where = row.where
     return item
+
+
+def _paired(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            return value
+    if isinstance(value, list):
+        return [_paired(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _paired(v) for k, v in value.items()}
+    return value
 
 
 def _first_error(exc: ValueError) -> str:

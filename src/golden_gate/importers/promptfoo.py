@@ -104,9 +104,7 @@ def _row(where: str, test: Any, defaults: list[Any], options: Options) -> Row:
             row.dropped.append(f"vars.{other}")
     for spec in [*defaults, *(test.get("assert") or [])]:
         _assertion(row, spec)
-    if isinstance(test.get("description"), str):
-        row.mapped.append("description → tag")
-    for dropped in ("options", "provider", "threshold"):
+    for dropped in ("description", "options", "provider", "threshold"):
         if dropped in test:
             row.dropped.append(dropped)
     metadata = test.get("metadata")
