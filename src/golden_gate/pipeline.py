@@ -54,6 +54,11 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
                 file=sys.stderr,
             )
             items = kept
+    if not items and waiting == len(every):
+        raise InputError(
+            f"{settings.golden}: every item is still to be reviewed (tagged needs-review or "
+            "needs-reference): accept them with golden-gate review --candidates first"
+        )
     if not items:
         raise InputError(
             f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"

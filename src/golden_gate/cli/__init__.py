@@ -112,10 +112,28 @@ def build_parser() -> argparse.ArgumentParser:
             "Write the regressed items (with --baseline), the correctness canaries the judge "
             "got wrong, the runs a panel's judges disagreed on and the unstable items as a "
             "labels file: question, answer, the judge's verdict and reason, and a blank label "
-            "to fill with pass or fail. calibrate skips the lines still blank."
+            "to fill with pass or fail. calibrate skips the lines still blank. With "
+            "--candidates: take the candidate items marked review: accept (from import "
+            "--from-traces or --key-points, once a person wrote their reference) into the "
+            "golden set, drop those marked reject, keep the rest as candidates."
         ),
     )
-    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument("report", type=Path, nargs="?", help="report.json")
+    p.add_argument(
+        "--candidates",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="candidate items to take into the golden set (their review field: accept, "
+        "reject or blank)",
+    )
+    p.add_argument(
+        "--into",
+        type=Path,
+        default=None,
+        metavar="GOLDEN",
+        help="with --candidates: the golden set the accepted join (default: FILE itself)",
+    )
     p.add_argument(
         "-o", "--output", type=Path, default=Path("review.jsonl"), help="the labels file to write"
     )

@@ -111,7 +111,8 @@ def item_of(row: Row, fmt: str, taken: set[str], options: Options) -> GoldenItem
     if not row.question or not row.question.strip():
         return "no question"
     data: dict[str, Any] = {"question": row.question.strip()}
-    tags = list(dict.fromkeys([*row.tags, IMPORTED]))
+    # A dataset's items are `imported`; candidates from traces carry their own marks.
+    tags = list(dict.fromkeys(row.tags if FROM_TRACES in row.tags else [*row.tags, IMPORTED]))
     points = list(row.key_points)
     if row.reference and row.reference.strip():
         if options.key_points:
