@@ -266,3 +266,44 @@ def test_an_existing_output_is_never_replaced_without_force(tmp_path, capsys):
     out.write_text("keep\n")
     code, _, err = _import(_deepeval(tmp_path), out, capsys)
     assert code == 2 and "exists" in err and out.read_text() == "keep\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        (
+            "deep.jsonl",
+            '{"input": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            "deep.jsonl:1: not JSON",
+        ),
+        ("deep.json", "[" * 100_000 + "]" * 100_000, "deep.json"),
+        ("big.json", '[{"input": "q", "expected_output": ' + "9" * 5000 + "}]", "4300 digits"),
+        ("deep.yaml", "tests: " + "[" * 50_000 + "]" * 50_000 + "\n", "deep.yaml"),
+    ],
+)
+def test_hostile_nesting_and_numbers_are_one_sentence(tmp_path, capsys, name, text, said):
+    source = tmp_path / name
+    source.write_text(text)
+    fmt = {"deep.yaml": "promptfoo"}.get(name, "deepeval")
+    code, _, err = _import(source, tmp_path / "golden.jsonl", capsys, "--format", fmt)
+    assert code == 2 and said in err and err.count("\n") == 1, err
+
+
+def test_a_json_document_over_the_cap_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch):
+    from golden_gate.importers import sources
+
+    monkeypatch.setattr(sources, "MAX_DOCUMENT_BYTES", 100)
+    source = _deepeval(tmp_path)
+    code, _, err = _import(source, tmp_path / "golden.jsonl", capsys)
+    assert code == 2 and "write it as JSONL" in err
+    # JSONL is read a line at a time: no document cap.
+    assert _import(_openai_evals(tmp_path), tmp_path / "g2.jsonl", capsys)[0] == 0
+
+
+def test_names_from_the_file_cannot_drive_the_terminal(tmp_path, capsys):
+    source = tmp_path / "samples.jsonl"
+    source.write_text(
+        json.dumps({"input": "q\x1b[2J?", "ideal": "a", "x\x1b]0;pwned\x07": 1}) + "\n"
+    )
+    code, said, _ = _import(source, tmp_path / "golden.jsonl", capsys)
+    assert code == 0 and "\x1b" not in said and "\x07" not in said

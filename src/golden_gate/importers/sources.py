@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from golden_gate import jsontext
 from golden_gate.errors import InputError
+from golden_gate.jsontext import MAX_DEPTH, nested_deeper
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a JSON or YAML file read whole
 MAX_RECORD_CHARS = 16 * 1024 * 1024  # one JSONL line or CSV field
@@ -42,9 +44,10 @@ def jsonl_records(path: Path) -> Iterator[tuple[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield f"{path}:{number}", json.loads(line)
+                value = jsontext.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}:{number}: not JSON ({exc.msg})") from None
+            yield f"{path}:{number}", value
 
 
 def _lines(stream, path: Path) -> Iterator[str]:
@@ -86,11 +89,17 @@ def json_records(path: Path, key: str | None = None) -> Iterator[tuple[str, Any]
     start = len(text) - len(text.lstrip())
     try:
         value, end = decoder.raw_decode(text, start)
+        if nested_deeper(value, MAX_DEPTH + 2):  # the array and a dataset export's object
+            raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} deep", text, start)
+    except RecursionError:
+        raise InputError(f"{path}: not JSON (nested more than {MAX_DEPTH} deep)") from None
     except json.JSONDecodeError as exc:
         if exc.pos > start and text[start] == "{":  # JSONL: one object a line
             yield from jsonl_records(path)
             return
         raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    except ValueError:  # the interpreter's limit on long digit strings
+        raise InputError(f"{path}: not JSON (a number with more than 4300 digits)") from None
     if text[end:].strip():
         yield from jsonl_records(path)  # several documents: JSONL
         return
@@ -154,6 +163,8 @@ def yaml_document(path: Path) -> tuple[Any, Any]:
         raise InputError(f"{path}:{line}: not YAML ({exc.problem})") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not YAML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not YAML golden-gate reads (nested too deep)") from None
     return value, node
 
 
