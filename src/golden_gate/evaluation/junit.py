@@ -18,10 +18,11 @@ by max-error-rate), a `<skipped>` case no run at all. The report has the minimal
 a baseline like any.
 
 The file comes from a pull request's build: untrusted. It is read by expat in chunks, keeping
-only the test case being read: memory is bounded by MAX_JUNIT_CASES, never by the file's size;
-a file with more cases ends as an incomplete report. A DOCTYPE (the only way to declare an
-entity, internal or external) is refused, so there is no entity expansion ("billion laughs")
-and no external fetch (XXE). Names and messages are kept as text; the renderers escape them.
+only the test case being read: memory is bounded by the cases and text it keeps (limits.py),
+never by the file's size; a file with more ends as an incomplete report. A DOCTYPE (the only
+way to declare an entity, internal or external) is refused, so there is no entity expansion
+("billion laughs") and no external fetch (XXE). Names and messages are kept as text; the
+renderers escape them.
 """
 
 from __future__ import annotations
@@ -341,7 +342,8 @@ def _groups(tests: dict[tuple[str, str], _Test], source: str) -> list[_Group]:
     for (group, base), members in pending.items():
         indices = sorted(i for _, i, _ in members)
         totals = {n for _, _, n in members}
-        if len(members) > 1 and len(totals) == 1 and indices == list(range(1, len(members) + 1)):
+        complete = totals == {len(members)} and indices == list(range(1, len(members) + 1))
+        if len(members) > 1 and complete:
             g = groups.setdefault((group, base), _Group(group, base, "pytest-repeat [i-N]"))
             g.tests.extend(t for t, _, _ in members)
             g.indices.extend((i, n) for _, i, n in members)
