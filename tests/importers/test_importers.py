@@ -307,3 +307,33 @@ def test_names_from_the_file_cannot_drive_the_terminal(tmp_path, capsys):
     )
     code, said, _ = _import(source, tmp_path / "golden.jsonl", capsys)
     assert code == 0 and "\x1b" not in said and "\x07" not in said
+
+
+def test_promptfoo_tests_csv_and_a_list_of_questions(tmp_path, capsys):
+    tests = tmp_path / "tests.csv"
+    tests.write_text(
+        "question,__expected1,__expected2,__description\n"
+        "Refund window?,contains: 30 days,grade: says 30 days,refunds\n"
+        "Capital of France?,Paris,,\n"
+        'Ports?,fn: output.includes("8200"),is-json,\n'
+    )
+    out = tmp_path / "golden.jsonl"
+    code, said, _ = _import(tests, out, capsys)
+    assert code == 0 and "as promptfoo" in said
+    refund, capital, ports = load_golden(out)
+    assert refund.must_include == ["/30\\ days/"]
+    assert refund.reference_key_points == ["says 30 days"]
+    assert capital.must_include == ["/\\AParis\\Z/"]  # a bare value is promptfoo's equals
+    assert ports.json_schema == {} and "assert javascript (no equivalent)" in said
+    # A list in the question var: promptfoo runs the test once for each value.
+    config = tmp_path / "promptfooconfig.yaml"
+    config.write_text(
+        "tests:\n  - vars:\n      question: ['Reset password?', 'Change e-mail?']\n"
+        "    assert:\n      - {type: llm-rubric, value: points to Settings}\n"
+    )
+    assert _import(config, tmp_path / "list.jsonl", capsys)[0] == 0
+    items = load_golden(tmp_path / "list.jsonl")
+    assert [(i.question, i.reference_key_points) for i in items] == [
+        ("Reset password?", ["points to Settings"]),
+        ("Change e-mail?", ["points to Settings"]),
+    ]

@@ -12,13 +12,15 @@ from typing import Any
 from golden_gate.errors import InputError
 from golden_gate.importers.base import Options, Row
 from golden_gate.importers.fields import QUESTION_KEYS
-from golden_gate.importers.sources import json_records, yaml_document, yaml_lines
+from golden_gate.importers.sources import csv_records, json_records, yaml_document, yaml_lines
 
 name = "promptfoo"
 summary = "promptfoo config or tests file: vars and assert (contains, regex, llm-rubric, …)"
 
 
 def sniff(path: Path, head: str) -> bool:
+    if path.suffix.lower() in (".csv", ".tsv"):
+        return "__expected" in (head.splitlines() or [""])[0]
     return "promptfoo" in path.name.lower() or (
         path.suffix.lower() in (".yaml", ".yml")
         and re.search(r"(?m)^\s*-?\s*(vars|assert):", head) is not None
@@ -78,6 +80,20 @@ def _assertion(row: Row, spec: Any) -> None:
         row.dropped.append(f"assert {kind} (no equivalent)")
 
 
+def _rows(where: str, test: Any, defaults: list[Any], options: Options) -> Iterator[Row]:
+    """The test's row, or one a value when its question var is a list (promptfoo runs the test
+    once for each)."""
+    first = _row(where, test, defaults, options)
+    key = first.mapped[0].removeprefix("vars.").removesuffix(" → question") if first.mapped else ""
+    values = (test.get("vars") or {}).get(key) if isinstance(test, dict) and key else None
+    if not isinstance(values, list) or not values:
+        yield first
+        return
+    for value in values:
+        row = _row(where, test | {"vars": {**test["vars"], key: value}}, defaults, options)
+        yield row
+
+
 def _row(where: str, test: Any, defaults: list[Any], options: Options) -> Row:
     row = Row(where=where)
     if not isinstance(test, dict):
@@ -116,7 +132,10 @@ def _row(where: str, test: Any, defaults: list[Any], options: Options) -> Row:
 def rows(path: Path, options: Options) -> Iterator[Row]:
     if path.suffix.lower() in (".json", ".jsonl"):
         for where, test in json_records(path, "tests"):
-            yield _row(where, test, [], options)
+            yield from _rows(where, test, [], options)
+        return
+    if path.suffix.lower() in (".csv", ".tsv"):
+        yield from _csv_rows(path, options)
         return
     value, node = yaml_document(path)
     if isinstance(value, list):
@@ -136,4 +155,42 @@ def rows(path: Path, options: Options) -> Iterator[Row]:
         raise InputError(f"{path}: not a promptfoo config or tests file")
     for i, test in enumerate(tests):
         line = lines[i] if i < len(lines) else 1
-        yield _row(f"{path}:{line}", test, defaults, options)
+        yield from _rows(f"{path}:{line}", test, defaults, options)
+
+
+# A tests CSV: the columns are vars, `__expected` (and `__expected1`, …) an assert each, written
+# `type: value` (a bare value is `equals`), `__description` and other `__` columns promptfoo's.
+_EXPECTED = re.compile(r"^(?P<type>[a-z][a-z0-9-]*)(?::\s?(?P<value>.*))?$", re.DOTALL)
+
+
+_ALIASES = {"grade": "llm-rubric", "fn": "javascript", "eval": "javascript"}
+_TYPES = {
+    "contains", "icontains", "regex", "equals", "starts-with", "contains-any", "icontains-any",
+    "contains-all", "icontains-all", "is-json", "llm-rubric", "model-graded-closedqa",
+    "factuality", "similar", "javascript", "python", "latency", "cost", "levenshtein",
+    "rouge-n", "bleu", "perplexity", "webhook", "answer-relevance", "context-faithfulness",
+    "context-recall", "context-relevance", "is-valid-openai-tools-call", "moderation",
+}  # fmt: skip
+
+
+def _csv_assert(text: str) -> dict[str, Any]:
+    """`type: value` as promptfoo reads it (a known type, or an alias); else `equals`."""
+    found = _EXPECTED.match(text.strip())
+    if found:
+        kind = _ALIASES.get(found["type"], found["type"])
+        known = kind.removeprefix("not-") in _TYPES
+        if known and (found["value"] is not None or kind.endswith("is-json")):
+            return {"type": kind, "value": found["value"]}
+    return {"type": "equals", "value": text}
+
+
+def _csv_rows(path: Path, options: Options) -> Iterator[Row]:
+    for where, record in csv_records(path):
+        variables = {k: v for k, v in record.items() if not k.startswith("__")}
+        asserts = [
+            _csv_assert(v) for k, v in record.items() if k.startswith("__expected") and v.strip()
+        ]
+        test: dict[str, Any] = {"vars": variables, "assert": asserts}
+        if record.get("__description"):
+            test["description"] = record["__description"]
+        yield _row(where, test, [], options)
