@@ -8,7 +8,7 @@ from pathlib import Path
 
 from golden_gate import redaction
 from golden_gate.cli import main
-from golden_gate.core.golden import load_golden
+from golden_gate.core.golden import GoldenItem, load_golden
 from tests.fakes.assistant_server import AssistantServer
 
 SECRET = "sk-live-0123456789abcdef"
@@ -162,3 +162,18 @@ def test_review_into_another_file_and_what_it_refuses(tmp_path, capsys):
     candidates.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert main(["review", "--candidates", str(candidates), "--into", str(golden)]) == 0
     assert len(load_golden(golden)) == 2 and len(load_golden(candidates)) == 2
+
+
+def test_a_pull_request_cannot_hide_a_base_item_by_marking_it_unreviewed():
+    from golden_gate.core.rules import gate_items
+
+    base = [
+        GoldenItem(
+            id="refund", question="Refund window?", reference_key_points=["30"], tags=["smoke"]
+        ),
+        GoldenItem(id="ports", question="Ports?", reference_key_points=["8200"], tags=["smoke"]),
+    ]
+    head = [base[0].model_copy(update={"tags": ["smoke", "needs-review"]}), base[1]]
+    items, changes = gate_items(base, head, ["smoke"])
+    assert [i.id for i in items] == ["refund", "ports"]  # still compared as the base defines it
+    assert changes.untagged == ["refund"]
