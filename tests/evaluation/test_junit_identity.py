@@ -139,6 +139,32 @@ def test_default_repetition_names_of_two_methods_are_an_error_not_a_merge(tmp_pa
     assert "LONG_DISPLAY_NAME" in err and err.count("\n") == 1
 
 
+def test_default_parameter_names_of_two_methods_are_an_error_not_a_merge(tmp_path, capsys):
+    cls = "com.example.docs.GoldenSetTest"
+    cases = [_case(cls, "[1] refund"), _case(cls, "[2] ports"), _case(cls, "[1] refund", FAIL)]
+    err = _refused(_file(tmp_path, *cases), capsys)
+    assert "[1] refund" in err and "lines 1 and 3" in err and "{displayName}" in err
+    # Named after the method, the same sets are two tests, and a retried case is a run.
+    cases = [
+        _case(cls, "answers [1] refund"),
+        _case(cls, "summaries [1] refund"),
+        _case(cls, "answers [1] refund", FAIL),
+    ]
+    items = _items(_file(tmp_path, *cases), capsys)
+    assert (items["answers [1] refund"]["runs"], items["summaries [1] refund"]["runs"]) == (2, 1)
+
+
+def test_a_retried_repetition_of_a_named_method_is_another_run(tmp_path, capsys):
+    cls = "com.example.docs.GoldenSetTest"
+    cases = [
+        _case(cls, "refund() :: repetition 1 of 2", FAIL),
+        _case(cls, "refund() :: repetition 2 of 2"),
+        _case(cls, "refund() :: repetition 1 of 2"),  # Gradle's test-retry ran it again
+    ]
+    items = _items(_file(tmp_path, *cases), capsys)
+    assert (items["refund()"]["passes"], items["refund()"]["runs"]) == (2, 3)
+
+
 def test_one_repeated_method_with_default_names_is_one_item_of_its_class(tmp_path, capsys):
     cls = "com.example.docs.GoldenSetTest"
     items = _items(

@@ -281,6 +281,9 @@ _RETRY = re.compile(r"^(?P<base>.*?)\s*[(\[]?\s*retry #(?P<i>\d+)\s*[)\]]?$", re
 _PYTEST_REPEAT = re.compile(r"^(?P<base>.*?)(?P<sep>\[|-)(?P<i>\d+)-(?P<n>\d+)\]$")
 
 
+_PARAMETER_INDEX = re.compile(r"^\[\d+\]( |$)")  # JUnit 5's default `[1] arguments`
+
+
 @dataclass(slots=True)
 class _Group:
     """The tests one item is made of."""
@@ -360,16 +363,29 @@ def _groups(tests: dict[tuple[str, str], _Test], source: str) -> list[_Group]:
         again = next((t for t in g.tests if t.again), None)
         if twice is None and again is not None:
             twice = [again.line, again.again]
-        if twice is not None and g.how.startswith("repetition"):
-            name = g.tests[0].name
+        if twice is None:
+            continue
+        name = g.tests[0].name
+        where = (
+            f"{source}:{twice[1]}: test '{_text(name, 200)}' of "
+            f"'{_text(g.group, 200) or 'no class'}' at lines {twice[0]} and {twice[1]}"
+        )
+        # JUnit 5's default display names lack the method: seen twice in a class, they may be
+        # two methods' tests, which must not be merged into one item's runs.
+        if g.how.startswith("repetition") and not g.base.strip():
             raise InputError(
-                f"{source}:{twice[1]}: test '{_text(name, 200)}' of "
-                f"'{_text(g.group, 200) or 'no class'}' at lines {twice[0]} and {twice[1]} is "
-                "one repetition of two tests that "
-                "cannot be told apart (several @RepeatedTest methods with the default display "
-                "name?): name them with @RepeatedTest(value = N, name = "
-                "RepeatedTest.LONG_DISPLAY_NAME), or have Surefire's statelessTestsetReporter "
-                "write method names (see golden-gate's docs, importing.md)"
+                f"{where} is one repetition of two tests that cannot be told apart (several "
+                "@RepeatedTest methods with the default display name?): name them with "
+                "@RepeatedTest(value = N, name = RepeatedTest.LONG_DISPLAY_NAME), or have "
+                "Surefire's statelessTestsetReporter write method names (see golden-gate's "
+                "docs, importing.md)"
+            )
+        if g.how == "same class and name" and _PARAMETER_INDEX.match(g.base):
+            raise InputError(
+                f"{where} is one parameter set of two tests that cannot be told apart (several "
+                "@ParameterizedTest methods with the default display name?): name them, e.g. "
+                '@ParameterizedTest(name = "{displayName} [{index}] {arguments}") (see '
+                "golden-gate's docs, importing.md)"
             )
     return list(groups.values())
 
