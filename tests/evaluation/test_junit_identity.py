@@ -274,3 +274,32 @@ def test_explain_cannot_be_driven_by_hostile_names(tmp_path, capsys):
     assert main(["import-junit", str(path), "-o", str(tmp_path / "r.json"), "--explain"]) == 0
     out = capsys.readouterr().out
     assert "\u202e" not in out and "\u2066" not in out and "tx" in out
+
+
+def test_an_old_baseline_still_pairs_where_names_were_unique(tmp_path, capsys):
+    # Before step 28 the id was the name alone: `test_add` of two classes was one item.
+    old = {
+        "judge": "junit",
+        "results": [
+            {"id": "test_unique", "tags": ["pkg.TestA"], "passes": 1, "runs": 1},
+            {"id": "test_add", "tags": ["pkg.TestA", "pkg.TestB"], "passes": 1, "runs": 2},
+        ],
+    }
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(old))
+    path = _file(
+        tmp_path,
+        _case("pkg.TestA", "test_unique", FAIL),
+        _case("pkg.TestA", "test_add"),
+        _case("pkg.TestB", "test_add", FAIL),
+    )
+    report = tmp_path / "report.json"
+    assert main(["import-junit", str(path), "-o", str(report)]) == 0
+    capsys.readouterr()
+    main(["gate", str(report), str(baseline), "--format", "json", "--floor", "0"])
+    comparison = json.loads(capsys.readouterr().out)["comparison"]
+    # The unique name pairs, and its regression is caught; the merged item of the old baseline
+    # is missing from the run, which the gate counts as a failure (never a silent pass); the
+    # split tests are new, gated by the floor, until the baseline is imported again.
+    assert comparison["regressions"] == ["test_add", "test_unique"]
+    assert comparison["only_in_candidate"] == ["pkg.TestA::test_add", "pkg.TestB::test_add"]

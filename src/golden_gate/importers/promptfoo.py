@@ -113,6 +113,9 @@ def _row(where: str, test: Any, defaults: list[Any], options: Options) -> Row:
         row.skip = f"which var is the question? (vars: {names}; say --question-var)"
         return row
     question = variables[key]
+    if isinstance(question, str) and question.startswith("file://"):
+        row.skip = f"the question is in another file ({question[:80]})"
+        return row
     row.question = question if isinstance(question, str) else None
     row.mapped.append(f"vars.{key} → question")
     for other in variables:
