@@ -4,7 +4,6 @@ candidate items; what was mapped, dropped and left out is printed."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from golden_gate.errors import EXIT_PASSED, InputError
@@ -40,7 +39,7 @@ def _counted(counts: dict[str, int]) -> list[str]:
 
 def _uncommon(outcome) -> list[str]:  # outcome: importers.base.Outcome
     """Per item, what it dropped that not every item dropped (the common part is counted)."""
-    n = len(outcome.items)
+    n = len(outcome.lines)
     lines = []
     for where, item_id, drops in outcome.per_item:
         rare = [d for d in drops if outcome.dropped.get(d, 0) < n]
@@ -50,7 +49,7 @@ def _uncommon(outcome) -> list[str]:  # outcome: importers.base.Outcome
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from golden_gate.core.golden import load_golden, parse_golden
+    from golden_gate.core.golden import load_golden
     from golden_gate.files import write_result
     from golden_gate.importers import import_file
     from golden_gate.importers.base import Options
@@ -71,22 +70,17 @@ def cmd_import(args: argparse.Namespace) -> int:
         fmt, outcome = candidates(args.source, args.format, golden)
     else:
         fmt, outcome = import_file(args.source, args.format, options)
-    if not outcome.items:
+    if not outcome.lines:
         listed = "; ".join(outcome.listed[:3])
         raise InputError(
             f"{args.source}: nothing to write from this {fmt} file"
             + (f" ({listed}{' …' if len(outcome.listed) > 3 else ''})" if listed else "")
         )
-    lines = [
-        json.dumps(item.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
-        for item in outcome.items
-    ]
-    text = "".join(line + "\n" for line in lines)
-    parse_golden(text.splitlines(), source=str(output))  # what `eval` reads, checked first
-    write_result(output, text, what="golden set")
+    # Each line was validated by the golden set's model as it was made, its id unique.
+    write_result(output, "".join(line + "\n" for line in outcome.lines), what="golden set")
     what = "candidate items" if args.from_traces else "items"
     out = [
-        f"golden-gate: read {args.source.name} as {fmt}: wrote {len(outcome.items)} {what} to "
+        f"golden-gate: read {args.source.name} as {fmt}: wrote {len(outcome.lines)} {what} to "
         f"{output}; {len(outcome.listed)} record(s) not written"
     ]
     out += _shown("mapped", _counted(outcome.mapped))
@@ -98,7 +92,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             "  they are tagged from-traces and needs-reference: run and eval leave them out "
             f"until a person reviews them (golden-gate review --candidates {output})"
         )
-    elif any("needs-review" in item.tags for item in outcome.items):
+    elif outcome.needs_review:
         out.append(
             "  key points drawn by sentence are tagged needs-review: run and eval leave them "
             f"out until reviewed (golden-gate review --candidates {output})"

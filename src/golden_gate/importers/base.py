@@ -4,6 +4,7 @@ and what it dropped; `assemble` makes golden items of them (or lists why not).""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -72,7 +73,11 @@ class Importer(Protocol):
 
 @dataclass
 class Outcome:
-    items: list[GoldenItem]
+    """The items as the JSON lines to write (each validated by the golden set's own model, ids
+    unique), not as records: a large file's items are kept in the memory their text takes."""
+
+    lines: list[str]
+    needs_review: bool
     listed: list[str]  # "file:line: why it was not written"
     dropped: dict[str, int]  # what was dropped, counted over the items
     mapped: dict[str, int]
@@ -175,7 +180,8 @@ def _first_error(exc: ValueError) -> str:
 
 
 def assemble(rows: Iterable[Row], fmt: str, options: Options) -> Outcome:
-    items: list[GoldenItem] = []
+    lines: list[str] = []
+    needs_review = False
     listed: list[str] = []
     per_item: list[tuple[str, str, list[str]]] = []
     dropped: dict[str, int] = {}
@@ -192,11 +198,14 @@ def assemble(rows: Iterable[Row], fmt: str, options: Options) -> Outcome:
             listed.append(f"{row.where}: the same question as an item before it, left out")
             continue
         questions.add(key)
-        items.append(made)
+        lines.append(
+            json.dumps(made.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
+        )
+        needs_review = needs_review or NEEDS_REVIEW in made.tags
         for what in row.mapped:
             mapped[what] = mapped.get(what, 0) + 1
         for what in row.dropped:
             dropped[what] = dropped.get(what, 0) + 1
         if row.dropped:
             per_item.append((row.where, made.id, list(row.dropped)))
-    return Outcome(items, listed, dropped, mapped, per_item)
+    return Outcome(lines, needs_review, listed, dropped, mapped, per_item)
