@@ -177,3 +177,29 @@ def test_a_pull_request_cannot_hide_a_base_item_by_marking_it_unreviewed():
     items, changes = gate_items(base, head, ["smoke"])
     assert [i.id for i in items] == ["refund", "ports"]  # still compared as the base defines it
     assert changes.untagged == ["refund"]
+
+
+def test_otlp_json_lines_and_the_earliest_indexed_attributes(tmp_path, capsys):
+    span = {
+        "traceId": "01", "spanId": "02", "name": "openai.chat",
+        "attributes": [
+            {"key": "gen_ai.prompt.0.role", "value": {"stringValue": "system"}},
+            {"key": "gen_ai.prompt.0.content", "value": {"stringValue": "Be brief."}},
+            {"key": "gen_ai.prompt.1.role", "value": {"stringValue": "user"}},
+            {"key": "gen_ai.prompt.1.content", "value": {"stringValue": "Where are the logs?"}},
+            {"key": "gen_ai.completion.0.content", "value": {"stringValue": "In /var/log."}},
+        ],
+    }  # fmt: skip
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    traces = tmp_path / "traces.jsonl"  # the collector's file exporter: one request a line
+    traces.write_text(json.dumps(request) + "\n" + json.dumps(request) + "\n")
+    out = tmp_path / "candidates.jsonl"
+    assert main(["import", "--from-traces", str(traces), "-o", str(out)]) == 0
+    (item,) = load_golden(out)  # the second line's question is the first's
+    assert item.question == "Where are the logs?"
+    assert (item.model_extra or {})["observed_answer"] == "In /var/log."
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(request) + "\n" + '{"resourceSpans": [\n')
+    capsys.readouterr()
+    assert main(["import", "--from-traces", str(bad), "-o", str(tmp_path / "b.jsonl")]) == 2
+    assert "bad.jsonl:2: not JSON" in capsys.readouterr().err
