@@ -337,3 +337,14 @@ def test_promptfoo_tests_csv_and_a_list_of_questions(tmp_path, capsys):
         ("Reset password?", ["points to Settings"]),
         ("Change e-mail?", ["points to Settings"]),
     ]
+
+
+def test_a_key_named_earlier_cannot_misplace_the_records(tmp_path, capsys):
+    export = tmp_path / "dataset.json"
+    export.write_text(json.dumps({
+        "meta": {"goldens": "see [3"},  # the key, earlier, in another object
+        "goldens": [{"input": "Port?", "expectedOutput": "8200"}, {"input": "Who?"}],
+    }))  # fmt: skip
+    code, said, _ = _import(export, tmp_path / "golden.jsonl", capsys)
+    assert code == 0 and "element 2: nothing to judge" in said
+    assert [i.question for i in load_golden(tmp_path / "golden.jsonl")] == ["Port?"]

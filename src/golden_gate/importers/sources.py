@@ -77,10 +77,6 @@ def document(path: Path) -> str:
             raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from None
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
-
-
 def json_records(path: Path, key: str | None = None) -> Iterator[tuple[str, Any]]:
     """(file:line, element) of a JSON array, or of the array under `key` of an object (a
     dataset export); a JSONL file read as such."""
@@ -119,14 +115,25 @@ def json_records(path: Path, key: str | None = None) -> Iterator[tuple[str, Any]
 
 
 def _elements(path: Path, text: str, bracket: int, values: list[Any]) -> Iterator[tuple[str, Any]]:
-    """Each element with the line it starts on (found by decoding again from the bracket)."""
+    """Each element with the line it starts on (found by decoding again from the bracket, the
+    lines counted as it goes); where that cannot be followed, the element's number instead."""
     decoder = json.JSONDecoder()
-    pos = bracket + 1
-    for value in values:
-        while text[pos] in " \t\r\n,":
-            pos += 1
-        _, end = decoder.raw_decode(text, pos)
-        yield f"{path}:{_line_of(text, pos)}", value
+    pos, line, counted = bracket + 1, 1 + text.count("\n", 0, max(bracket, 0)), max(bracket, 0)
+    for number, value in enumerate(values, start=1):
+        try:
+            while text[pos] in " \t\r\n,":
+                pos += 1
+            found, end = decoder.raw_decode(text, pos)
+            if found != value:
+                raise ValueError
+        except (ValueError, IndexError, RecursionError):
+            pos = -1
+        if pos < 0:
+            yield f"{path}: element {number}", value
+            continue
+        line += text.count("\n", counted, pos)
+        counted = pos
+        yield f"{path}:{line}", value
         pos = end
 
 
