@@ -253,6 +253,10 @@ def test_a_tag_longer_than_expat_may_hold_is_refused_with_its_line(tmp_path, cap
     path = _file(tmp_path, _case("C", "ok"), "\n" + _case("C", "x" * 5000))
     err = _refused(path, capsys)
     assert "results.xml:" in err and "runs past" in err
+    # Long text between tags (a test's output) is not a long tag: read, and not kept.
+    output = f"<system-out>{'log line ' * 2000}</system-out>"
+    items = _items(_file(tmp_path, _case("C", "ok", output), _case("C", "next")), capsys)
+    assert set(items) == {"ok", "next"}
 
 
 @pytest.mark.parametrize(

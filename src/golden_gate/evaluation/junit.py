@@ -185,6 +185,7 @@ class _Reader:
             self.child = [tag, attrs.get("type"), attrs.get("message"), [], 0]
 
     def _data(self, text: str) -> None:
+        self.last_event = self.parser.CurrentByteIndex  # long text is no long tag
         child = self.child
         if child is not None and child[4] < 2 * MESSAGE_CHARS:
             child[3].append(text)
