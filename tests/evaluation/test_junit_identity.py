@@ -187,6 +187,16 @@ def test_surefire_reruns_are_runs_of_the_test(tmp_path, capsys):
     assert (items["broken"]["passes"], items["broken"]["runs"]) == (0, 3)
 
 
+def test_an_error_outweighs_a_failure_which_outweighs_a_skip(tmp_path, capsys):
+    cases = [
+        _case("C", "skipped-then-failed", "<skipped/>" + FAIL),
+        _case("C", "failed-then-errored", FAIL + '<error message="boom"/>'),
+    ]
+    items = _items(_file(tmp_path, *cases), capsys, "--max-error-rate", "1")
+    assert (items["skipped-then-failed"]["passes"], items["skipped-then-failed"]["runs"]) == (0, 1)
+    assert items["failed-then-errored"]["errors"] == 1
+
+
 def test_gradle_retries_and_playwright_files(tmp_path, capsys):
     cases = [
         # Gradle's test-retry plugin writes the retried test again under its name

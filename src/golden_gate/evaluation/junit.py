@@ -59,6 +59,7 @@ ATTEMPTS = {
 }
 
 Status = Literal["pass", "fail", "error"]
+RANK = {"pass": 0, "skip": 1, "fail": 2, "error": 3}
 
 
 @dataclass(slots=True)
@@ -229,7 +230,7 @@ class _Reader:
             self.kept_chars += len(said)
             if kind in ATTEMPTS:
                 attempts.append(_Run(ATTEMPTS[kind], said, None))  # type: ignore[arg-type]
-            elif final == "pass" or (final == "fail" and kind == "error"):
+            elif RANK[FINAL[kind]] > RANK[final]:  # an error over a failure over a skip
                 final, reason = FINAL[kind], said  # type: ignore[assignment]
         if final == "skip":
             test.skipped += 1
