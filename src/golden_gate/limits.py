@@ -12,4 +12,9 @@ MAX_CANARIES = 20  # golden items the judge's canaries are derived from, per eva
 MAX_RETRIES = 10  # retries of one request on transport faults
 MAX_TIMEOUT_S = 3600.0  # any timeout or wait, in seconds: finite, and at most an hour
 MAX_JUDGE_TOKENS = 65536  # generation cap of one verdict: far above what a verdict needs
-MAX_JUNIT_BYTES = 256 * 1024 * 1024  # a JUnit results file read by import-junit
+# A JUnit results file is read a chunk at a time: its memory is bounded by the test cases kept and
+# the text of their names and messages (beyond either, the report is incomplete), and by the
+# longest tag expat must hold whole (beyond, the file is refused).
+MAX_JUNIT_CASES = 40_000
+MAX_JUNIT_TEXT_CHARS = 8_000_000
+MAX_JUNIT_TOKEN_BYTES = 16 * 1024 * 1024

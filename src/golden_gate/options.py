@@ -403,8 +403,9 @@ OPTIONS: tuple[Option, ...] = (
     _o("drift-label", "For mode drift, the label of the one drift issue.",
        default="golden-gate-drift", doors=ACTION_FILE),
     _o("junit-results", "For modes gate and baseline, a JUnit XML results file (Maven Surefire, "
-       "pytest --junitxml) to gate instead of evaluating: test case name = item id, class name "
-       "= tag, repeated cases = runs; the assistant is not started and no judge is called. On a "
+       "pytest --junitxml) to gate instead of evaluating: an item is a test (class and name; id "
+       "the name, or class::name where several classes share it), repeats = runs; the "
+       "assistant is not started and no judge is called. On a "
        "pull request it must be a file the job wrote, not one git tracks.",
        kind="path", default="", doors=ACTION_ONLY),
     _o("pr-number", "Pull request number for mode post-comment (read from comment-file's "

@@ -30,7 +30,15 @@ from golden_gate.settings import Settings
 
 
 def load_items(settings: Settings) -> list[golden.GoldenItem]:
-    items = golden.select(golden.load_golden(settings.golden), settings.tags)
+    every = golden.load_golden(settings.golden)
+    waiting = sum(1 for i in every if golden.unreviewed(i))
+    if waiting:
+        print(
+            f"golden-gate: {waiting} item(s) tagged needs-review or needs-reference left out "
+            "until reviewed (golden-gate review --candidates)",
+            file=sys.stderr,
+        )
+    items = golden.select(every, settings.tags)
     if not settings.evaluation.simulate_users:
         # Simulated users are nightly (cost, noise): left out unless simulate-users is on.
         kept = [i for i in items if i.simulated_user is None]
@@ -46,6 +54,11 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
                 file=sys.stderr,
             )
             items = kept
+    if not items and waiting == len(every):
+        raise InputError(
+            f"{settings.golden}: every item is still to be reviewed (tagged needs-review or "
+            "needs-reference): accept them with golden-gate review --candidates first"
+        )
     if not items:
         raise InputError(
             f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"

@@ -194,3 +194,24 @@ def scrub_json(value: Any) -> Any:
     if isinstance(value, dict):
         return {scrub(key): scrub_json(child) for key, child in value.items()}
     return value
+
+
+# Personal data in text from production (traces turned into candidate items): e-mail
+# addresses, phone numbers, card-like digit runs and IP addresses, each replaced by a label.
+_PERSONAL = (
+    (re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"), "[email]"),
+    (re.compile(r"\b(?:\d[ -]?){13,19}\b"), "[card number]"),
+    (
+        re.compile(r"(?<![\w.])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?[ .-]?\d{3,4}[ .-]?\d{3,4}(?![\w.])"),
+        "[phone]",
+    ),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"), "[ip]"),
+)
+
+
+def scrub_personal(text: str) -> str:
+    """`text` scrubbed as a third party's (`scrub`), and its personal data replaced by labels."""
+    text = scrub(text, third_party=True)
+    for pattern, label in _PERSONAL:
+        text = pattern.sub(label, text)
+    return text

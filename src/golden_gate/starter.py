@@ -244,7 +244,10 @@ def init(
         smoke, warning = _count_selected(root / golden, ["smoke"])
         warnings += [warning] if warning else []
     else:
-        items = convert(source) if source is not None else STARTER_ITEMS
+        items = STARTER_ITEMS
+        if source is not None:
+            items, notes = convert(source)
+            warnings += notes
         for item in items:
             GoldenItem.model_validate(item)
         files[golden] = golden_text(items)

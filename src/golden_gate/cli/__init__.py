@@ -20,6 +20,7 @@ from golden_gate.cli.commands import (
     cmd_run,
     cmd_subset,
 )
+from golden_gate.cli.importing import cmd_import
 from golden_gate.cli.junit import cmd_import_junit
 from golden_gate.cli.options import (
     COMMANDS,
@@ -111,10 +112,28 @@ def build_parser() -> argparse.ArgumentParser:
             "Write the regressed items (with --baseline), the correctness canaries the judge "
             "got wrong, the runs a panel's judges disagreed on and the unstable items as a "
             "labels file: question, answer, the judge's verdict and reason, and a blank label "
-            "to fill with pass or fail. calibrate skips the lines still blank."
+            "to fill with pass or fail. calibrate skips the lines still blank. With "
+            "--candidates: take the candidate items marked review: accept (from import "
+            "--from-traces or --key-points, once a person wrote their reference) into the "
+            "golden set, drop those marked reject, keep the rest as candidates."
         ),
     )
-    p.add_argument("report", type=Path, help="report.json")
+    p.add_argument("report", type=Path, nargs="?", help="report.json")
+    p.add_argument(
+        "--candidates",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="candidate items to take into the golden set (their review field: accept, "
+        "reject or blank)",
+    )
+    p.add_argument(
+        "--into",
+        type=Path,
+        default=None,
+        metavar="GOLDEN",
+        help="with --candidates: the golden set the accepted join (default: FILE itself)",
+    )
     p.add_argument(
         "-o", "--output", type=Path, default=Path("review.jsonl"), help="the labels file to write"
     )
@@ -211,15 +230,80 @@ def build_parser() -> argparse.ArgumentParser:
         "import-junit",
         help="turn a test suite's JUnit XML results into a report to gate",
         description=(
-            "Read JUnit XML (Maven Surefire, Gradle, pytest --junitxml): a test case's name is "
-            "the item id, its class name the tag, repeated cases are runs, <failure> a failed "
-            "run, <error> a run without a verdict, <skipped> no run. Write a report that "
-            "`gate`, `merge` and the Action gate like any. Exit 3 when errors pass "
-            "max-error-rate."
+            "Read JUnit XML (Maven Surefire, Gradle, pytest --junitxml, jest, Playwright): an "
+            "item is a test, its class (or file) and name; its id is the name, or class::name "
+            "where the name is several classes' test; repeats (the same test again, "
+            "repetition i of N, method()[n], retry #n, pytest-repeat's [i-N]) are its runs, "
+            "parameterised cases items of their own; two tests on one id are an error. "
+            "<failure> is a failed run, <error> a run without a verdict, <skipped> no run. "
+            "Write a report that `gate`, `merge` and the Action gate like any. Exit 3 when "
+            "errors pass max-error-rate or the file has more test cases than are read."
         ),
     )
     p.add_argument("results", type=Path, help="the JUnit XML results file")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="print how the tests became items: each item's id, class, test names and why",
+    )
     p.set_defaults(handler=cmd_import_junit, command_options=COMMANDS["import-junit"])
+
+    p = sub.add_parser(
+        "import",
+        help="turn another tool's dataset (or production traces) into a golden set",
+        description=(
+            "Read a promptfoo config or tests file, deepeval goldens, OpenAI evals samples, a "
+            "ragas testset, a LangSmith or Langfuse dataset export, or a plain CSV/JSONL with "
+            "--map, and write golden items: an expected answer is the reference the judge "
+            "reads, as written; checks that have an equivalent map, the rest are listed as "
+            "dropped; a record with nothing to judge is listed, not written. With "
+            "--from-traces: OpenTelemetry GenAI spans (OTLP JSON) or a Langfuse or LangSmith "
+            "trace export become candidate items (from-traces, needs-reference) that run "
+            "leaves out until review --candidates accepts them."
+        ),
+    )
+    p.add_argument("source", type=Path, help="the file to import")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the golden set to write")
+    p.add_argument(
+        "--format",
+        default=None,
+        help="the file's format (default: told from the file): promptfoo, openai-evals, "
+        "ragas, langfuse, deepeval, langsmith, table; with --from-traces: otlp, langfuse, "
+        "langsmith",
+    )
+    p.add_argument(
+        "--map",
+        default=None,
+        metavar="FIELD=COLUMN,...",
+        help="which column is which field (question, reference, key_points, urls, tags, id, "
+        "must_refuse), e.g. question=Prompt,reference=Answer",
+    )
+    p.add_argument(
+        "--question-var", default=None, help="promptfoo: the var that holds the question"
+    )
+    p.add_argument(
+        "--key-points",
+        action="store_true",
+        help="draw key points from an expected answer, one a sentence, tagged needs-review "
+        "(run leaves them out until reviewed); default: the whole answer is the reference",
+    )
+    p.add_argument(
+        "--without-reference",
+        action="store_true",
+        help="also write items with nothing to judge them by, for evaluators that need no "
+        "reference (relevancy, conciseness, groundedness)",
+    )
+    p.add_argument(
+        "--from-traces", action="store_true", help="read production traces: candidate items"
+    )
+    p.add_argument(
+        "--golden",
+        type=Path,
+        default=None,
+        help="with --from-traces: the golden set whose questions are not candidates again",
+    )
+    p.add_argument("--force", action="store_true", help="replace the output file if it exists")
+    p.set_defaults(handler=cmd_import)
 
     p = sub.add_parser(
         "plan",

@@ -210,6 +210,12 @@ def cmd_review(args: argparse.Namespace) -> int:
     from golden_gate.core.review import counts, review_lines
     from golden_gate.files import write_result
 
+    if args.candidates is not None:
+        from golden_gate.cli.review import review_candidates
+
+        return review_candidates(args)
+    if args.report is None:
+        raise InputError("review: give a report (answers to label) or --candidates FILE")
     report = load_report(args.report)
     baseline = load_report(args.baseline) if args.baseline else None
     lines = review_lines(report, baseline)

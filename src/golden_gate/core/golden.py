@@ -349,12 +349,22 @@ def load_golden(path: str | Path) -> list[GoldenItem]:
     return parse_golden(jsonl.lines(text), source=str(path))
 
 
+# Marks of imported items no person has reviewed (key points drawn from an answer, a question
+# from production traces): never selected, so never gated, until `review --candidates`.
+UNREVIEWED_TAGS = frozenset({"needs-review", "needs-reference"})
+
+
+def unreviewed(item: GoldenItem) -> bool:
+    return not UNREVIEWED_TAGS.isdisjoint(item.tags)
+
+
 def select(items: Sequence[GoldenItem], tags: Sequence[str]) -> list[GoldenItem]:
-    """Items carrying any of `tags`, in file order; all items when no tags are given."""
+    """Items carrying any of `tags`, in file order; all items when no tags are given. Items
+    still to be reviewed are never selected."""
     wanted = {t.strip() for t in tags if t.strip()}
     if not wanted:
-        return list(items)
-    return [item for item in items if wanted.intersection(item.tags)]
+        return [item for item in items if not unreviewed(item)]
+    return [item for item in items if wanted.intersection(item.tags) and not unreviewed(item)]
 
 
 class Shard(BaseModel):

@@ -13,13 +13,16 @@ answer cut there is labelled (and calibrated) as cut.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel
 
+from golden_gate.core.golden import UNREVIEWED_TAGS, GoldenItem, unreviewed
 from golden_gate.core.item_result import ItemResult, RunResult
 from golden_gate.core.report import Report
+from golden_gate.jsonl import Problems
 
 Reason = Literal["regressed", "canary", "judges disagree", "unstable"]
 REASONS: tuple[Reason, ...] = ("regressed", "canary", "judges disagree", "unstable")
@@ -108,3 +111,56 @@ def counts(lines: Iterable[ReviewLine]) -> dict[Reason, int]:
     for line in lines:
         found[line.why] = found.get(line.why, 0) + 1
     return found
+
+
+# Candidate items (`import --from-traces`, or key points drawn with `import --key-points`): a
+# person fills `review` with accept or reject; accepted items lose the marks that kept them
+# out of the gate and the fields only the reviewer needed.
+REVIEW_FIELD = "review"
+REVIEWER_FIELDS = (REVIEW_FIELD, "observed_answer", "source_trace")
+
+
+@dataclass
+class Reviewed:
+    accepted: list[GoldenItem]
+    kept: list[GoldenItem]  # still blank: candidates still
+    rejected: list[GoldenItem]
+
+
+def review_candidates(items: Sequence[GoldenItem]) -> Reviewed:
+    """Split items by their `review` mark; InputError naming every accepted item that has
+    nothing to judge it by yet, and every mark that is neither accept nor reject."""
+    problems = Problems()
+    done = Reviewed([], [], [])
+    for item in items:
+        if not unreviewed(item):
+            done.kept.append(item)  # an item of the set, never a candidate
+            continue
+        mark = (item.model_extra or {}).get(REVIEW_FIELD, "")
+        mark = mark.strip().lower() if isinstance(mark, str) else mark
+        if mark == "accept":
+            if not item.has_reference:
+                problems.append(
+                    f"{item.where}: item '{item.id}' is accepted but has nothing to judge an "
+                    "answer by: write its reference_key_points (or reference_urls, "
+                    "must_refuse, must_include) first"
+                )
+                continue
+            data = item.model_dump(mode="json", exclude_unset=True)
+            for name in REVIEWER_FIELDS:
+                data.pop(name, None)
+            data["tags"] = [t for t in item.tags if t not in UNREVIEWED_TAGS]
+            accepted = GoldenItem.model_validate(data)
+            accepted._where = item.where
+            done.accepted.append(accepted)
+        elif mark == "reject":
+            done.rejected.append(item)
+        elif mark in ("", None):
+            done.kept.append(item)
+        else:
+            problems.append(
+                f"{item.where}: item '{item.id}': review is '{mark}'; write accept, reject or "
+                "leave it blank"
+            )
+    problems.raise_if_any()
+    return done
