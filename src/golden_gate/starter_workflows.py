@@ -27,10 +27,28 @@ class Pin(NamedTuple):
     unpinned: str = ""
 
 
+# How the docs write the Action's repository before a release names it: never a workflow's.
+PLACEHOLDER = "org/golden-gate-action"
+
+
 def resolve_action(action: str) -> Pin:
     """`owner/repo@sha` as given, or with a tag resolved to its commit by `git ls-remote`. A ref
-    that cannot be resolved (offline, no such tag) is kept as given, with the reason."""
+    that cannot be resolved (offline, no such tag) is kept as given, with the reason. No name
+    (a golden-gate that is not a release: golden_gate.ACTION_REPOSITORY is empty) and the docs'
+    stand-in are refused: the first workflow run could not start."""
     repo, sep, ref = action.partition("@")
+    if not action:
+        raise InputError(
+            "--action: this golden-gate is not a release, so it does not know the repository "
+            "the Action is published from: pass --action OWNER/REPO@TAG, the repository you "
+            "have golden-gate from and one of its release tags (a release writes that "
+            "repository into golden_gate/__init__.py, ACTION_REPOSITORY); nothing was written"
+        )
+    if repo.lower() == PLACEHOLDER:
+        raise InputError(
+            f"--action: '{repo}' is the docs' stand-in for the repository the Action is "
+            "published from: pass that repository, OWNER/REPO@TAG; nothing was written"
+        )
     if not sep or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo) or not ref:
         raise InputError(f"--action: expected OWNER/REPO@SHA or OWNER/REPO@TAG, got '{action}'")
     if SHA.fullmatch(ref):

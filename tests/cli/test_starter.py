@@ -275,8 +275,8 @@ def _offline_init(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_offline_init_writes_the_workflows_unpinned_and_says_how_to_pin(repo):
-    # With no arguments at all, as a new user runs it, and with a tag that cannot be resolved.
-    for args in ((), ("--action", "someorg/golden-gate-action@v1", "--force")):
+    # With a tag that cannot be resolved (with none at all, see the test below).
+    for args in (("--action", "someorg/golden-gate-action@v1"),):
         done = _offline_init(repo, *args)
         assert done.returncode == 0, done.stderr
         assert "warning" in done.stderr and "unpinned" in done.stderr
@@ -302,6 +302,29 @@ def test_offline_init_writes_the_workflows_unpinned_and_says_how_to_pin(repo):
     assert actionlint.returncode == 0, actionlint.stdout + actionlint.stderr
     bad = golden_gate("init", "--dir", repo, "--action", "not-a-repo")
     assert bad.returncode == 2 and "OWNER/REPO@SHA" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ((), "this golden-gate is not a release, so it does not know the repository"),
+        (("--action", "org/golden-gate-action@v1"), "is the docs' stand-in"),
+        (("--action", "Org/Golden-Gate-Action@" + "a" * 40), "is the docs' stand-in"),
+    ],
+    ids=["no-action", "stand-in", "stand-in-pinned"],
+)
+def test_init_never_writes_a_workflow_naming_no_action_or_the_stand_in(repo, args, says):
+    """The package from a branch does not know where the Action is published (a release stamps
+    golden_gate.ACTION_REPOSITORY; tests/test_release_script.py): a workflow naming the docs'
+    stand-in could not start, so nothing is written and the one sentence says what to pass."""
+    from golden_gate import ACTION_REPOSITORY
+
+    assert ACTION_REPOSITORY == "", "a branch's package names no repository: the release does"
+    done = _offline_init(repo, *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says in done.stderr and "OWNER/REPO@TAG" in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert sorted(p.name for p in repo.iterdir()) == [".git"]
 
 
 def test_a_compose_file_in_the_repository_starts_the_pull_requests_own_assistant(repo):
