@@ -766,16 +766,29 @@ def runner_network(request) -> Iterator[tuple[str | None, str]]:
     """(the `--network` the runner gives the Action, that network's gateway): none for a job
     without `services:` (the default bridge), a `github_network_…` of the job's otherwise."""
     if request.param == "default-bridge":
-        inspect = docker("network", "inspect", "bridge", "--format", "{{json .IPAM.Config}}")
-        yield None, json.loads(inspect.stdout)[0]["Gateway"]
+        yield None, network_gateway("bridge")
         return
     network = f"github_network_{secrets.token_hex(16)}"
     docker("network", "create", "--label", TEST_LABEL, network)
     try:
-        inspect = docker("network", "inspect", network, "--format", "{{json .IPAM.Config}}")
-        yield network, json.loads(inspect.stdout)[0]["Gateway"]
+        yield network, network_gateway(network)
     finally:
         docker("network", "rm", network, check=False)
+
+
+def network_gateway(network: str) -> str:
+    """The gateway of a Docker network: its IPAM's, or (the default bridge's IPAM may name
+    none) the address of the host's bridge interface."""
+    inspect = docker("network", "inspect", network, "--format", "{{json .}}")
+    found = json.loads(inspect.stdout)
+    for config in found["IPAM"]["Config"] or []:
+        if config.get("Gateway"):
+            return config["Gateway"]
+    interface = found["Options"]["com.docker.network.bridge.name"]
+    shown = subprocess.run(
+        ["ip", "-4", "-o", "addr", "show", interface], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return shown[shown.index("inet") + 1].split("/")[0]
 
 
 @pytest.mark.parametrize("bound", ["0.0.0.0", "127.0.0.1"])
@@ -788,7 +801,8 @@ def test_runner_host_reaches_a_server_on_the_runner(tmp_path: Path, runner_netwo
     network, gateway = runner_network
     answers = {f"Port {i}?": f"It is {i}." for i in range(3)}
     with AssistantServer(answers, host=bound) as server:
-        done = runner_host_step(tmp_path, network, server.port)
+        port = server.port
+        done = runner_host_step(tmp_path, network, port)
         asked = server.request_count
     log = done.stdout + done.stderr
     print(log)
@@ -796,7 +810,7 @@ def test_runner_host_reaches_a_server_on_the_runner(tmp_path: Path, runner_netwo
         assert done.returncode == 0, log
         assert done.outputs["verdict"] == "passed", log
         assert f"runner-host is {gateway} (the gateway of this container's network" in log
-        assert done.report["assistant"]["url"] == f"http://{gateway}:{server.port}"
+        assert done.report["assistant"]["url"] == f"http://{gateway}:{port}"
         assert asked == 3
     else:
         assert done.returncode == 3, log
