@@ -11,6 +11,7 @@ and nowhere else (as one bound to 0.0.0.0 answers at the gateway), while one bou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -252,3 +253,40 @@ def test_runner_host_over_https_is_bad_input(tmp_path, url):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "runner-host is reached by its address" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_gateway_that_drops_the_connection_names_a_firewall_not_the_bind(tmp_path):
+    """A listener whose queue is full drops new connections, as a firewall on a self-hosted
+    runner drops what containers send to the host: no answer, not a refusal."""
+    route = route_table(tmp_path / "route", "127.0.0.2")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.2", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        waiting = []
+        try:
+            for _ in range(2):  # the first fills the queue, the second is dropped
+                client = socket.socket()
+                client.settimeout(0.5)
+                waiting.append(client)
+                with contextlib.suppress(OSError):
+                    client.connect(("127.0.0.2", port))
+            with pytest.raises(runner_host.RunnerHostUnreachable) as caught:
+                resolve(f"http://runner-host:{port}", route, timeout_s=0.5)
+        finally:
+            for client in waiting:
+                client.close()
+    said = str(caught.value)
+    assert "127.0.0.2 (the gateway of this container's network" in said
+    assert "no answer within 0.5 s" in said
+    assert said.endswith(
+        "a firewall on the runner may drop what containers send to it: allow the port from "
+        "Docker's networks, and bind the server to 0.0.0.0"
+    )
+
+
+def test_a_fully_qualified_runner_host_is_runner_host(tmp_path):
+    route = route_table(tmp_path / "route", "127.0.0.2")
+    with AssistantServer() as server:
+        assert resolve(f"http://runner-host.:{server.port}/ask", route) == server.url + "/ask"
+    assert not runner_host.names_runner_host("http://[::1")  # not a URL: no probe, no crash

@@ -49,7 +49,8 @@ class Candidate(NamedTuple):
 def names_runner_host(url: str) -> bool:
     """Whether `url`'s host is `runner-host` (any case, as host names are)."""
     try:
-        return (urlsplit(url).hostname or "").lower() == RUNNER_HOST
+        # A trailing dot is the same name, written fully qualified.
+        return (urlsplit(url).hostname or "").lower().rstrip(".") == RUNNER_HOST
     except ValueError:
         return False
 
@@ -137,13 +138,18 @@ async def resolve(
             )
             return resolved
         reasons.append(f"{candidate.address} ({candidate.what}): {why}")
-    inside = len(tried) > 1 or note
-    advice = (
-        "a server an earlier step started on the runner must listen on all interfaces "
-        "(bind 0.0.0.0, not 127.0.0.1) and be up before this step"
-        if inside
-        else "is the assistant running on this machine?"
-    )
+    if len(tried) == 1 and not note:
+        advice = "is the assistant running on this machine?"
+    elif reasons[-1].endswith("connection refused"):
+        advice = (
+            "a server an earlier step started on the runner must listen on all interfaces "
+            "(bind 0.0.0.0, not 127.0.0.1) and be up before this step"
+        )
+    else:  # dropped, not refused: something between the container and the runner
+        advice = (
+            "a firewall on the runner may drop what containers send to it: allow the port "
+            "from Docker's networks, and bind the server to 0.0.0.0"
+        )
     raise RunnerHostUnreachable(
         f"nothing answers at runner-host port {port}: tried "
         + "; ".join(reasons)
