@@ -76,6 +76,13 @@ def from_procfile(root: Path) -> Service | None:
     if "${{" in command:  # a workflow would evaluate it as an expression: not copied there
         return None
     port = _port(command, PYTHON_PORT)
+    # The servers' own variables for all interfaces (uvicorn, flask run and gunicorn listen on
+    # 127.0.0.1 unless told otherwise; a flag in the command still wins).
+    listen = (
+        ("UVICORN_HOST", "0.0.0.0"),
+        ("FLASK_RUN_HOST", "0.0.0.0"),
+        ("GUNICORN_CMD_ARGS", f"--bind 0.0.0.0:{port}"),
+    )
     return Service(
         found="Procfile (web)",
         port=port,
@@ -87,7 +94,7 @@ def from_procfile(root: Path) -> Service | None:
             else ""
         ),
         start=command,
-        env=(("PORT", str(port)), ("HOST", "0.0.0.0")),
+        env=(("PORT", str(port)), ("HOST", "0.0.0.0"), *listen),
     )
 
 

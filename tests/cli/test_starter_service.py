@@ -212,6 +212,9 @@ def test_the_steps_init_writes_start_a_server_the_gate_reaches_at_runner_host(tm
     wait = steps[names.index("Wait until it answers")]
     env = {**os.environ, **{k: str(v) for k, v in start.get("env", {}).items()}}
     assert env["HOST"] == "0.0.0.0" and env["PORT"] == str(port)
+    # uvicorn, flask run and gunicorn listen on 127.0.0.1 unless told: their variables say so.
+    assert env["UVICORN_HOST"] == env["FLASK_RUN_HOST"] == "0.0.0.0"
+    assert env["GUNICORN_CMD_ARGS"] == f"--bind 0.0.0.0:{port}"
     # The step's own script, plus the one line that lets this test end what it started.
     subprocess.run(["bash", "-e", "-c", start["run"] + "echo $! > server.pid\n"], cwd=root,
                    env=env, check=True, timeout=30)  # fmt: skip
