@@ -123,7 +123,7 @@ async def _evaluate(
             raise IncompleteError("interrupted before the assistant's first answer") from None
         else:
             target = target.model_copy(update={"url": url})
-            assistant = assistant.model_copy(update={"url": url})
+            assistant = _with_url(assistant, url)
         async with AssistantClient(target) as client:
             asked = [] if unusable is not None else items
             try:
@@ -160,6 +160,11 @@ async def _evaluate(
                 signal.signal(signum, handler)
         if judge is not None:
             await judge.aclose()  # its HTTP client belongs to this event loop
+
+
+def _with_url(assistant: AssistantInfo, url: str) -> AssistantInfo:
+    """`assistant` at `url`, validated as a new one is (its credentials never recorded)."""
+    return AssistantInfo.model_validate({**assistant.model_dump(), "url": url})
 
 
 def evaluate_report(
@@ -217,8 +222,8 @@ def evaluate_report(
             target = settings.target
             if not settings.target.url:
                 target = target.model_copy(update={"url": service.url})
-            assistant = assistant.model_copy(
-                update={"url": target.url, "image_digests": service.image_digests}
+            assistant = _with_url(assistant, target.url).model_copy(
+                update={"image_digests": service.image_digests}
             )
             settings = settings.model_copy(update={"target": target})
             report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))

@@ -50,6 +50,30 @@ def free_port(host: str) -> int:
         return int(probe.getsockname()[1])
 
 
+@contextlib.contextmanager
+def served_only_at(host: str, answers: dict[str, str] | None = None):
+    """The fake assistant on `host`, its port held unanswered on the other loopback addresses
+    the gateway lookup tries (bound, never listening: a connection there is refused), so a
+    server another test runs on 127.0.0.1 cannot answer in its place."""
+    for _ in range(20):
+        with AssistantServer(answers, host=host) as server:
+            held = []
+            try:
+                for other in {"127.0.0.1", "127.0.0.2"} - {host}:
+                    holder = socket.socket()
+                    held.append(holder)
+                    holder.bind((other, server.port))
+            except OSError:
+                continue  # that port is someone's on another address: another port
+            else:
+                yield server
+                return
+            finally:
+                for holder in held:
+                    holder.close()
+    raise AssertionError("no port free on every loopback address tried")
+
+
 # -- the route table --------------------------------------------------------------------------
 
 
@@ -105,7 +129,7 @@ def resolve(url: str, route: Path, **kw) -> str:
 
 def test_a_server_on_all_interfaces_is_reached_at_the_gateway(tmp_path, capsys):
     route = route_table(tmp_path / "route", "127.0.0.2")
-    with AssistantServer(host="127.0.0.2") as server:
+    with served_only_at("127.0.0.2") as server:
         port = server.port
         url = resolve(f"http://user:secret@RUNNER-HOST:{port}/api?x=1", route)
     assert url == f"http://user:secret@127.0.0.2:{port}/api?x=1"
@@ -123,7 +147,7 @@ def test_a_server_sharing_the_namespace_is_reached_on_loopback(tmp_path, capsys)
 
 def test_a_server_bound_to_loopback_only_is_one_sentence_saying_to_bind_all_interfaces(tmp_path):
     route = route_table(tmp_path / "route", "127.0.0.2")
-    with AssistantServer(host="127.0.0.3") as server:  # answers neither at .1 nor at .2
+    with served_only_at("127.0.0.3") as server:  # answers neither at .1 nor at .2
         port = server.port
         with pytest.raises(runner_host.RunnerHostUnreachable) as caught:
             resolve(f"http://runner-host:{port}", route)
@@ -173,22 +197,26 @@ def answers(questions: dict[str, str]) -> dict[str, str]:
 def test_the_action_gates_the_server_an_earlier_step_started(world, tmp_path):
     questions = items(world.workspace / "evals" / "golden.jsonl")
     route = route_table(tmp_path / "route", "127.0.0.2")
-    with AssistantServer(answers(questions), host="127.0.0.2") as server:
+    with served_only_at("127.0.0.2", answers(questions)) as server:
         port = server.port
         done = world.run(
             "workflow_dispatch",
             world.event("workflow_dispatch"),
             extra_env={runner_host.ROUTE_FILE_ENV: str(route)},
             judge_model="keypoints",
-            assistant_url=f"http://runner-host:{server.port}",
+            # Credentials in the URL go to the server found, and into nothing written.
+            assistant_url=f"http://gate:url-pa55word@runner-host:{port}",
             subset_tags="*",
             floor="0",
         )
+        sent = [r.headers.get("authorization", "") for r in server.requests]
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.outputs["verdict"] == "passed"
     assert "runner-host is 127.0.0.2 (the gateway of this container's network" in done.stdout
-    report = json.loads((world.workspace / "golden-gate" / "report.json").read_text())
-    assert report["assistant"]["url"] == f"http://127.0.0.2:{port}"
+    assert sent and all(h.startswith("Basic ") for h in sent)
+    text = (world.workspace / "golden-gate" / "report.json").read_text()
+    assert json.loads(text)["assistant"]["url"] == f"http://127.0.0.2:{port}"
+    assert "url-pa55word" not in text + done.stdout.replace("::add-mask::url-pa55word", "")
 
 
 def test_the_action_names_a_server_bound_to_loopback_only_and_still_writes_the_report(
@@ -196,7 +224,7 @@ def test_the_action_names_a_server_bound_to_loopback_only_and_still_writes_the_r
 ):
     questions = items(world.workspace / "evals" / "golden.jsonl")
     route = route_table(tmp_path / "route", "127.0.0.2")
-    with AssistantServer(answers(questions), host="127.0.0.3") as server:
+    with served_only_at("127.0.0.3", answers(questions)) as server:
         done = world.run(
             "workflow_dispatch",
             world.event("workflow_dispatch"),
@@ -259,10 +287,12 @@ def test_a_gateway_that_drops_the_connection_names_a_firewall_not_the_bind(tmp_p
     """A listener whose queue is full drops new connections, as a firewall on a self-hosted
     runner drops what containers send to the host: no answer, not a refusal."""
     route = route_table(tmp_path / "route", "127.0.0.2")
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.2", 0))
+    # The port held on 127.0.0.1 (bound, not listening: refused there, and nobody else's).
+    with socket.socket() as held, socket.socket() as listener:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        listener.bind(("127.0.0.2", port))
         listener.listen(0)
-        port = listener.getsockname()[1]
         waiting = []
         try:
             for _ in range(2):  # the first fills the queue, the second is dropped
