@@ -14,9 +14,13 @@
 #   scripts/release-image.sh pin IMAGE@sha256:<digest> [IN [OUT]]
 #       Writes action.yml (IN, default action.yml) to OUT (default IN) with
 #       `image: docker://IMAGE@sha256:<digest>`: the runner then pulls that image and builds nothing.
-#   scripts/release-image.sh commit-tag VERSION IMAGE@sha256:<digest>
-#       Makes the release commit, HEAD with the pinned action.yml, on no branch (the work tree and
-#       the branch keep `image: Dockerfile`), tags it vVERSION and moves vMAJOR to it; prints it.
+#   scripts/release-image.sh commit-tag VERSION IMAGE@sha256:<digest> [OWNER/NAME]
+#       Makes the release commit on no branch (the work tree and the branch keep
+#       `image: Dockerfile`): HEAD with the pinned action.yml and with the repository the Action
+#       is published from (OWNER/NAME, default $GITHUB_REPOSITORY) stamped into the package
+#       (ACTION_REPOSITORY in src/golden_gate/__init__.py, which `init` writes into workflows)
+#       and into the docs and examples in place of their stand-in, org/golden-gate-action;
+#       tags it vVERSION and moves vMAJOR to it; prints it.
 #   scripts/release-image.sh push-tags VERSION [REMOTE]
 #       Pushes vVERSION, and force-pushes vMAJOR (only that tag is ever forced), to REMOTE (origin).
 #
@@ -64,6 +68,10 @@ to_top_level() {
 IMAGE_RE='^([a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?)(/[a-z0-9]+([._-]+[a-z0-9]+)*)+$'
 DIGEST_RE='^sha256:[0-9a-f]{64}$'
 VERSION_RE='^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$'
+REPOSITORY_RE='^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?/[A-Za-z0-9._-]+$'
+# How the docs and examples name the Action's repository until a release stamps the real one.
+PLACEHOLDER=org/golden-gate-action
+PACKAGE_INIT=src/golden_gate/__init__.py
 
 check_image() { # image
     [ -n "$1" ] || die "no image name: set RELEASE_IMAGE to <registry>/<owner>/golden-gate."
@@ -171,10 +179,38 @@ pin() { # ref [in [out]]
     log "pinned $out to docker://$ref"
 }
 
-commit_tag() { # version ref
-    local version=$1 ref=$2 major index=$work/index blob tree commit
+# Stage HEAD's `path` with `sed_script` applied into the index $index; fails when that changes
+# nothing.
+stage_stamped() { # path sed_script
+    local path=$1 mode blob
+    mode=$(git ls-tree HEAD -- "$path" | cut -d' ' -f1)
+    git show "HEAD:$path" | sed -E "$2" >"$work/stamped"
+    ! git show "HEAD:$path" | cmp -s - "$work/stamped" || return 1
+    blob=$(git hash-object -w "$work/stamped")
+    GIT_INDEX_FILE=$index git update-index --cacheinfo "$mode,$blob,$path"
+}
+
+# The repository the Action is published from, into the package and in place of the docs'
+# stand-in, staged in $index.
+stamp_repository() { # repository
+    local repository=$1 path
+    stage_stamped "$PACKAGE_INIT" "s|^ACTION_REPOSITORY = \"\"\$|ACTION_REPOSITORY = \"$repository\"|" ||
+        die "$PACKAGE_INIT has no line 'ACTION_REPOSITORY = \"\"' to stamp $repository into."
+    for path in $(git grep -l -F "$PLACEHOLDER" HEAD -- README.md docs examples | sed 's/^HEAD://'); do
+        stage_stamped "$path" "s|$PLACEHOLDER|$repository|g"
+    done
+}
+
+commit_tag() { # version ref [repository]
+    local version=$1 ref=$2 repository=${3:-${GITHUB_REPOSITORY:-}} major blob tree commit
+    index=$work/index
     check_version "$version"
     check_ref "$ref"
+    [ -n "$repository" ] ||
+        die "no repository to stamp into the release: pass OWNER/NAME or set GITHUB_REPOSITORY."
+    [[ $repository =~ $REPOSITORY_RE ]] || die "repository '$repository' is not OWNER/NAME."
+    [ "${repository,,}" != "$PLACEHOLDER" ] ||
+        die "repository '$repository' is the docs' stand-in: pass the repository the Action is published from."
     major=v${version%%.*}
     if git rev-parse -q --verify "refs/tags/v$version" >/dev/null; then
         die "tag v$version exists already: a released version is never moved."
@@ -184,11 +220,13 @@ commit_tag() { # version ref
     blob=$(git hash-object -w "$work/action.pinned.yml")
     GIT_INDEX_FILE=$index git read-tree HEAD
     GIT_INDEX_FILE=$index git update-index --cacheinfo "100644,$blob,action.yml"
+    stamp_repository "$repository"
     tree=$(GIT_INDEX_FILE=$index git write-tree)
     commit=$(git commit-tree "$tree" -p HEAD -m "Release v$version
 
 action.yml pulls the released image, built from $(git rev-parse HEAD):
-docker://$ref")
+docker://$ref
+The Action's repository, in the package and the docs: $repository")
     git tag -a "v$version" -m "golden-gate $version: docker://$ref" "$commit"
     git tag -f -a "$major" -m "golden-gate $version: docker://$ref" "$commit" >/dev/null
     log "tagged v$version and $major: $commit"
@@ -210,7 +248,7 @@ check-version) [ $# -eq 1 ] || die "usage: $0 check-version VERSION"; check_vers
 login) [ $# -eq 2 ] || die "usage: $0 login IMAGE USER (password on stdin)"; login "$1" "$2" ;;
 build-push) [ $# -eq 2 ] || die "usage: $0 build-push IMAGE VERSION"; build_push "$1" "$2" ;;
 pin) [ $# -ge 1 ] && [ $# -le 3 ] || die "usage: $0 pin IMAGE@sha256:DIGEST [IN [OUT]]"; pin "$@" ;;
-commit-tag) [ $# -eq 2 ] || die "usage: $0 commit-tag VERSION IMAGE@sha256:DIGEST"; commit_tag "$1" "$2" ;;
+commit-tag) [ $# -ge 2 ] && [ $# -le 3 ] || die "usage: $0 commit-tag VERSION IMAGE@sha256:DIGEST [OWNER/NAME]"; commit_tag "$@" ;;
 push-tags) [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 push-tags VERSION [REMOTE]"; push_tags "$@" ;;
 *) die "usage: $0 check-version | login | build-push | pin | commit-tag | push-tags (see the header)" ;;
 esac

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -18,6 +19,16 @@ SCRIPT = ROOT / "scripts" / "release-image.sh"
 IMAGE = "registry.invalid/owner/golden-gate"
 REF = f"{IMAGE}@sha256:{'ab' * 32}"
 OTHER_REF = f"{IMAGE}@sha256:{'cd' * 32}"
+PUBLISHED = "acme-tools/golden-gate"  # the repository a release is published from
+PLACEHOLDER = "org/golden-gate-action"
+# The files naming the Action's repository: the package, and docs and examples with the stand-in.
+STAMPED = (
+    "README.md",
+    "docs/action.md",
+    "docs/getting-started.md",
+    "examples/workflows/pr-gate.yml",
+    "src/golden_gate/__init__.py",
+)
 
 
 def script(
@@ -64,7 +75,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     }.items():
         monkeypatch.setenv(key, value)
     repo = tmp_path / "repo"
-    for path in ("action.yml", "pyproject.toml", "src/golden_gate/__init__.py"):
+    for path in ("action.yml", "pyproject.toml", "docs/index.md", *STAMPED):
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, repo / path)
     git(repo, "init", "-q", "-b", "main")
@@ -144,16 +155,18 @@ def test_the_release_commit_is_on_no_branch_and_tagged(repo: Path) -> None:
     version = version_of(repo)
     major = f"v{version.split('.')[0]}"
     main = git(repo, "rev-parse", "HEAD")
-    commit = script("commit-tag", version, REF, cwd=repo).stdout.strip()
+    commit = script("commit-tag", version, REF, PUBLISHED, cwd=repo).stdout.strip()
 
     # main and the work tree still build from source.
     assert git(repo, "rev-parse", "HEAD") == main
     assert git(repo, "status", "--porcelain") == ""
     assert "  image: Dockerfile" in (repo / "action.yml").read_text().splitlines()
     assert git(repo, "branch", "--contains", commit) == ""
-    # The release commit is main with action.yml pinned, and nothing else.
+    # The release commit is main with action.yml pinned and the repository stamped, and
+    # nothing else.
     assert git(repo, "rev-parse", f"{commit}^") == main
-    assert git(repo, "diff", "--name-only", main, commit) == "action.yml"
+    changed = git(repo, "diff", "--name-only", main, commit).splitlines()
+    assert sorted(changed) == sorted(["action.yml", *STAMPED])
     released = yaml.safe_load(git(repo, "show", f"{commit}:action.yml"))
     assert released["runs"]["image"] == f"docker://{REF}"
     assert git(repo, "rev-parse", f"v{version}^{{commit}}") == commit
@@ -166,7 +179,7 @@ def test_the_release_commit_is_on_no_branch_and_tagged(repo: Path) -> None:
     assert git(repo, "ls-remote", "--heads", "origin").endswith("refs/heads/main")
 
     # The same version again is refused: a released version never moves.
-    again = script("commit-tag", version, OTHER_REF, cwd=repo, ok=False).stderr
+    again = script("commit-tag", version, OTHER_REF, PUBLISHED, cwd=repo, ok=False).stderr
     assert f"tag v{version} exists already" in again
 
 
@@ -174,12 +187,14 @@ def test_the_next_release_moves_only_the_major_tag(repo: Path) -> None:
     first = version_of(repo)
     major_number, minor, patch = (int(part) for part in first.split("."))
     major = f"v{major_number}"
-    old = script("commit-tag", first, REF, cwd=repo).stdout.strip()
+    old = script("commit-tag", first, REF, PUBLISHED, cwd=repo).stdout.strip()
     script("push-tags", first, cwd=repo)
 
     second = f"{major_number}.{minor}.{patch + 1}"
     bump(repo, second)
-    new = script("commit-tag", second, OTHER_REF, cwd=repo).stdout.strip()
+    # The repository from the runner's environment, as the release workflow also has it.
+    env = {**os.environ, "GITHUB_REPOSITORY": PUBLISHED}
+    new = script("commit-tag", second, OTHER_REF, cwd=repo, env=env).stdout.strip()
     script("push-tags", second, cwd=repo)
 
     assert remote_tag(repo, f"v{first}") == old
@@ -193,3 +208,74 @@ def test_outside_a_repository_it_says_so(tmp_path: Path) -> None:
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(tmp_path)}
     done = script("check-version", "1.0.0", cwd=tmp_path, env=env, ok=False)
     assert "is not in a git work tree" in done.stderr
+
+
+def test_the_release_stamps_its_repository_into_the_package_and_the_docs(repo: Path) -> None:
+    version = version_of(repo)
+    commit = script("commit-tag", version, REF, PUBLISHED, cwd=repo).stdout.strip()
+    package = git(repo, "show", f"{commit}:src/golden_gate/__init__.py")
+    assert f'ACTION_REPOSITORY = "{PUBLISHED}"' in package.splitlines()
+    for path in STAMPED[:-1]:
+        before = git(repo, "show", f"HEAD:{path}")
+        after = git(repo, "show", f"{commit}:{path}")
+        assert PLACEHOLDER in before and PLACEHOLDER not in after, path
+        assert after == before.replace(PLACEHOLDER, PUBLISHED), path
+    # A page without the stand-in is left as it is.
+    assert git(repo, "diff", "--name-only", "HEAD", commit, "--", "docs/index.md") == ""
+    # main keeps the empty name: a build from a branch is no release.
+    assert 'ACTION_REPOSITORY = ""' in (repo / "src/golden_gate/__init__.py").read_text()
+
+
+def test_init_from_a_release_writes_its_repository_into_the_workflows(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The released package, as a user installs it: `init` with no --action names the
+    repository the release stamped, at the release's version."""
+    version = version_of(repo)
+    commit = script("commit-tag", version, REF, PUBLISHED, cwd=repo).stdout.strip()
+    released = tmp_path / "released" / "src"
+    shutil.copytree(ROOT / "src" / "golden_gate", released / "golden_gate")
+    shutil.copytree(ROOT / "templates", released.parent / "templates")
+    (released / "golden_gate" / "__init__.py").write_text(
+        git(repo, "show", f"{commit}:src/golden_gate/__init__.py") + "\n"
+    )
+    user = tmp_path / "user"
+    user.mkdir()
+    git(user, "init", "-q")
+    # git ls-remote goes through a proxy on loopback that refuses: nothing leaves the machine.
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(released),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "https_proxy": "http://127.0.0.1:9",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "golden_gate", "init", "--dir", str(user)],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ("golden-gate.yml", "golden-gate-comment.yml", "golden-gate-baseline.yml"):
+        text = (user / ".github" / "workflows" / name).read_text()
+        assert f"uses: {PUBLISHED}@v{version}" in text, name
+        assert PLACEHOLDER not in text, name
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        ((), {}, "no repository to stamp into the release"),
+        (("acme",), {}, "is not OWNER/NAME"),
+        (("acme/x y",), {}, "is not OWNER/NAME"),
+        (("acme/x|y",), {}, "is not OWNER/NAME"),
+        ((PLACEHOLDER,), {}, "is the docs' stand-in"),
+        ((), {"GITHUB_REPOSITORY": "Org/Golden-Gate-Action"}, "is the docs' stand-in"),
+    ],
+)
+def test_a_release_without_a_real_repository_is_refused(
+    repo: Path, args: tuple[str, ...], env: dict[str, str], says: str
+) -> None:
+    version = version_of(repo)
+    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_REPOSITORY"} | env
+    done = script("commit-tag", version, REF, *args, cwd=repo, env=environment, ok=False)
+    assert says in done.stderr
+    assert git(repo, "tag", "-l") == ""

@@ -151,7 +151,11 @@ OPTIONS: tuple[Option, ...] = (
        field="index_snapshot", default=""),
     # --- the assistant -----------------------------------------------------------------------
     _o("assistant-url", "Base URL of the running assistant; empty with compose-file to reach "
-       "the compose service.", group="assistant", field="target.url", old_flags=("--url",)),
+       "the compose service. The host `runner-host` (`http://runner-host:8000`) is the machine "
+       "the runner runs on, where an earlier step started the pull request's own assistant "
+       "listening on 0.0.0.0: the Action finds its address (the gateway of its container's "
+       "network, or loopback) and says which it used.", group="assistant", field="target.url",
+       old_flags=("--url",)),
     _o("assistant-path", "Request path.", group="assistant", field="target.path",
        old_flags=("--path",)),
     _o("request-template", "JSON request body with {question} (and {id}) slots.",

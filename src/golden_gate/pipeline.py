@@ -99,6 +99,7 @@ async def _evaluate(
 ) -> Report:
     # Imported here: a skipped run imports this module for `check_inputs`, and the evaluation
     # brings its HTTP client (aiohttp, a tenth of a second or more).
+    from golden_gate.evaluation import runner_host
     from golden_gate.evaluation.evaluate import evaluate
     from golden_gate.evaluation.target import AssistantClient, AssistantUnusable
 
@@ -123,12 +124,23 @@ async def _evaluate(
         # A cancelled job stops the evaluation; what finished is still reported (incomplete).
         loop.add_signal_handler(signum, task.cancel)
     progress = Progress(len(items), enabled=settings.progress)
-    async with AssistantClient(settings.target) as client:
-        try:
-            asked = items
-            unusable = None
+    try:
+        unusable = None
+        target = settings.target
+        try:  # `runner-host`: the address where a server an earlier step started answers
+            url = await runner_host.resolve(target.url)
+        except runner_host.RunnerHostUnreachable as exc:
+            unusable = str(exc)
+        except asyncio.CancelledError:
+            task.uncancel()
+            raise IncompleteError("interrupted before the assistant's first answer") from None
+        else:
+            target = target.model_copy(update={"url": url})
+            assistant = _with_url(assistant, url)
+        async with AssistantClient(target) as client:
+            asked = [] if unusable is not None else items
             try:
-                if items:
+                if asked:
                     await client.preflight(items[0])  # before any judge call: as the judge's
             except asyncio.CancelledError:
                 task.uncancel()
@@ -154,13 +166,18 @@ async def _evaluate(
                 report.incomplete_reason = unusable
                 report.not_asked = [i.id for i in items]
             return report
-        finally:
-            for signum, handler in before.items():
-                loop.remove_signal_handler(signum)
-                if handler is not None:
-                    signal.signal(signum, handler)
-            if judge is not None:
-                await judge.aclose()  # its HTTP client belongs to this event loop
+    finally:
+        for signum, handler in before.items():
+            loop.remove_signal_handler(signum)
+            if handler is not None:
+                signal.signal(signum, handler)
+        if judge is not None:
+            await judge.aclose()  # its HTTP client belongs to this event loop
+
+
+def _with_url(assistant: AssistantInfo, url: str) -> AssistantInfo:
+    """`assistant` at `url`, validated as a new one is (its credentials never recorded)."""
+    return AssistantInfo.model_validate({**assistant.model_dump(), "url": url})
 
 
 def evaluate_report(
@@ -218,8 +235,8 @@ def evaluate_report(
             target = settings.target
             if not settings.target.url:
                 target = target.model_copy(update={"url": service.url})
-            assistant = assistant.model_copy(
-                update={"url": target.url, "image_digests": service.image_digests}
+            assistant = _with_url(assistant, target.url).model_copy(
+                update={"image_digests": service.image_digests}
             )
             settings = settings.model_copy(update={"target": target})
             report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))

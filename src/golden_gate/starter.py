@@ -24,6 +24,7 @@ from golden_gate.errors import GateError, InputError
 from golden_gate.files import read_text, write_result
 from golden_gate.rendering.environment import init_environment
 from golden_gate.starter_golden import STARTER_ITEMS, convert, golden_text
+from golden_gate.starter_service import Service, detect
 from golden_gate.starter_workflows import find_compose, resolve_action, workflows
 
 # Floors `init` may write, highest first.
@@ -100,8 +101,8 @@ def config_text(
         )
     else:
         assistant = (
-            "# url: where it runs (in the workflow: the repository variable ASSISTANT_URL, "
-            "passed as the assistant-url input)"
+            "# url: where it runs (the workflows pass it as the assistant-url input: see "
+            "their comment)"
         )
     text = (
         init_environment()
@@ -153,6 +154,8 @@ class Written(NamedTuple):
     compose_file: str | None
     # A CODEOWNERS stanza to add by hand (no --owners given), printed, not written.
     codeowners: str | None = None
+    # Without a compose file: how the workflows start the assistant on the runner, if found.
+    service: Service | None = None
 
 
 OWNER_PLACEHOLDER = "@OWNER"
@@ -233,6 +236,7 @@ def init(
     found = False
     if compose_file is None and (compose_file := find_compose(root)) is not None:
         found = True
+    service = detect(root) if compose_file is None else None
     golden_exists = (root / golden).exists()
     if golden_exists and source is not None:
         raise InputError(
@@ -272,6 +276,7 @@ def init(
             judge_model=judge_model,
             compose_file=compose_file,
             compose_found=found,
+            service=service,
         )
     )
     existing = [name for name in files if (root / name).exists()]
@@ -292,7 +297,7 @@ def init(
         write_result(root / name, text, what=name)
         written.append(root / name)
     kept = [golden] if golden_exists else []
-    return Written(written, kept, warnings, compose_file, to_print)
+    return Written(written, kept, warnings, compose_file, to_print, service)
 
 
 EXAMPLE_CONFIG = """\
@@ -381,10 +386,17 @@ def example_steps() -> list[str]:
     ]
 
 
-def next_steps(*, golden: str, baseline: str, compose_file: str | None) -> list[str]:
+def next_steps(
+    *, golden: str, baseline: str, compose_file: str | None, service: Service | None = None
+) -> list[str]:
     """The three things to do after `init`."""
-    where = "" if compose_file else " --assistant-url http://127.0.0.1:8000"
-    assistant = "" if compose_file else " and the repository variable ASSISTANT_URL (where it runs)"
+    port = service.port if service is not None else 8000
+    where = "" if compose_file else f" --assistant-url http://runner-host:{port}"
+    assistant = (
+        ""
+        if compose_file or service is not None
+        else " and the repository variable ASSISTANT_URL (where it runs)"
+    )
     return [
         f"Write questions your users ask into {golden} (key points a correct answer states), "
         f"then try them: golden-gate eval{where} (golden-gate.toml says the rest; "

@@ -14,6 +14,7 @@ from typing import NamedTuple
 from golden_gate.errors import InputError
 from golden_gate.evaluation.providers import resolve
 from golden_gate.rendering.environment import init_environment
+from golden_gate.starter_service import Service, start_steps
 
 SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -27,10 +28,28 @@ class Pin(NamedTuple):
     unpinned: str = ""
 
 
+# How the docs write the Action's repository before a release names it: never a workflow's.
+PLACEHOLDER = "org/golden-gate-action"
+
+
 def resolve_action(action: str) -> Pin:
     """`owner/repo@sha` as given, or with a tag resolved to its commit by `git ls-remote`. A ref
-    that cannot be resolved (offline, no such tag) is kept as given, with the reason."""
+    that cannot be resolved (offline, no such tag) is kept as given, with the reason. No name
+    (a golden-gate that is not a release: golden_gate.ACTION_REPOSITORY is empty) and the docs'
+    stand-in are refused: the first workflow run could not start."""
     repo, sep, ref = action.partition("@")
+    if not action:
+        raise InputError(
+            "--action: this golden-gate is not a release, so it does not know the repository "
+            "the Action is published from: pass --action OWNER/REPO@TAG, the repository you "
+            "have golden-gate from and one of its release tags (a release writes that "
+            "repository into golden_gate/__init__.py, ACTION_REPOSITORY); nothing was written"
+        )
+    if repo.lower() == PLACEHOLDER:
+        raise InputError(
+            f"--action: '{repo}' is the docs' stand-in for the repository the Action is "
+            "published from: pass that repository, OWNER/REPO@TAG; nothing was written"
+        )
     if not sep or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo) or not ref:
         raise InputError(f"--action: expected OWNER/REPO@SHA or OWNER/REPO@TAG, got '{action}'")
     if SHA.fullmatch(ref):
@@ -89,14 +108,20 @@ COMPOSE_FILES = (
 )  # fmt: skip
 
 NO_COMPOSE = """\
-        # The assistant: the service at the repository variable ASSISTANT_URL, a deployed one:
-        # this gate then evaluates what is deployed, not this pull request's code. To evaluate
-        # the pull request's own assistant, add a compose file that builds and starts it and set
-        # [compose] file in golden-gate.toml (golden-gate starts it, waits for it to be healthy
-        # and always tears it down), or start an image of it as a job `services:` container and
-        # set assistant-url to http://<service name>:<port>. A server started by an earlier
-        # `run:` step on 127.0.0.1 cannot be reached from here: this Action runs in a container
-        # of its own, where 127.0.0.1 is that container.
+        # The assistant: the deployed service at the repository variable ASSISTANT_URL. This
+        # gates what is deployed, not this pull request: its code is not what answers. To gate
+        # the pull request's own code, start it before this step, either with a compose file
+        # ([compose] file in golden-gate.toml: golden-gate starts it, waits for it and always
+        # tears it down) or with a `run:` step that starts it on the runner listening on
+        # 0.0.0.0, then set assistant-url to http://runner-host:<port> (the runner, as this
+        # Action's container reaches it); see docs/action.md, "Where the assistant runs".
+"""
+
+
+RUNNER_HOST = """\
+        # The assistant: the pull request's own, started on the runner by the steps above;
+        # runner-host is the runner as this Action's container reaches it (the gateway of its
+        # network), and the log says which address answered.
 """
 
 
@@ -124,8 +149,10 @@ def workflows(
     judge_model: str,
     compose_file: str | None,
     compose_found: bool = False,
+    service: Service | None = None,
 ) -> dict[str, str]:
-    """The three workflow files by their path in the repository."""
+    """The three workflow files by their path in the repository. `service`: how the pull
+    request's own assistant starts on the runner when there is no compose file."""
     try:
         provider, _ = resolve(judge_model)
     except ValueError as exc:
@@ -135,14 +162,19 @@ def workflows(
         if value and "${{" in value:  # Actions would evaluate it as an expression
             raise InputError(f"{flag}: '{value}' holds '${{{{', which a workflow evaluates")
     # With a compose file, golden-gate.toml's [compose] file starts the assistant.
-    assistant = "" if compose_file else "          assistant-url: ${{ vars.ASSISTANT_URL }}"
+    if compose_file:
+        assistant, comment = "", compose_comment(compose_file, compose_found)
+    elif service is not None:
+        assistant = f"          assistant-url: http://runner-host:{service.port}"
+        comment = RUNNER_HOST
+    else:
+        assistant, comment = "          assistant-url: ${{ vars.ASSISTANT_URL }}", NO_COMPOSE
     values = {
         "action": action.uses,
         "action_comment": action.tag,
         "pin_comment": pin_comment(action),
-        "assistant_comment": (
-            compose_comment(compose_file, compose_found) if compose_file else NO_COMPOSE
-        ),
+        "assistant_comment": comment,
+        "start_steps": start_steps(service) if service is not None and not compose_file else "",
         "golden": _yaml_scalar(golden),
         "baseline": _yaml_scalar(baseline),
         "judge_model": _yaml_scalar(judge_model),

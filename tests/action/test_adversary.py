@@ -489,7 +489,7 @@ def test_the_marker_is_one_an_id(a, b):
 
 def test_the_comment_workflows_init_writes_and_the_example_run_for_forks_only(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    done = golden_gate("init", "--dir", tmp_path, "--action", "org/golden-gate-action@" + "a" * 40)
+    done = golden_gate("init", "--dir", tmp_path, "--action", "acme/golden-gate@" + "a" * 40)
     assert done.returncode == 0, done.stderr
     written = tmp_path / ".github" / "workflows" / "golden-gate-comment.yml"
     example = Path(__file__).parents[2] / "examples" / "workflows" / "post-comment.yml"

@@ -298,8 +298,8 @@ def _offline_init(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_offline_init_writes_the_workflows_unpinned_and_says_how_to_pin(repo):
-    # With no arguments at all, as a new user runs it, and with a tag that cannot be resolved.
-    for args in ((), ("--action", "someorg/golden-gate-action@v1", "--force")):
+    # With a tag that cannot be resolved (with none at all, see the test below).
+    for args in (("--action", "someorg/golden-gate-action@v1"),):
         done = _offline_init(repo, *args)
         assert done.returncode == 0, done.stderr
         assert "warning" in done.stderr and "unpinned" in done.stderr
@@ -327,6 +327,29 @@ def test_offline_init_writes_the_workflows_unpinned_and_says_how_to_pin(repo):
     assert bad.returncode == 2 and "OWNER/REPO@SHA" in bad.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ((), "this golden-gate is not a release, so it does not know the repository"),
+        (("--action", "org/golden-gate-action@v1"), "is the docs' stand-in"),
+        (("--action", "Org/Golden-Gate-Action@" + "a" * 40), "is the docs' stand-in"),
+    ],
+    ids=["no-action", "stand-in", "stand-in-pinned"],
+)
+def test_init_never_writes_a_workflow_naming_no_action_or_the_stand_in(repo, args, says):
+    """The package from a branch does not know where the Action is published (a release stamps
+    golden_gate.ACTION_REPOSITORY; tests/test_release_script.py): a workflow naming the docs'
+    stand-in could not start, so nothing is written and the one sentence says what to pass."""
+    from golden_gate import ACTION_REPOSITORY
+
+    assert ACTION_REPOSITORY == "", "a branch's package names no repository: the release does"
+    done = _offline_init(repo, *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert says in done.stderr and "OWNER/REPO@TAG" in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert sorted(p.name for p in repo.iterdir()) == [".git"]
+
+
 def test_a_compose_file_in_the_repository_starts_the_pull_requests_own_assistant(repo):
     (repo / "docker-compose.yml").write_text("services:\n  assistant:\n    build: .\n")
     done = _init(repo)
@@ -349,9 +372,8 @@ def test_without_a_compose_file_the_gate_says_what_it_evaluates_and_what_cannot_
     step = yaml.safe_load(gate)["jobs"]["gate"]["steps"][1]
     assert step["with"]["assistant-url"] == "${{ vars.ASSISTANT_URL }}"
     flat = " ".join(line.strip(" #") for line in gate.splitlines() if line.strip().startswith("#"))
-    assert "not this pull request's code" in flat
-    assert "services:" in flat and "compose file" in flat
-    assert "A server started by an earlier `run:` step on 127.0.0.1 cannot be reached" in flat
+    assert "This gates what is deployed, not this pull request" in flat
+    assert "compose file" in flat and "http://runner-host:<port>" in flat and "0.0.0.0" in flat
 
 
 def test_init_example_writes_a_runnable_offline_example_in_an_empty_folder(tmp_path):

@@ -673,3 +673,149 @@ def test_the_image_builds_a_judge_with_every_supported_provider():
     entrypoint = ("--entrypoint", "/opt/venv/bin/python")
     done = docker("run", "--rm", "--label", TEST_LABEL, *env, *entrypoint, ACTION_IMAGE, "-c", code)
     assert lines(done) == ["openai", "azure_openai", "anthropic", "google_genai", "ollama"]
+
+
+# ---------------------------------------------------------------------------------------------
+# runner-host: a server an earlier `run:` step started on the runner, reached from the Action
+
+
+def runner_host_step(tmp_path: Path, network: str | None, port: int) -> subprocess.CompletedProcess:
+    """The Action as the runner starts it for a job without `services:` (`network` None: no
+    `--network`, the default bridge) or with them (the job's network), gating the assistant at
+    `http://runner-host:<port>` with the offline judge; `.outputs` and `.report` after."""
+    for folder in ("home", "workflow", "file_commands", "workspace"):
+        (tmp_path / folder).mkdir(exist_ok=True)
+    for name in ("output", "summary", "state"):
+        (tmp_path / "file_commands" / name).write_text("")
+    (tmp_path / "workspace" / "golden.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "question": f"Port {i}?", "reference_key_points": [f"{i}"]})
+            + "\n"
+            for i in range(3)
+        )
+    )
+    payload = json.loads((PAYLOADS / "workflow_dispatch.json").read_text())
+    (tmp_path / "workflow" / "event.json").write_text(json.dumps(payload))
+    defaults = {
+        env_name(name): str(spec.get("default", ""))
+        for name, spec in ACTION["inputs"].items()
+        if "${{" not in str(spec.get("default", ""))
+    }
+    inputs = {
+        "github-token": WRITE_TOKEN,
+        "golden": "golden.jsonl",
+        "subset-tags": "*",
+        "judge-model": "keypoints",
+        "floor": "0",
+        "cache": "off",
+        "assistant-url": f"http://runner-host:{port}",
+    }
+    env = {
+        **defaults,
+        **{env_name(name): value for name, value in inputs.items()},
+        "HOME": "/github/home",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "workflow_dispatch",
+        "GITHUB_EVENT_PATH": "/github/workflow/event.json",
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": "http://127.0.0.1:9",  # nothing here asks GitHub
+        "GITHUB_SHA": "0" * 40,
+        "GITHUB_REF": "refs/heads/main",
+        "GITHUB_RUN_ID": str(secrets.randbelow(10**9)),
+        "GITHUB_WORKSPACE": "/github/workspace",
+        "GITHUB_OUTPUT": "/github/file_commands/output",
+        "GITHUB_STEP_SUMMARY": "/github/file_commands/summary",
+        "GITHUB_STATE": "/github/file_commands/state",
+        "RUNNER_TEMP": "/github/runner_temp",
+    }
+    name = f"gg-runner-host-{secrets.token_hex(4)}"
+    command = ["docker", "run", "--name", name, "--label", TEST_LABEL]
+    command += ["--workdir", "/github/workspace", "--rm"]
+    for key in env:
+        command += ["-e", key]
+    if network is not None:
+        command += ["--network", network]
+    for source, target in (
+        ("/var/run/docker.sock", "/var/run/docker.sock"),
+        (tmp_path / "home", "/github/home"),
+        (tmp_path / "workflow", "/github/workflow"),
+        (tmp_path / "file_commands", "/github/file_commands"),
+        (tmp_path / "workspace", "/github/workspace"),
+    ):
+        command += ["-v", f"{source}:{target}"]
+    command.append(ACTION_IMAGE)
+    try:
+        done = subprocess.run(
+            command,
+            env={"PATH": os.environ["PATH"], **env},
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+        )
+    finally:
+        docker("rm", "-f", name, check=False)
+    done.outputs = parse_outputs((tmp_path / "file_commands" / "output").read_text())
+    report = tmp_path / "workspace" / "golden-gate" / "report.json"
+    done.report = json.loads(report.read_text()) if report.is_file() else None
+    return done
+
+
+@pytest.fixture(params=["default-bridge", "job-network"])
+def runner_network(request) -> Iterator[tuple[str | None, str]]:
+    """(the `--network` the runner gives the Action, that network's gateway): none for a job
+    without `services:` (the default bridge), a `github_network_…` of the job's otherwise."""
+    if request.param == "default-bridge":
+        yield None, network_gateway("bridge")
+        return
+    network = f"github_network_{secrets.token_hex(16)}"
+    docker("network", "create", "--label", TEST_LABEL, network)
+    try:
+        yield network, network_gateway(network)
+    finally:
+        docker("network", "rm", network, check=False)
+
+
+def network_gateway(network: str) -> str:
+    """The gateway of a Docker network: its IPAM's, or (the default bridge's IPAM may name
+    none) the address of the host's bridge interface."""
+    inspect = docker("network", "inspect", network, "--format", "{{json .}}")
+    found = json.loads(inspect.stdout)
+    for config in found["IPAM"]["Config"] or []:
+        if config.get("Gateway"):
+            return config["Gateway"]
+    interface = found["Options"]["com.docker.network.bridge.name"]
+    shown = subprocess.run(
+        ["ip", "-4", "-o", "addr", "show", interface], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return shown[shown.index("inet") + 1].split("/")[0]
+
+
+@pytest.mark.parametrize("bound", ["0.0.0.0", "127.0.0.1"])
+def test_runner_host_reaches_a_server_on_the_runner(tmp_path: Path, runner_network, bound):
+    """A server an earlier `run:` step started on the runner (here: this machine, the engine's
+    host) is reached at the gateway of the Action's network when it listens on all interfaces,
+    and one bound to 127.0.0.1 only is named, with what to change, and no item is asked."""
+    from tests.fakes.assistant_server import AssistantServer
+
+    network, gateway = runner_network
+    answers = {f"Port {i}?": f"It is {i}." for i in range(3)}
+    with AssistantServer(answers, host=bound) as server:
+        port = server.port
+        done = runner_host_step(tmp_path, network, port)
+        asked = server.request_count
+    log = done.stdout + done.stderr
+    print(log)
+    if bound == "0.0.0.0":
+        assert done.returncode == 0, log
+        assert done.outputs["verdict"] == "passed", log
+        assert f"runner-host is {gateway} (the gateway of this container's network" in log
+        assert done.report["assistant"]["url"] == f"http://{gateway}:{port}"
+        assert asked == 3
+    else:
+        assert done.returncode == 3, log
+        assert done.outputs["verdict"] == "incomplete", log
+        assert f"{gateway} (the gateway of this container's network" in log
+        assert "bind 0.0.0.0, not 127.0.0.1" in log
+        assert done.report is not None and done.report["complete"] is False
+        assert asked == 0

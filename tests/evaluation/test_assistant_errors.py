@@ -78,7 +78,7 @@ def test_nothing_listening_and_https_to_plain_http_are_told_apart(tmp_path):
     assert "connection refused (POST http://127.0.0.1:9/ask): is the assistant running there?" in (
         down.stderr
     )
-    assert "job `services:` container" in down.stderr
+    assert "`http://runner-host:PORT`, listening on 0.0.0.0" in down.stderr
     with AssistantServer(default_answer="x") as assistant:
         tls = _eval(tmp_path, assistant.url.replace("http:", "https:"))
     assert tls.returncode == 3

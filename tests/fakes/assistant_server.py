@@ -100,7 +100,9 @@ class AssistantServer:
         set_cookie: str | None = None,
         encoded: tuple[str, bytes] | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        host: str = "127.0.0.1",  # another loopback address stands for a runner's gateway
     ) -> None:
+        self.host = host
         self.answers = dict(answers or {})
         self.default_answer = default_answer
         self.sources = list(sources)
@@ -143,7 +145,7 @@ class AssistantServer:
     @property
     def url(self) -> str:
         scheme = "https" if self.ssl_context is not None else "http"
-        return f"{scheme}://127.0.0.1:{self.port}"
+        return f"{scheme}://{self.host}:{self.port}"
 
     @property
     def port(self) -> int:
@@ -165,7 +167,7 @@ class AssistantServer:
 
     def start(self) -> Self:
         self._stopping.clear()
-        self._httpd = _Httpd(("127.0.0.1", 0), _Handler, self)
+        self._httpd = _Httpd((self.host, 0), _Handler, self)
         self._httpd.ssl_context = self.ssl_context
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from golden_gate import __version__, process, runner
+from golden_gate import ACTION_REPOSITORY, __version__, process, runner
 from golden_gate.cli.commands import (
     cmd_calibrate,
     cmd_eval,
@@ -355,9 +355,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--action",
-        default=f"org/golden-gate-action@v{__version__}",
+        default=f"{ACTION_REPOSITORY}@v{__version__}" if ACTION_REPOSITORY else "",
         metavar="OWNER/REPO@REF",
-        help="the Action to pin: a full commit SHA, or a tag resolved to one with git ls-remote",
+        help="the Action to pin: a full commit SHA, or a tag resolved to one with git ls-remote"
+        + (
+            f" (default: {ACTION_REPOSITORY}@v{__version__}, this release's)"
+            if ACTION_REPOSITORY
+            else "; needed: this golden-gate is not a release, so it does not know the "
+            "repository the Action is published from"
+        ),
     )
     p.add_argument("--golden", default="evals/golden.jsonl", help="where the golden set goes")
     p.add_argument(

@@ -96,7 +96,10 @@ def cmd_init(args: argparse.Namespace) -> int:
             owners=[o for o in args.owners.replace(",", " ").split() if o],
         )
         steps = starter.next_steps(
-            golden=args.golden, baseline=args.baseline, compose_file=done.compose_file
+            golden=args.golden,
+            baseline=args.baseline,
+            compose_file=done.compose_file,
+            service=done.service,
         )
     for path in done.written:
         print(f"golden-gate: wrote {path}")
@@ -106,6 +109,18 @@ def cmd_init(args: argparse.Namespace) -> int:
         print(
             f"golden-gate: the gate starts the assistant with {done.compose_file} (found in the "
             "repository); pass --compose-file to choose another"
+        )
+    if done.service is not None:
+        print(
+            f"golden-gate: the workflows start the pull request's assistant on the runner "
+            f"(found: {done.service.found}) and gate it at http://runner-host:"
+            f"{done.service.port}; check the start steps in .github/workflows/golden-gate.yml"
+        )
+    elif done.compose_file is None and not args.example:
+        warn(
+            "no compose file, Dockerfile or server command found: the workflows gate the "
+            "deployed service at the repository variable ASSISTANT_URL, not the pull "
+            "request's own code (docs/action.md, 'Where the assistant runs')"
         )
     for warning in done.warnings:
         warn(warning)

@@ -15,6 +15,7 @@ from golden_gate import jsontext, redaction
 from golden_gate.core.cost import read_usage
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import InputError
+from golden_gate.evaluation.runner_host import names_runner_host
 from golden_gate.limits import MAX_CONCURRENCY, MAX_RETRIES, MAX_TIMEOUT_S
 
 _SOURCE_KEYS = ("url", "source", "path", "id")
@@ -56,6 +57,11 @@ class AssistantSettings(BaseModel):
         if value and (problem := redaction.url_problem(value)):
             shown = redaction.without_credentials(value)
             raise ValueError(f"the assistant URL {shown!r} is not a usable URL ({problem})")
+        if names_runner_host(value) and not value.lower().startswith("http://"):
+            raise ValueError(
+                "runner-host is reached by its address, which no certificate names: "
+                "use http://runner-host:PORT"
+            )
         return value
 
     @field_validator(

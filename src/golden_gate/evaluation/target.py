@@ -140,9 +140,9 @@ def error_hint(error: str, status: int | None, url: str) -> str:
         return "the TLS handshake with the service failed: see the SSL error"
     if "connection refused" in lowered or "cannot connect" in lowered:
         return (
-            "is the assistant running there? (from a Docker action, a server an earlier step "
-            "started on 127.0.0.1 cannot be reached: use a job `services:` container or "
-            "`compose-file`)"
+            "is the assistant running there? (in the Action's container 127.0.0.1 is that "
+            "container: a server an earlier step started on the runner is "
+            "`http://runner-host:PORT`, listening on 0.0.0.0)"
         )
     if "timed out" in lowered:
         return "raise `timeout`, or lower `concurrency`"
