@@ -13,3 +13,6 @@ MAX_RETRIES = 10  # retries of one request on transport faults
 MAX_TIMEOUT_S = 3600.0  # any timeout or wait, in seconds: finite, and at most an hour
 MAX_JUDGE_TOKENS = 65536  # generation cap of one verdict: far above what a verdict needs
 MAX_JUNIT_BYTES = 256 * 1024 * 1024  # a JUnit results file read by import-junit
+# A judge's reply: a verdict is a few KB; beyond this it is a fault or an attack (a gzip bomb
+# expands 1,000 to 1), counted decoded, and the rest is never read.
+MAX_JUDGE_REPLY_BYTES = 8 * 1024 * 1024
