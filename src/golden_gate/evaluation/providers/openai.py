@@ -161,10 +161,13 @@ def sdk_http_client(connections: int) -> Any:
     import httpx2
     import openai
 
-    from golden_gate.evaluation.transport import sharded, tls_context
+    from golden_gate.evaluation.transport import capped_reads, sharded, tls_context
+    from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
 
     return openai.DefaultAsyncHttpxClient(
-        transport=sharded(connections, http=httpx2), verify=tls_context(httpx2)
+        transport=sharded(connections, http=httpx2),
+        verify=tls_context(httpx2),
+        event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES),
     )
 
 
