@@ -16,3 +16,8 @@ MAX_JUNIT_BYTES = 256 * 1024 * 1024  # a JUnit results file read by import-junit
 # A judge's reply: a verdict is a few KB; beyond this it is a fault or an attack (a gzip bomb
 # expands 1,000 to 1), counted decoded, and the rest is never read.
 MAX_JUDGE_REPLY_BYTES = 8 * 1024 * 1024
+# A reply of the GitHub API or a cache service's JSON API (a page of files, a file's contents).
+MAX_SERVICE_REPLY_BYTES = 32 * 1024 * 1024
+# The whole of one such exchange, however steadily its bytes come; an archive transfer's.
+SERVICE_DEADLINE_S = 60.0
+TRANSFER_DEADLINE_S = 900.0

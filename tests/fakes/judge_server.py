@@ -529,7 +529,7 @@ class JudgeServer(BackgroundServer):
         }
 
 
-def _hostile_body(behaviour: Behaviour) -> Any:
+def hostile_body(behaviour: Behaviour) -> Any:
     """The pieces of a trickled, bomb or huge reply (never all in memory)."""
     if behaviour.kind == "trickle":
         for byte in b'{"choices": [{"message": {"content": "' + b"x" * 100_000:
@@ -640,7 +640,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Encoding", "gzip")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for piece in _hostile_body(behaviour):
+            for piece in hostile_body(behaviour):
                 if owner._stopping.is_set():
                     return
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))

@@ -38,12 +38,12 @@ FLUSH_BYTES = 64 * 1024  # a longer body goes out in pieces of about this size
 _CORE = {"httpx": "httpcore", "httpx2": "httpcore2"}  # each HTTP library's connection layer
 
 
-def capped_reads(limit: int) -> dict[str, list[Callable[[Any], Any]]]:
+def capped_reads(limit: int, note: str = "") -> dict[str, list[Callable[[Any], Any]]]:
     """`event_hooks` for an httpx/httpx2 client whose every response body is read here, at
     most `limit` bytes decoded (ReplyTooLarge past it), before the SDK reads it (it would read
     any size whole). A raw chunk is decoded at once: a gzip bomb costs at most ~1,000 times a
     64 KiB read before it is cut off."""
-    from golden_gate.evaluation.providers.chat_completions import ReplyTooLarge
+    from golden_gate.http_bounds import ReplyTooLarge
 
     async def read(response: Any) -> None:
         chunks: list[bytes] = []
@@ -52,7 +52,7 @@ def capped_reads(limit: int) -> dict[str, list[Callable[[Any], Any]]]:
             size += len(chunk)
             if size > limit:
                 await response.aclose()
-                raise ReplyTooLarge(limit)
+                raise ReplyTooLarge(limit, note)
             chunks.append(chunk)
         response._content = b"".join(chunks)  # what `aread()` returns from now on
 

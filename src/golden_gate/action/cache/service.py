@@ -20,7 +20,16 @@ from typing import Any, Self
 
 import httpx
 
+from golden_gate import http_bounds
 from golden_gate.action.cache.archive import ArchiveError
+from golden_gate.limits import (
+    MAX_SERVICE_REPLY_BYTES,
+    SERVICE_DEADLINE_S,
+    TRANSFER_DEADLINE_S,
+)
+
+# An archive's download or upload: capped by its caller, and given a transfer's deadline.
+TRANSFER = {http_bounds.STREAMED: True, http_bounds.DEADLINE_S: TRANSFER_DEADLINE_S}
 
 
 class CacheServiceError(Exception):
@@ -61,6 +70,7 @@ class CacheService(ABC):
         retries: int = 1,
         backoff_s: float = 1.0,
         max_retry_wait_s: float = 5.0,
+        deadline_s: float = SERVICE_DEADLINE_S,
     ) -> None:
         self.token = token
         self.timeout_s = timeout_s
@@ -70,7 +80,12 @@ class CacheService(ABC):
         # What a message must never show: the token, and whatever else the service names.
         self.secrets: tuple[str, ...] = (token,) if token else ()
         self._owns_client = client is None
-        self._client = client or httpx.Client(timeout=httpx.Timeout(timeout_s))
+        # Each exchange ends by a deadline, its reply read at most so much (http_bounds.py).
+        self._client = client or http_bounds.httpx_client(
+            timeout_s=timeout_s,
+            deadline_s=deadline_s,
+            max_reply_bytes=MAX_SERVICE_REPLY_BYTES,
+        )
 
     @abstractmethod
     def find(self, key: str, restore_keys: Sequence[str], version: str) -> CacheEntry | None:
@@ -87,7 +102,7 @@ class CacheService(ABC):
 
         def get() -> httpx.Response:
             written = 0
-            with self._client.stream("GET", url) as response:
+            with self._client.stream("GET", url, extensions=TRANSFER) as response:
                 if response.status_code >= 300:
                     response.read()
                     return response

@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from golden_gate import http_bounds
 from golden_gate.action.cache.service import (
     CacheEntry,
     CacheService,
@@ -34,6 +35,7 @@ from golden_gate.action.cache.service import (
     error_reply,
     json_object,
 )
+from golden_gate.limits import TRANSFER_DEADLINE_S
 
 CHUNK_BYTES = 32 * 1024 * 1024  # what actions/cache uploads a request
 ACCEPT = "application/json;api-version=6.0-preview.1"
@@ -108,7 +110,14 @@ class CacheServiceV1(CacheService):
             "Content-Type": "application/octet-stream",
             "Content-Range": f"bytes {start}-{start + len(chunk) - 1}/*",
         }
-        self._call("uploadChunk", "PATCH", f"caches/{cache_id}", content=chunk, headers=headers)
+        self._call(
+            "uploadChunk",
+            "PATCH",
+            f"caches/{cache_id}",
+            content=chunk,
+            headers=headers,
+            extensions={http_bounds.DEADLINE_S: TRANSFER_DEADLINE_S},  # 32 MiB: a transfer
+        )
 
     def commit_cache(self, cache_id: int, size: int) -> None:
         self._call("commitCache", "POST", f"caches/{cache_id}", json={"size": size})

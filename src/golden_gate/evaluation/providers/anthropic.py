@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.evaluation.providers import base
+from golden_gate.evaluation.providers import base, chat_completions
 
 if TYPE_CHECKING:
     from golden_gate.core.item_result import TokenUsage
@@ -41,7 +41,8 @@ class Anthropic:
         # The model takes no client argument, and LangChain's is shared process-wide ("Event
         # loop is closed" in a second loop): it gets its own, its replies capped.
         client = anthropic.DefaultAsyncHttpxClient(
-            verify=tls_context(httpx2), event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES)
+            verify=tls_context(httpx2),
+            event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
         )
         params = {**chat_model._client_params, "http_client": client}
         chat_model.__dict__["_async_client"] = anthropic.AsyncClient(**params)

@@ -19,9 +19,11 @@ import sys
 from typing import Any
 
 from golden_gate import __version__, redaction
+from golden_gate.http_bounds import ReplyTooLarge
 from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
 
 OPENAI_URL = "https://api.openai.com/v1"  # the OpenAI SDK's own default
+VERDICT_NOTE = " (a verdict is a few KB)"  # said with the judge's ReplyTooLarge
 
 
 class StatusError(Exception):
@@ -49,15 +51,6 @@ def base_url(configured: str | None) -> str:
         if url:
             return url
     return OPENAI_URL
-
-
-class ReplyTooLarge(Exception):
-    """The reply passed the judge's body cap (limits.MAX_JUDGE_REPLY_BYTES, counted decoded):
-    never retried, the same server would send the same again."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the reply is larger than {limit} bytes (a verdict is a few KB)")
-        self.limit = limit
 
 
 def too_large(exc: BaseException) -> ReplyTooLarge | None:
@@ -159,7 +152,7 @@ class Client:
             ) as reply:
                 body = await http_session.read_capped(reply, MAX_JUDGE_REPLY_BYTES)
                 if body is None:
-                    raise ReplyTooLarge(MAX_JUDGE_REPLY_BYTES)
+                    raise ReplyTooLarge(MAX_JUDGE_REPLY_BYTES, VERDICT_NOTE)
                 response = Response(reply.status, reply.headers, body)
         except self._errors as exc:
             raise transport_error(exc) from exc

@@ -167,7 +167,7 @@ def sdk_http_client(connections: int) -> Any:
     return openai.DefaultAsyncHttpxClient(
         transport=sharded(connections, http=httpx2),
         verify=tls_context(httpx2),
-        event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES),
+        event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
     )
 
 
