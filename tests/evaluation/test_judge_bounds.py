@@ -37,10 +37,10 @@ def _eval(judge_args: list[str], out: Path, url: str, *extra: str, **env_extra: 
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_"))
+        if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_", "GOOGLE_", "GEMINI_"))
         and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
-    env.update(OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY, **env_extra)
+    env.update(OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY, GOOGLE_API_KEY=KEY, **env_extra)
     command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path())]
     command += ["--assistant-url", url, *judge_args, "-o", str(out), "--cache", "off"]
     command += ["--judge-timeout", "2", "--judge-retries", "1", "--quiet", "--tags", "smoke"]
@@ -132,3 +132,14 @@ def test_a_budget_stop_at_any_moment_writes_the_report(tmp_path, prices):
     assert report.incomplete_reason.startswith("stopped at max-cost-usd 0.01")
     assert report.not_asked and len(report.results) + len(report.not_asked) == 14  # smoke
     assert "stopped at max-cost-usd" in done.stderr
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_a_hostile_gemini_judge_ends_as_an_incomplete_run(tmp_path, kind):
+    from tests.fakes.gemini_server import GeminiServer
+
+    behaviour, cause = HOSTILE[kind]
+    with GeminiServer(default=behaviour) as judge, start("candidate") as assistant:
+        args = ["--judge-model", "google_genai:gemini-2.5-flash", "--judge-base-url"]
+        done = _eval([*args, judge.base_url], tmp_path / "report.json", assistant.url)
+    _incomplete(done, tmp_path / "report.json", cause)
