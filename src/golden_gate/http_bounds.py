@@ -50,14 +50,23 @@ def httpx_client(*, timeout_s: float, deadline_s: float, max_reply_bytes: int) -
     marked `extensions={STREAMED: True}` (a download the caller streams to a file and caps)."""
     import httpx
 
-    transport = httpx.HTTPTransport()
-    pool = transport._pool  # httpx takes no network backend: given to the pool it built
-    pool._network_backend = _backend_class()(pool._network_backend)
-    return httpx.Client(
-        transport=_Deadlined(transport, deadline_s),
+    client = httpx.Client(
         timeout=httpx.Timeout(timeout_s),
         event_hooks={"response": [_capped_read(max_reply_bytes)]},
     )
+    # The transport and those of the proxies the environment names (HTTPS_PROXY, ...) alike.
+    client._transport = _bounded(client._transport, deadline_s)
+    client._mounts = {
+        pattern: None if transport is None else _bounded(transport, deadline_s)
+        for pattern, transport in client._mounts.items()
+    }
+    return client
+
+
+def _bounded(transport: Any, deadline_s: float) -> _Deadlined:
+    pool = transport._pool  # httpx takes no network backend: given to the pool it built
+    pool._network_backend = _backend_class()(pool._network_backend)
+    return _Deadlined(transport, deadline_s)
 
 
 def _capped_read(limit: int) -> Any:
@@ -248,6 +257,12 @@ def _adapter_class() -> type:
             super().init_poolmanager(*args, **kwargs)
             self.poolmanager.pool_classes_by_scheme = {"http": HTTPPool, "https": HTTPSPool}
             self.poolmanager.key_fn_by_scheme = dict(self.poolmanager.key_fn_by_scheme)
+
+        def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+            manager = super().proxy_manager_for(proxy, **kwargs)
+            if not proxy.lower().startswith("socks"):  # SOCKS has connection classes of its own
+                manager.pool_classes_by_scheme = {"http": HTTPPool, "https": HTTPSPool}
+            return manager
 
         def send(self, request: Any, stream: bool = False, **kwargs: Any) -> Any:
             timers: list[threading.Timer] = []
