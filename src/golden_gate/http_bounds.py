@@ -78,6 +78,7 @@ def _capped_read(limit: int) -> Any:
         for chunk in response.iter_bytes():
             size += len(chunk)
             if size > limit:
+                chunks.clear()  # the error's traceback keeps this frame
                 response.close()
                 raise ReplyTooLarge(limit)
             chunks.append(chunk)
@@ -293,6 +294,7 @@ def _adapter_class() -> type:
             for chunk in response.raw.stream(64 * 1024, decode_content=True):
                 size += len(chunk)
                 if size > self.max_reply_bytes:
+                    chunks.clear()  # the error's traceback keeps this frame
                     response.close()
                     raise ReplyTooLarge(self.max_reply_bytes)
                 chunks.append(chunk)

@@ -51,6 +51,9 @@ def capped_reads(limit: int, note: str = "") -> dict[str, list[Callable[[Any], A
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > limit:
+                # Emptied first: the error's traceback keeps this frame, and an SDK keeps the
+                # error (29 failed calls held 8 MiB each).
+                chunks.clear()
                 await response.aclose()
                 raise ReplyTooLarge(limit, note)
             chunks.append(chunk)
