@@ -143,3 +143,36 @@ def test_a_hostile_gemini_judge_ends_as_an_incomplete_run(tmp_path, kind):
         args = ["--judge-model", "google_genai:gemini-2.5-flash", "--judge-base-url"]
         done = _eval([*args, judge.base_url], tmp_path / "report.json", assistant.url)
     _incomplete(done, tmp_path / "report.json", cause)
+
+
+@pytest.mark.parametrize("langchain", [False, True], ids=["own client", "LangChain"])
+def test_a_huge_reply_through_openai_proxy_is_capped(monkeypatch, langchain):
+    import asyncio
+
+    from golden_gate.evaluation.judge import JudgeError, JudgeSettings, LLMJudge
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    if langchain:
+        monkeypatch.setenv("GOLDEN_GATE_JUDGE_LANGCHAIN", "1")
+    class Proxy(JudgeServer):
+        def accepts(self, path: str) -> bool:  # any URL, in a proxy's absolute form
+            return True
+
+    with JudgeServer() as judge, Proxy(default=Behaviour.huge(64 * 1024 * 1024)) as proxy:
+        monkeypatch.setenv("OPENAI_PROXY", proxy.base_url.removesuffix("/v1"))
+        settings = JudgeSettings(model="openai:gpt-4.1-mini", base_url=judge.base_url)
+        settings = settings.model_copy(update={"max_retries": 0, "timeout_s": 30})
+
+        async def ask() -> str:
+            llm = LLMJudge(settings)
+            try:
+                await llm.judge(question="q", answer="a", reference="- r")
+            except JudgeError as exc:
+                return str(exc)
+            finally:
+                await llm.aclose()
+            return "a verdict"
+
+        said = asyncio.run(ask())
+        assert proxy.seen  # the reply came through the proxy
+    assert TOO_LARGE in said
