@@ -1,7 +1,8 @@
 """Peak memory of `golden-gate eval` against a hostile judge: a 2 GB gzip bomb and a 200 MB
 reply, on each path a judge reply is read by (our Chat Completions client over aiohttp, the
-OpenAI SDK's httpx2 client under LangChain, Anthropic's SDK). Before the judge's replies were
-capped, a 2 GB bomb or a 200 MB reply took 4.2 GB. The target is under 300 MiB peak.
+OpenAI SDK's httpx2 client under LangChain, Anthropic's SDK, google-genai's). Before the
+judge's replies were capped, a 2 GB bomb or a 200 MB reply took 4.2 GB. The target is under
+300 MiB peak.
 
 The command runs in a child process (the real CLI, the example assistant, a judge stand-in on
 127.0.0.1 serving the bomb); its peak resident set is the child's `ru_maxrss`.
@@ -23,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from golden_gate.example_assistant import golden_path, start  # noqa: E402
 from tests.fakes.anthropic_server import AnthropicServer  # noqa: E402
+from tests.fakes.gemini_server import GeminiServer  # noqa: E402
 from tests.fakes.judge_server import Behaviour, JudgeServer, _gzip_bomb  # noqa: E402
 
 TARGET_MIB = 300
@@ -70,9 +72,10 @@ def main() -> None:
             {"GOLDEN_GATE_JUDGE_LANGCHAIN": "1"},
         ),
         "Anthropic SDK": ("anthropic:claude-sonnet-4-5", AnthropicServer, {}),
+        "google-genai SDK": ("google_genai:gemini-2.5-flash", GeminiServer, {}),
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))}
-    env.update(OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY)
+    env.update(OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY, GOOGLE_API_KEY=KEY)
     worst = 0.0
     with start("candidate") as assistant:
         for reply_name, behaviour in replies.items():

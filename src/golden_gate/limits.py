@@ -18,6 +18,12 @@ MAX_JUNIT_BYTES = 256 * 1024 * 1024  # a JUnit results file read by import-junit
 MAX_JUDGE_REPLY_BYTES = 8 * 1024 * 1024
 # A reply of the GitHub API or a cache service's JSON API (a page of files, a file's contents).
 MAX_SERVICE_REPLY_BYTES = 32 * 1024 * 1024
-# The whole of one such exchange, however steadily its bytes come; an archive transfer's.
+# The whole of one such exchange, however steadily its bytes come; an archive transfer gets
+# that and a second for each MiB it may carry (a service slower than 1 MiB/s is not worth it).
 SERVICE_DEADLINE_S = 60.0
-TRANSFER_DEADLINE_S = 900.0
+TRANSFER_BYTES_PER_S = 1024 * 1024
+
+
+def transfer_deadline_s(size_bytes: int) -> float:
+    """The deadline of one archive transfer of at most `size_bytes`."""
+    return SERVICE_DEADLINE_S + size_bytes / TRANSFER_BYTES_PER_S

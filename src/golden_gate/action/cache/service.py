@@ -21,15 +21,21 @@ from typing import Any, Self
 import httpx
 
 from golden_gate import http_bounds
-from golden_gate.action.cache.archive import ArchiveError
+from golden_gate.action.cache.archive import UNPACKED_MAX_BYTES, ArchiveError
 from golden_gate.limits import (
     MAX_SERVICE_REPLY_BYTES,
     SERVICE_DEADLINE_S,
-    TRANSFER_DEADLINE_S,
+    transfer_deadline_s,
 )
 
-# An archive's download or upload: capped by its caller, and given a transfer's deadline.
-TRANSFER = {http_bounds.STREAMED: True, http_bounds.DEADLINE_S: TRANSFER_DEADLINE_S}
+
+def transfer(size_bytes: int, *, streamed: bool = False) -> dict[str, object]:
+    """The request extensions of an archive transfer of at most `size_bytes`: its deadline,
+    and (`streamed`, a download) a body its caller caps."""
+    extensions: dict[str, object] = {http_bounds.DEADLINE_S: transfer_deadline_s(size_bytes)}
+    if streamed:
+        extensions[http_bounds.STREAMED] = True
+    return extensions
 
 
 class CacheServiceError(Exception):
@@ -102,7 +108,10 @@ class CacheService(ABC):
 
         def get() -> httpx.Response:
             written = 0
-            with self._client.stream("GET", url, extensions=TRANSFER) as response:
+            size = max_bytes if max_bytes is not None else UNPACKED_MAX_BYTES
+            with self._client.stream(
+                "GET", url, extensions=transfer(size, streamed=True)
+            ) as response:
                 if response.status_code >= 300:
                     response.read()
                     return response

@@ -26,7 +26,6 @@ from typing import Any
 
 import httpx
 
-from golden_gate import http_bounds
 from golden_gate.action.cache.service import (
     CacheEntry,
     CacheService,
@@ -34,8 +33,8 @@ from golden_gate.action.cache.service import (
     EntryExists,
     error_reply,
     json_object,
+    transfer,
 )
-from golden_gate.limits import TRANSFER_DEADLINE_S
 
 CHUNK_BYTES = 32 * 1024 * 1024  # what actions/cache uploads a request
 ACCEPT = "application/json;api-version=6.0-preview.1"
@@ -116,7 +115,7 @@ class CacheServiceV1(CacheService):
             f"caches/{cache_id}",
             content=chunk,
             headers=headers,
-            extensions={http_bounds.DEADLINE_S: TRANSFER_DEADLINE_S},  # 32 MiB: a transfer
+            extensions=transfer(len(chunk)),
         )
 
     def commit_cache(self, cache_id: int, size: int) -> None:

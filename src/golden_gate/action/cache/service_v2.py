@@ -18,7 +18,6 @@ from typing import Any
 
 import httpx
 
-from golden_gate import http_bounds
 from golden_gate.action.cache.service import (
     CacheEntry,
     CacheService,
@@ -26,11 +25,9 @@ from golden_gate.action.cache.service import (
     EntryExists,
     error_reply,
     json_object,
+    transfer,
 )
-from golden_gate.limits import TRANSFER_DEADLINE_S
 
-# An upload's reply is small and capped as any; the transfer gets a transfer's deadline.
-UPLOAD = {http_bounds.DEADLINE_S: TRANSFER_DEADLINE_S}
 SINGLE_PUT_MAX_BYTES = 128 * 1024 * 1024  # one Put Blob above this is refused or unreliable
 BLOCK_BYTES = 32 * 1024 * 1024
 
@@ -155,7 +152,7 @@ class CacheServiceV2(CacheService):
                         signed_url,
                         content=handle,
                         headers={"x-ms-blob-type": "BlockBlob", "Content-Length": str(size)},
-                        extensions=UPLOAD,
+                        extensions=transfer(size),
                     )
 
             self._blob("upload", put_blob)
@@ -169,7 +166,9 @@ class CacheServiceV2(CacheService):
                 url = _with_query(signed_url, f"comp=block&blockid={_quote(block_id)}")
                 self._blob(
                     "upload a block",
-                    lambda u=url, c=chunk: self._client.put(u, content=c, extensions=UPLOAD),
+                    lambda u=url, c=chunk: self._client.put(
+                        u, content=c, extensions=transfer(len(c))
+                    ),
                 )
         xml = '<?xml version="1.0" encoding="utf-8"?><BlockList>'
         xml += "".join(f"<Latest>{block_id}</Latest>" for block_id in ids) + "</BlockList>"
