@@ -106,3 +106,37 @@ def test_no_terminal_shows_the_verdict_line(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("golden-gate: failed"), done.stdout
+
+
+def _unicode_reports(tmp_path: Path) -> tuple[Path, Path]:
+    names = [f"配置-{n:02d}…" for n in range(40)]
+    base = tmp_path / "base.json"
+    base.write_text(report_json(report(dict.fromkeys(names, True))))
+    cand = tmp_path / "cand.json"
+    cand.write_text(report_json(report({i: i not in names[:8] for i in names})))
+    return cand, base
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_terminal_that_cannot_encode_the_summary_still_shows_the_verdict(tmp_path, encoding):
+    # Was: an UnicodeEncodeError (the summary's box lines), nothing printed, exit 3.
+    cand, base = _unicode_reports(tmp_path)
+    code, out = _in_pty(["gate", str(cand), str(base)], _env(PYTHONIOENCODING=encoding), 100)
+    assert code == 1, out
+    assert "FAILED" in out and "golden-gate:" in out
+    assert "UnicodeEncodeError" not in out
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_pipe_that_cannot_encode_an_item_id_still_gets_every_line(tmp_path, encoding):
+    cand, base = _unicode_reports(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "golden_gate", "gate", str(cand), str(base)],
+        capture_output=True,
+        env=_env(PYTHONIOENCODING=encoding),
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    out = done.stdout.decode(encoding)
+    assert out.startswith("golden-gate: failed")
+    assert out.count("regressed: ") == 8  # every regressed item listed, its id as "?"s

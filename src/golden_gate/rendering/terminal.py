@@ -169,10 +169,19 @@ def calibration_summary(
     return out.getvalue()
 
 
+class _Out(io.StringIO):
+    """The summary's buffer, saying stdout's encoding: rich then draws with what it can encode
+    (ASCII boxes on an ASCII or Latin-1 terminal)."""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(sys.stdout, "encoding", None) or "utf-8"
+
+
 def _console(colours: bool, width: int | None) -> tuple[io.StringIO, Console]:
     from rich.console import Console
 
-    out = io.StringIO()
+    out = _Out()
     console = Console(
         file=out,
         force_terminal=colours,
