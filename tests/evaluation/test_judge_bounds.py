@@ -154,6 +154,7 @@ def test_a_huge_reply_through_openai_proxy_is_capped(monkeypatch, langchain):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     if langchain:
         monkeypatch.setenv("GOLDEN_GATE_JUDGE_LANGCHAIN", "1")
+
     class Proxy(JudgeServer):
         def accepts(self, path: str) -> bool:  # any URL, in a proxy's absolute form
             return True
