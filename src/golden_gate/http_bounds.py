@@ -215,6 +215,11 @@ def _cut(sock: socket.socket, fired: list[bool]) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the blocked read returns at once
 
 
+def _last_fired(timers: list[threading.Timer]) -> bool:
+    """Whether the last try was cut at its deadline (an earlier try's end is not this one's)."""
+    return bool(timers) and bool(getattr(timers[-1], "fired", None))
+
+
 _adapter: type | None = None
 
 
@@ -229,8 +234,12 @@ def _adapter_class() -> type:
         class Watched(base):  # type: ignore[misc,valid-type]
             def getresponse(self, *args: Any, **kwargs: Any) -> Any:
                 timers = _timers.get()
-                for earlier in timers or ():
-                    earlier.cancel()  # its try ended: this connection may be the same one
+                if timers:
+                    # Its try ended (a retry, a rate limit's wait): neither its timer nor
+                    # whether it fired concerns this one, which may reuse its connection.
+                    for earlier in timers:
+                        earlier.cancel()
+                    timers.clear()
                 if timers is not None and self.sock is not None:
                     fired: list[bool] = []
                     timer = threading.Timer(_limits.get(), _cut, (self.sock, fired))
@@ -238,15 +247,26 @@ def _adapter_class() -> type:
                     timer.fired = fired  # type: ignore[attr-defined]
                     timer.start()
                     timers.append(timer)
+                    self.deadline_timer = timer
                 return super().getresponse(*args, **kwargs)
 
         return Watched
 
-    class HTTPPool(connectionpool.HTTPConnectionPool):
-        ConnectionCls = watched(connection.HTTPConnection)
+    def put_back(base: type, connection_class: type) -> type:
+        class Pool(base):  # type: ignore[misc,valid-type]
+            ConnectionCls = connection_class
 
-    class HTTPSPool(connectionpool.HTTPSConnectionPool):
-        ConnectionCls = watched(connection.HTTPSConnection)
+            def _put_conn(self, conn: Any) -> None:
+                # Its answer was read whole: its try is over, before any wait for the next.
+                timer = getattr(conn, "deadline_timer", None)
+                if timer is not None:
+                    timer.cancel()
+                super()._put_conn(conn)
+
+        return Pool
+
+    HTTPPool = put_back(connectionpool.HTTPConnectionPool, watched(connection.HTTPConnection))
+    HTTPSPool = put_back(connectionpool.HTTPSConnectionPool, watched(connection.HTTPSConnection))
 
     class BoundedAdapter(requests.adapters.HTTPAdapter):
         def __init__(self, deadline_s: float, max_reply_bytes: int, **kwargs: Any) -> None:
@@ -274,11 +294,11 @@ def _adapter_class() -> type:
                     if not stream:
                         self._read(response)
                 except Exception as exc:
-                    if any(getattr(t, "fired", None) for t in timers):
+                    if _last_fired(timers):
                         raise DeadlinePassed(self.deadline_s) from exc
                     raise
                 # A body that ends with its connection ends alike when the deadline shut it.
-                if any(getattr(t, "fired", None) for t in timers):
+                if _last_fired(timers):
                     response.close()
                     raise DeadlinePassed(self.deadline_s)
                 return response

@@ -59,6 +59,19 @@ def test_a_trickling_github_is_stopped_at_the_deadline(github_server, pr):
     assert time.monotonic() - started < 60
 
 
+def test_the_deadline_is_each_tries_not_the_wait_between_them(github_server, pr):
+    _client(github_server).changed_files(pr)  # the fake's first answer loads its OpenAPI
+    # A secondary rate limit asks for a 3 s wait: longer than the deadline, and no fault.
+    github_server.secondary_rate_limit("GET", f"/repos/{REPO}/pulls/*/files", retry_after=3)
+    client = GitHub(
+        token=TOKEN, repository=REPO, api_url=github_server.api_url, retries=1, backoff_s=1,
+        deadline_s=2,
+    )  # fmt: skip
+    assert client.changed_files(pr).files == ["prompts/system.md"]
+    statuses = [c.status for c in github_server.calls("GET", f"/repos/{REPO}/pulls/*/files")]
+    assert statuses == [200, 403, 200]
+
+
 @pytest.mark.parametrize("kind", list(HUGE))
 def test_a_huge_github_reply_is_cut_off_at_the_cap(github_server, pr, kind):
     github_server.hostile("GET", f"/repos/{REPO}/pulls/*/files", HUGE[kind], times=5)
