@@ -85,7 +85,7 @@ def main() -> None:
                     command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path())]
                     command += ["--assistant-url", assistant.url, "--judge-model", model]
                     command += ["--judge-base-url", judge.base_url, "-o", str(out)]
-                    command += ["--cache", "off", "--quiet", "--tags", "smoke"]
+                    command += ["--cache", "off", "--quiet", "--subset-tags", "smoke"]
                     command += ["--judge-timeout", "30", "--judge-retries", "0"]
                     code, peak, seconds = _peak_mib(command, {**env, **extra})
                     out.unlink(missing_ok=True)

@@ -33,7 +33,9 @@ def _bomb_made() -> None:
     _gzip_bomb(BOMB)  # compressed once, before any judge timeout runs
 
 
-def _eval(judge_args: list[str], out: Path, url: str, *extra: str, **env_extra: str) -> Any:
+def _eval(
+    judge_args: list[str], out: Path, url: str, *extra: str, command: str = "eval", **env_extra: str
+) -> Any:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -41,11 +43,11 @@ def _eval(judge_args: list[str], out: Path, url: str, *extra: str, **env_extra: 
         and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
     env.update(OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=KEY, GOOGLE_API_KEY=KEY, **env_extra)
-    command = [sys.executable, "-m", "golden_gate", "eval", str(golden_path())]
-    command += ["--assistant-url", url, *judge_args, "-o", str(out), "--cache", "off"]
-    command += ["--judge-timeout", "2", "--judge-retries", "1", "--quiet", "--tags", "smoke"]
-    command += extra
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    argv = [sys.executable, "-m", "golden_gate", command, str(golden_path())]
+    argv += ["--assistant-url", url, *judge_args, "-o", str(out), "--cache", "off"]
+    argv += ["--judge-timeout", "2", "--judge-retries", "1", "--quiet", "--subset-tags", "smoke"]
+    argv += extra
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
 
 
 def _incomplete(done: Any, out: Path, cause: str) -> None:
@@ -77,6 +79,16 @@ def test_a_hostile_openai_judge_ends_as_an_incomplete_run(tmp_path, kind, path):
         args = ["--judge-model", "openai:gpt-4.1-mini", "--judge-base-url", judge.base_url]
         done = _eval(args, tmp_path / "report.json", assistant.url, **env)
     _incomplete(done, tmp_path / "report.json", cause)
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_golden_gate_run_against_a_hostile_judge_is_incomplete_not_a_verdict(tmp_path, kind):
+    behaviour, cause = HOSTILE[kind]
+    with JudgeServer(default=behaviour) as judge, start("candidate") as assistant:
+        args = ["--judge-model", "openai:gpt-4.1-mini", "--judge-base-url", judge.base_url]
+        done = _eval(args, tmp_path / "report.json", assistant.url, "--floor", "0.5", command="run")
+    _incomplete(done, tmp_path / "report.json", cause)
+    assert "regress" not in done.stdout.lower() and "passed" not in done.stdout.lower()
 
 
 @pytest.mark.parametrize("kind", list(HOSTILE))
