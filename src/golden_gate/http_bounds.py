@@ -178,8 +178,20 @@ _timers: ContextVar[list[threading.Timer] | None] = ContextVar(
 _limits: ContextVar[float] = ContextVar("golden_gate_http_deadline_s", default=0.0)
 
 
-def bound_github(requester: Any, *, deadline_s: float, max_reply_bytes: int) -> None:
-    """Make PyGithub's `requester` (one client's) send through `_BoundedAdapter`s."""
+BLOB_PATH = "/git/blobs/"  # GitHub's git blobs: a file over 1 MB is read there
+
+
+def bound_github(
+    requester: Any,
+    *,
+    deadline_s: float,
+    max_reply_bytes: int,
+    max_blob_bytes: int,
+    blob_deadline_s: float,
+) -> None:
+    """Make PyGithub's `requester` (one client's) send through bounded adapters: a reply at
+    most `max_reply_bytes` in `deadline_s`, a git blob's at most `max_blob_bytes` in
+    `blob_deadline_s`."""
     from github import Requester
 
     def bounded(base: type) -> type:
@@ -187,8 +199,8 @@ def bound_github(requester: Any, *, deadline_s: float, max_reply_bytes: int) -> 
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 self.adapter = _adapter_class()(
-                    deadline_s,
-                    max_reply_bytes,
+                    (deadline_s, max_reply_bytes),
+                    (blob_deadline_s, max_blob_bytes),
                     max_retries=self.retry,
                     pool_connections=self.pool_size,
                     pool_maxsize=self.pool_size,
@@ -269,9 +281,10 @@ def _adapter_class() -> type:
     HTTPSPool = put_back(connectionpool.HTTPSConnectionPool, watched(connection.HTTPSConnection))
 
     class BoundedAdapter(requests.adapters.HTTPAdapter):
-        def __init__(self, deadline_s: float, max_reply_bytes: int, **kwargs: Any) -> None:
-            self.deadline_s = deadline_s
-            self.max_reply_bytes = max_reply_bytes
+        def __init__(
+            self, bounds: tuple[float, int], blob_bounds: tuple[float, int], **kwargs: Any
+        ) -> None:
+            self.bounds, self.blob_bounds = bounds, blob_bounds
             super().__init__(**kwargs)
 
         def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
@@ -286,21 +299,23 @@ def _adapter_class() -> type:
             return manager
 
         def send(self, request: Any, stream: bool = False, **kwargs: Any) -> Any:
+            blob = BLOB_PATH in (request.path_url or "")
+            deadline_s, max_bytes = self.blob_bounds if blob else self.bounds
             timers: list[threading.Timer] = []
-            token, limit = _timers.set(timers), _limits.set(self.deadline_s)
+            token, limit = _timers.set(timers), _limits.set(deadline_s)
             try:
                 try:
                     response = super().send(request, stream=True, **kwargs)
                     if not stream:
-                        self._read(response)
+                        _read(response, max_bytes)
                 except Exception as exc:
                     if _last_fired(timers):
-                        raise DeadlinePassed(self.deadline_s) from exc
+                        raise DeadlinePassed(deadline_s) from exc
                     raise
                 # A body that ends with its connection ends alike when the deadline shut it.
                 if _last_fired(timers):
                     response.close()
-                    raise DeadlinePassed(self.deadline_s)
+                    raise DeadlinePassed(deadline_s)
                 return response
             finally:
                 for timer in timers:
@@ -308,18 +323,18 @@ def _adapter_class() -> type:
                 _timers.reset(token)
                 _limits.reset(limit)
 
-        def _read(self, response: Any) -> None:
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.raw.stream(64 * 1024, decode_content=True):
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    chunks.clear()  # the error's traceback keeps this frame
-                    response.close()
-                    raise ReplyTooLarge(self.max_reply_bytes)
-                chunks.append(chunk)
-            response._content = b"".join(chunks)
-            response._content_consumed = True
+    def _read(response: Any, limit: int) -> None:
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.raw.stream(64 * 1024, decode_content=True):
+            size += len(chunk)
+            if size > limit:
+                chunks.clear()  # the error's traceback keeps this frame
+                response.close()
+                raise ReplyTooLarge(limit)
+            chunks.append(chunk)
+        response._content = b"".join(chunks)
+        response._content_consumed = True
 
     _adapter = BoundedAdapter
     return BoundedAdapter

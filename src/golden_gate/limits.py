@@ -16,8 +16,10 @@ MAX_JUNIT_BYTES = 256 * 1024 * 1024  # a JUnit results file read by import-junit
 # A judge's reply: a verdict is a few KB; beyond this it is a fault or an attack (a gzip bomb
 # expands 1,000 to 1), counted decoded, and the rest is never read.
 MAX_JUDGE_REPLY_BYTES = 8 * 1024 * 1024
-# A reply of the GitHub API or a cache service's JSON API (a page of files, a file's contents).
+# A reply of the GitHub API or a cache service's JSON API (a page of files, a file's contents);
+# a git blob's: GitHub serves blobs up to 100 MB (a baseline can be), base64 in JSON.
 MAX_SERVICE_REPLY_BYTES = 32 * 1024 * 1024
+MAX_BLOB_REPLY_BYTES = 100 * 1024 * 1024 * 4 // 3 + 1024 * 1024
 # The whole of one such exchange, however steadily its bytes come; an archive transfer gets
 # that and a second for each MiB it may carry (a service slower than 1 MiB/s is not worth it).
 SERVICE_DEADLINE_S = 60.0

@@ -72,6 +72,16 @@ def test_the_deadline_is_each_tries_not_the_wait_between_them(github_server, pr)
     assert statuses == [200, 403, 200]
 
 
+def test_a_baseline_larger_than_the_reply_cap_is_still_read_as_a_blob(github_server, pr):
+    # GitHub serves files up to 100 MB as git blobs (base64 in JSON): a blob's reply has a cap
+    # of its own (MAX_BLOB_REPLY_BYTES), above what a 100 MB file takes.
+    row = '{"id": "q%07d", "passes": 1, "runs": 1}\n'
+    big = "".join(row % i for i in range(MAX_SERVICE_REPLY_BYTES // len(row % 0) + 1000))
+    assert len(big) > MAX_SERVICE_REPLY_BYTES
+    github_server.commit(REPO, "main", {"evals/baseline.jsonl": big})
+    assert _client(github_server).read_file("evals/baseline.jsonl", "main") == big
+
+
 @pytest.mark.parametrize("kind", list(HUGE))
 def test_a_huge_github_reply_is_cut_off_at_the_cap(github_server, pr, kind):
     github_server.hostile("GET", f"/repos/{REPO}/pulls/*/files", HUGE[kind], times=5)

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from golden_gate import http_bounds, redaction
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, InputError
-from golden_gate.limits import MAX_SERVICE_REPLY_BYTES, SERVICE_DEADLINE_S
+from golden_gate.limits import (
+    MAX_BLOB_REPLY_BYTES,
+    MAX_SERVICE_REPLY_BYTES,
+    SERVICE_DEADLINE_S,
+    transfer_deadline_s,
+)
 
 if TYPE_CHECKING:
     from github.Issue import Issue
@@ -104,6 +109,8 @@ class Client:
             self._gh.requester,
             deadline_s=deadline_s,
             max_reply_bytes=MAX_SERVICE_REPLY_BYTES,
+            max_blob_bytes=MAX_BLOB_REPLY_BYTES,
+            blob_deadline_s=transfer_deadline_s(MAX_BLOB_REPLY_BYTES),
         )
         self._login: str | None = None
         self._login_unknown = False  # GitHub would not say who this token is
