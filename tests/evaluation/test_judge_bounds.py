@@ -47,7 +47,10 @@ def _eval(
     argv += ["--assistant-url", url, *judge_args, "-o", str(out), "--cache", "off"]
     argv += ["--judge-timeout", "2", "--judge-retries", "1", "--quiet", "--subset-tags", "smoke"]
     argv += extra
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    # In the test's directory: `run` writes its comment.md where it runs.
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, timeout=300, cwd=out.parent
+    )
 
 
 def _incomplete(done: Any, out: Path, cause: str) -> None:
