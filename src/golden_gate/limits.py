@@ -18,3 +18,19 @@ MAX_JUDGE_TOKENS = 65536  # generation cap of one verdict: far above what a verd
 MAX_JUNIT_CASES = 40_000
 MAX_JUNIT_TEXT_CHARS = 8_000_000
 MAX_JUNIT_TOKEN_BYTES = 16 * 1024 * 1024
+# A judge's reply: a verdict is a few KB; beyond this it is a fault or an attack (a gzip bomb
+# expands 1,000 to 1), counted decoded, and the rest is never read.
+MAX_JUDGE_REPLY_BYTES = 8 * 1024 * 1024
+# A reply of the GitHub API or a cache service's JSON API (a page of files, a file's contents);
+# a git blob's: GitHub serves blobs up to 100 MB (a baseline can be), base64 in JSON.
+MAX_SERVICE_REPLY_BYTES = 32 * 1024 * 1024
+MAX_BLOB_REPLY_BYTES = 100 * 1024 * 1024 * 4 // 3 + 1024 * 1024
+# The whole of one such exchange, however steadily its bytes come; an archive transfer gets
+# that and a second for each MiB it may carry (a service slower than 1 MiB/s is not worth it).
+SERVICE_DEADLINE_S = 60.0
+TRANSFER_BYTES_PER_S = 1024 * 1024
+
+
+def transfer_deadline_s(size_bytes: int) -> float:
+    """The deadline of one archive transfer of at most `size_bytes`."""
+    return SERVICE_DEADLINE_S + size_bytes / TRANSFER_BYTES_PER_S

@@ -35,8 +35,16 @@ def start() -> None:
     algebra.
 
     And the collector runs at COLLECTOR_THRESHOLDS.
+
+    And output never fails on a character the terminal's encoding lacks (a terminal in
+    Latin-1 or ASCII): it is written as "?", where the verdict would have been an
+    UnicodeEncodeError and nothing at all.
     """
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "") == "strict":
+            reconfigure(errors="replace")
     if "OPENBLAS_NUM_THREADS" not in os.environ:
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
         _SET.add("OPENBLAS_NUM_THREADS")

@@ -368,3 +368,27 @@ def test_the_evaluation_puts_back_the_signal_handlers_it_found(tmp_path):
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["v2", "v1"])
+@pytest.mark.parametrize("kind", ["gzip bomb", "200 MB"])
+def test_a_huge_lookup_reply_is_a_cold_run_with_its_cause(services, candidate, legacy, kind):
+    # The JSON API's reply is read at most MAX_SERVICE_REPLY_BYTES decoded (http_bounds.py).
+    from golden_gate.limits import MAX_SERVICE_REPLY_BYTES
+    from tests.fakes.judge_server import Behaviour
+
+    world, cache, judge = services
+    behaviour = (
+        Behaviour.gzip_bomb(256 * 1024 * 1024)
+        if kind == "gzip bomb"
+        else Behaviour.huge(200 * 1024 * 1024)
+    )
+    with LegacyCacheServer() if legacy else contextlib.nullcontext(cache) as cache:
+        target = "getCacheEntry" if legacy else "GetCacheEntryDownloadURL"
+        cache.inject(Fault.hostile(target, behaviour))
+        done = run(world, cache, judge, assistant_url=candidate)
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate's own verdict, unchanged
+    assert done.outputs["regressions"] == "6"
+    assert f"the reply is larger than {MAX_SERVICE_REPLY_BYTES} bytes" in done.stdout
+    assert report_of(world)["stats"]["judge_cache"]["restore"] == "failed"
+    assert "Traceback" not in done.stderr

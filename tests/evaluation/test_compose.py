@@ -65,3 +65,49 @@ def test_post_step_takes_the_project_from_state_else_from_the_inputs():
     # No compose file, or a name with nothing valid in it: nothing to take down.
     assert project_to_tear_down({"GITHUB_RUN_ID": "42"})[0] is None
     assert project_to_tear_down({**inputs, "INPUT_COMPOSE-PROJECT": "///"})[0] is None
+
+
+def _health_server(head_byte_every_s: float):
+    """A health endpoint (the pull request's own service) that sends its response head a
+    byte at a time: each read well inside any read timeout."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Trickle(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            try:
+                for byte in b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * 10_000:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(head_byte_every_s)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_health_check_that_trickles_is_stopped_within_its_deadline(tmp_path):
+    import time
+
+    from golden_gate.errors import IncompleteError
+    from golden_gate.evaluation.compose import Compose
+
+    server = _health_server(0.2)
+    try:
+        settings = ComposeSettings(file=tmp_path / "compose.yml", project="p", wait_timeout_s=1)
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        started = time.monotonic()
+        with pytest.raises(IncompleteError) as caught:
+            Compose(settings)._wait_healthy(url, time.monotonic() + 1)
+        # One try, cut at its 5 s deadline (the head is 10 kB at 5 bytes a second).
+        assert time.monotonic() - started < 30
+        assert "was not healthy within 1 s (last: ReadTimeout)" in str(caught.value)
+    finally:
+        server.shutdown()

@@ -32,7 +32,7 @@ TWIRP_STATUS = {
     "unavailable": 503,
 }
 
-FaultKind = Literal["status", "slow", "corrupt", "reject"]
+FaultKind = Literal["status", "slow", "corrupt", "reject", "hostile"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,12 @@ class Fault:
     delay_s: float = 0.0
     retry_after: float | None = None
     message: str = ""
+    behaviour: Any = None  # a judge_server.Behaviour for a `hostile` fault
+
+    @classmethod
+    def hostile(cls, target: str, behaviour: Any) -> Fault:
+        """A 200 whose body is hostile (judge_server's trickle, gzip bomb or huge body)."""
+        return cls(target, "hostile", behaviour=behaviour)
 
     @classmethod
     def error(cls, target: str, status: int = 500, *, code: str | None = None) -> Fault:
@@ -117,7 +123,7 @@ class FakeCacheService(BackgroundServer):
     """Entries, requests and faults of a fake cache service; subclasses give the protocol."""
 
     targets: tuple[str, ...] = ()
-    fault_kinds: tuple[FaultKind, ...] = ("status", "slow", "corrupt", "reject")
+    fault_kinds: tuple[FaultKind, ...] = ("status", "slow", "corrupt", "reject", "hostile")
 
     def __init__(self, *, token: str | None = None) -> None:
         super().__init__()
@@ -245,7 +251,30 @@ class CacheHandler(BaseHTTPRequestHandler):
             if owner._stopping.wait(fault.delay_s):
                 return
             fault = None
+        if fault is not None and fault.kind == "hostile":
+            self._send_hostile(fault.behaviour)
+            return
         self.handle_request(request, fault)
+
+    def _send_hostile(self, behaviour: Any) -> None:
+        from tests.fakes.judge_server import hostile_body
+
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if behaviour.kind == "gzip_bomb":
+                self.send_header("Content-Encoding", "gzip")
+            self.end_headers()  # no length: the body ends when the connection does
+            for piece in hostile_body(behaviour):
+                if self.owner._stopping.is_set():
+                    return
+                self.wfile.write(piece)
+                self.wfile.flush()
+                if behaviour.kind == "trickle" and self.owner._stopping.wait(behaviour.delay_s):
+                    return
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client hung up: what it should do
 
     # -- sending --------------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -344,6 +345,9 @@ class Fault:
     # When set, the request is served normally and its JSON body rewritten by this function
     # (for deliberately invalid responses); status/message/headers are then unused.
     mutate: Callable[[Any], Any] | None = None
+    # When set, a 200 whose body is hostile (tests/fakes/judge_server.py's Behaviour: a trickle,
+    # a gzip bomb, a huge body), streamed until the client hangs up.
+    hostile: Any = None
 
     def matches(self, method: str, path: str) -> bool:
         return self.method in ("*", method) and fnmatch.fnmatchcase(path, self.path)
@@ -877,10 +881,23 @@ class GitHubServer:
         """Serve the next matching requests, then pass their JSON body through `rewrite`."""
         return self.inject(Fault(method, path, times=times, mutate=rewrite))
 
+    def hostile(self, method: str, path: str, behaviour: Any, *, times: int = 1) -> Fault:
+        """The next `times` requests matching `method` and `path` get `behaviour`'s hostile
+        200 (a `judge_server.Behaviour.trickle()`, `.gzip_bomb()` or `.huge()`)."""
+        return self.inject(Fault(method, path, times=times, hostile=behaviour))
+
+    def _take_hostile(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.times > 0 and fault.hostile is not None and fault.matches(method, path):
+                    fault.times -= 1
+                    return fault
+        return None
+
     def _take_fault(self, method: str, path: str) -> Fault | None:
         with self.lock:
             for fault in self.faults:
-                if fault.times > 0 and fault.matches(method, path):
+                if fault.times > 0 and fault.matches(method, path) and fault.hostile is None:
                     fault.times -= 1
                     return fault
             return None
@@ -2080,6 +2097,9 @@ class _Handler(BaseHTTPRequestHandler):
         with fake.lock:
             fake.requests.append(record)
 
+        if (hostile := fake._take_hostile(method, path)) is not None:
+            self._send_hostile(hostile.hostile)
+            return
         if method == "POST" and path == GRAPHQL_PATH:
             self._graphql(record, headers, body)
             return
@@ -2181,6 +2201,24 @@ class _Handler(BaseHTTPRequestHandler):
             {"message": f"OpenAPI violation: {problem}", "documentation_url": DOCS}
         ).encode()
         self._send(500, [("Content-Type", "application/json; charset=utf-8")], payload)
+
+    def _send_hostile(self, behaviour: Any) -> None:
+        from tests.fakes.judge_server import hostile_body
+
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            if behaviour.kind == "gzip_bomb":
+                self.send_header("Content-Encoding", "gzip")
+            self.end_headers()  # no length: the body ends when the connection does
+            for piece in hostile_body(behaviour):
+                self.wfile.write(piece)
+                self.wfile.flush()
+                if behaviour.kind == "trickle":
+                    time.sleep(behaviour.delay_s)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client hung up: what it should do
 
     def _send(self, status: int, headers: list[tuple[str, str]], payload: bytes) -> None:
         self.send_response(status)

@@ -55,11 +55,13 @@ parallel slots do (a queued request's wait counts against the client's timeout).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import ssl
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,6 +82,9 @@ Kind = Literal[
     "refusal",
     "cut_off",
     "blocked",
+    "trickle",
+    "gzip_bomb",
+    "huge",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -173,6 +178,22 @@ class Behaviour:
     def length(cls) -> Behaviour:
         """200 with `finish_reason: "length"`: the reply stopped at the generation cap."""
         return cls(kind="cut_off", text='{"reasoning": "Let me think step by step, and then')
+
+    @classmethod
+    def trickle(cls, every_s: float = 0.5) -> Behaviour:
+        """200 at once, then the body one byte every `every_s` (each read well inside any
+        timeout: only a deadline on the whole exchange stops it)."""
+        return cls(kind="trickle", delay_s=every_s)
+
+    @classmethod
+    def gzip_bomb(cls, expanded_bytes: int = 2 * 1024**3) -> Behaviour:
+        """200 with `Content-Encoding: gzip`: a few MB that expand to `expanded_bytes`."""
+        return cls(kind="gzip_bomb", status=expanded_bytes)
+
+    @classmethod
+    def huge(cls, size: int = 200 * 1024 * 1024) -> Behaviour:
+        """200 with a JSON reply of `size` bytes, streamed."""
+        return cls(kind="huge", status=size)
 
     @classmethod
     def blocked(cls) -> Behaviour:
@@ -508,6 +529,39 @@ class JudgeServer(BackgroundServer):
         }
 
 
+def hostile_body(behaviour: Behaviour) -> Any:
+    """The pieces of a trickled, bomb or huge reply (never all in memory)."""
+    if behaviour.kind == "trickle":
+        for byte in b'{"choices": [{"message": {"content": "' + b"x" * 100_000:
+            yield bytes([byte])
+        return
+    if behaviour.kind == "huge":
+        yield b'{"choices": [{"message": {"content": "'
+        block = b"x" * (1024 * 1024)
+        for _ in range(behaviour.status // len(block)):
+            yield block
+        yield b'"}}]}'
+        return
+    yield from gzip_stream(behaviour.status)
+
+
+def gzip_stream(expanded_bytes: int) -> Any:
+    """A gzip stream of `expanded_bytes` of JSON-looking zeros in 64 KiB pieces (about 1,000 to
+    1: 2 GB in about 2 MB, compressed once)."""
+    data = _gzip_bomb(expanded_bytes)
+    for start in range(0, len(data), 64 * 1024):
+        yield data[start : start + 64 * 1024]
+
+
+@functools.cache
+def _gzip_bomb(expanded_bytes: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    pieces = [packer.compress(b'{"choices": [{"message": {"content": "')]
+    block = b"0" * (1024 * 1024)
+    pieces += [packer.compress(block) for _ in range(expanded_bytes // len(block))]
+    return b"".join(pieces) + packer.flush()
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: JudgeServer
     protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
@@ -570,7 +624,31 @@ class _Handler(BaseHTTPRequestHandler):
         if behaviour.kind == "status_page":
             self._send_raw(behaviour.status, behaviour.text.encode(), "text/html")
             return
+        if behaviour.kind in ("trickle", "gzip_bomb", "huge"):
+            self._send_hostile(behaviour)
+            return
         self._send(200, owner.reply(body, behaviour))
+
+    def _send_hostile(self, behaviour: Behaviour) -> None:
+        """A reply no client should read whole or wait for: streamed, stopped when the client
+        hangs up or the server stops."""
+        owner = self.owner
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if behaviour.kind == "gzip_bomb":
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for piece in hostile_body(behaviour):
+                if owner._stopping.is_set():
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                if behaviour.kind == "trickle" and not owner._sleep(behaviour.delay_s):
+                    return
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client hung up: what it should do
 
     def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None):
         self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)

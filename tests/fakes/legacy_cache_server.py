@@ -59,7 +59,7 @@ class LegacyCacheServer(FakeCacheService):
     """The server, run in a background thread; use as a context manager."""
 
     targets = OPS
-    fault_kinds: tuple[FaultKind, ...] = ("status", "slow", "corrupt")
+    fault_kinds: tuple[FaultKind, ...] = ("status", "slow", "corrupt", "hostile")
     thread_name = "legacy-cache-server"
 
     def __init__(

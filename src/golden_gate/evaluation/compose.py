@@ -22,13 +22,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
-from golden_gate import process, runner
+from golden_gate import http_bounds, process, runner
 from golden_gate.errors import IncompleteError, InputError
 from golden_gate.limits import MAX_TIMEOUT_S
 
 WORKSPACE = "/github/workspace"
 LOG_TAIL = 80
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+STATUS_ONLY = {http_bounds.STREAMED: True}  # a health check's body is never read
 
 
 class ComposeSettings(BaseModel):
@@ -283,15 +286,19 @@ class Compose:
 
         health = url + self.settings.health_path
         last = "no answer"
-        while time.monotonic() < deadline:
-            try:
-                response = httpx.get(health, timeout=5)
-                if response.status_code < 400:
-                    return
-                last = f"HTTP {response.status_code}"
-            except httpx.HTTPError as exc:
-                last = type(exc).__name__
-            time.sleep(0.5)
+        # The pull request's own service answers: each try ends within 5 s however slowly it
+        # sends, and only the status is read, never the body (http_bounds.py).
+        with http_bounds.httpx_client(timeout_s=5, deadline_s=5, max_reply_bytes=0) as client:
+            while time.monotonic() < deadline:
+                try:
+                    with client.stream("GET", health, extensions=STATUS_ONLY) as response:
+                        status = response.status_code
+                    if status < 400:
+                        return
+                    last = f"HTTP {status}"
+                except httpx.HTTPError as exc:
+                    last = type(exc).__name__
+                time.sleep(0.5)
         raise IncompleteError(
             f"the assistant at {health} was not healthy within "
             f"{self.settings.wait_timeout_s:g} s (last: {last})"

@@ -26,6 +26,10 @@ class DeferredJudge(Judge):
         self.name = name
         self.temperature = temperature
         self._built: Future[Judge] = Future()
+        # Running from the start, so it cannot be cancelled: a waiter cancelled (a budget stop,
+        # an interrupt) cancels the future it waits on, and the report still asks the judge for
+        # its prompt hash.
+        self._built.set_running_or_notify_cancel()
         self._thread = threading.Thread(
             target=self._build, args=(build,), name=f"build judge {name}", daemon=True
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 from golden_gate.core import retrieval
@@ -387,6 +388,16 @@ async def evaluate(
         )
     elif stats.budget_exhausted:
         report.incomplete_reason = "the judge budget ran out before every answer was judged"
+    judge_errors = Counter(
+        run.error
+        for result in results
+        for run in result.run_results
+        if run.status == "error" and run.error_side == "judge" and run.error
+    )
+    if judge_errors and report.incomplete_reason and not interrupted and not over_budget:
+        # Which fault stopped the run, in the one sentence said (a cap reached, a timeout).
+        said, count = judge_errors.most_common(1)[0]
+        report.incomplete_reason += f"; the judge: {said.removeprefix('judge: ')} ({count} runs)"
     explained = client.explain_errors(
         [
             (run.error or "no answer", run.http_status)

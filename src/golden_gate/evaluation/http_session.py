@@ -49,3 +49,21 @@ def credentials_as_header(url: URL, headers: dict[str, str]) -> URL:
         del headers[name]
     headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
     return url.with_user(None)
+
+
+async def read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The body, decoded, or None once it passes `limit` bytes (the rest is never read).
+
+    aiohttp decompresses at most a buffer's worth at a time: a gzip bomb is cut off at the
+    cap, never expanded whole."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():  # decoded bytes
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)

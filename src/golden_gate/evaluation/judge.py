@@ -373,16 +373,19 @@ class LLMJudge(Judge):
                 var = judge_client.current_call
             token = var.set(record if handler is None else handler)
             try:
-                with untraced():
-                    # Everything but the golden set's reference is untrusted: fenced (fence.py).
-                    d = self._delimiters
-                    extra = {"context": fence.fence(context, d)} if context is not None else {}
-                    result = await binding.evaluator(
-                        inputs=fence.fence(question, d),
-                        outputs=fence.fence(answer, d),
-                        reference_outputs=reference,
-                        **extra,
-                    )
+                # The judge timeout bounds the whole try, whatever the provider's client
+                # times itself: a judge that sends a byte every half second is stopped too.
+                async with asyncio.timeout(self.settings.timeout_s):
+                    with untraced():
+                        # Everything but the golden set's reference is untrusted: fenced.
+                        d = self._delimiters
+                        extra = {"context": fence.fence(context, d)} if context is not None else {}
+                        result = await binding.evaluator(
+                            inputs=fence.fence(question, d),
+                            outputs=fence.fence(answer, d),
+                            reference_outputs=reference,
+                            **extra,
+                        )
             except Exception as exc:
                 keep(judge_usage.recorded(self.provider, handler, record, exc))
                 raise

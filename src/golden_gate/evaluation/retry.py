@@ -31,7 +31,11 @@ from typing import Any, TypeVar
 
 from golden_gate.errors import causes
 from golden_gate.evaluation import tls
-from golden_gate.evaluation.providers.chat_completions import StatusError, transport_fault
+from golden_gate.evaluation.providers.chat_completions import (
+    StatusError,
+    too_large,
+    transport_fault,
+)
 
 BACKOFF_S = 0.5
 BACKOFF_CAP_S = 8.0
@@ -62,7 +66,7 @@ def _status(exc: BaseException) -> int | None:
 
 def retryable(exc: BaseException) -> bool:
     """Whether asking again can cure the fault."""
-    if tls.untrusted_certificate(exc):
+    if tls.untrusted_certificate(exc) or too_large(exc) is not None:
         return False
     for cause in causes(exc):
         status = _status(cause)

@@ -377,7 +377,7 @@ class AssistantClient:
                     excerpt = await _read_excerpt(response)
                     detail = f": {excerpt}" if excerpt else ""
                     return _Outcome(elapsed_ms(), status, error=f"HTTP {status}{detail}")
-                raw = await self._read_capped(response)
+                raw = await http_session.read_capped(response, self.settings.max_body_bytes)
                 headers = response.headers
         except TimeoutError:  # aiohttp's timeouts are TimeoutErrors too
             return _Outcome(elapsed_ms(), error=f"timed out after {timeout_s:g} s", retryable=True)
@@ -444,21 +444,6 @@ class AssistantClient:
             surrogates_replaced=replaced,
             usage=usage_of(self.settings, raw),
         )
-
-    async def _read_capped(self, response: aiohttp.ClientResponse) -> bytes | None:
-        """The body, or None once it passes the cap (the rest is never read)."""
-        limit = self.settings.max_body_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            return None
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.content.iter_any():  # decoded bytes: no gzip bombs
-            size += len(chunk)
-            if size > limit:
-                return None
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _scrub(self, message: str) -> str:
         # A proxy or echoing server could put a header value in a message, registered or not.

@@ -38,6 +38,30 @@ FLUSH_BYTES = 64 * 1024  # a longer body goes out in pieces of about this size
 _CORE = {"httpx": "httpcore", "httpx2": "httpcore2"}  # each HTTP library's connection layer
 
 
+def capped_reads(limit: int, note: str = "") -> dict[str, list[Callable[[Any], Any]]]:
+    """`event_hooks` for an httpx/httpx2 client whose every response body is read here, at
+    most `limit` bytes decoded (ReplyTooLarge past it), before the SDK reads it (it would read
+    any size whole). A raw chunk is decoded at once: a gzip bomb costs at most ~1,000 times a
+    64 KiB read before it is cut off."""
+    from golden_gate.http_bounds import ReplyTooLarge
+
+    async def read(response: Any) -> None:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                # Emptied first: the error's traceback keeps this frame, and an SDK keeps the
+                # error (29 failed calls held 8 MiB each).
+                chunks.clear()
+                await response.aclose()
+                raise ReplyTooLarge(limit, note)
+            chunks.append(chunk)
+        response._content = b"".join(chunks)  # what `aread()` returns from now on
+
+    return {"response": [read]}
+
+
 @functools.cache
 def tls_context(http: ModuleType) -> ssl.SSLContext:
     """The context `http` would build for `verify=True` (SSL_CERT_FILE and SSL_CERT_DIR

@@ -169,16 +169,25 @@ def calibration_summary(
     return out.getvalue()
 
 
+class _Out(io.StringIO):
+    """The summary's buffer, saying stdout's encoding: rich then draws with what it can encode
+    (ASCII boxes on an ASCII or Latin-1 terminal)."""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(sys.stdout, "encoding", None) or "utf-8"
+
+
 def _console(colours: bool, width: int | None) -> tuple[io.StringIO, Console]:
     from rich.console import Console
 
-    out = io.StringIO()
+    out = _Out()
     console = Console(
         file=out,
         force_terminal=colours,
         no_color=not colours,
         color_system="standard" if colours else None,
-        width=width or _width(),
+        width=width if width is not None and width >= MIN_WIDTH else _width(),
         highlight=False,
         emoji=False,
     )
@@ -326,8 +335,22 @@ def _failed(view: slim.SlimReport) -> list[str]:
     ]
 
 
-def _width() -> int:
+MIN_WIDTH = 20  # narrower is no width a terminal really has: it says it does not know
+DEFAULT_WIDTH = 100
+
+
+def _width(env: Mapping[str, str] | None = None) -> int:
+    """The terminal's columns (at most 160), else COLUMNS, else DEFAULT_WIDTH.
+
+    A terminal may report 0 columns (a serial console, some CI pseudo-terminals) and COLUMNS
+    may say 0: rich given width 0 prints nothing at all, not even the verdict, so a width below
+    MIN_WIDTH counts as unknown."""
+    env = os.environ if env is None else env
     try:
-        return min(os.get_terminal_size(sys.stdout.fileno()).columns, 160)
+        columns = os.get_terminal_size(sys.stdout.fileno()).columns
     except (OSError, ValueError):
-        return 100
+        columns = 0
+    if columns < MIN_WIDTH:
+        given = env.get("COLUMNS", "").strip()
+        columns = int(given) if given.isdigit() else 0
+    return min(columns, 160) if columns >= MIN_WIDTH else DEFAULT_WIDTH

@@ -20,7 +20,22 @@ from typing import Any, Self
 
 import httpx
 
-from golden_gate.action.cache.archive import ArchiveError
+from golden_gate import http_bounds
+from golden_gate.action.cache.archive import UNPACKED_MAX_BYTES, ArchiveError
+from golden_gate.limits import (
+    MAX_SERVICE_REPLY_BYTES,
+    SERVICE_DEADLINE_S,
+    transfer_deadline_s,
+)
+
+
+def transfer(size_bytes: int, *, streamed: bool = False) -> dict[str, object]:
+    """The request extensions of an archive transfer of at most `size_bytes`: its deadline,
+    and (`streamed`, a download) a body its caller caps."""
+    extensions: dict[str, object] = {http_bounds.DEADLINE_S: transfer_deadline_s(size_bytes)}
+    if streamed:
+        extensions[http_bounds.STREAMED] = True
+    return extensions
 
 
 class CacheServiceError(Exception):
@@ -61,6 +76,7 @@ class CacheService(ABC):
         retries: int = 1,
         backoff_s: float = 1.0,
         max_retry_wait_s: float = 5.0,
+        deadline_s: float = SERVICE_DEADLINE_S,
     ) -> None:
         self.token = token
         self.timeout_s = timeout_s
@@ -70,7 +86,12 @@ class CacheService(ABC):
         # What a message must never show: the token, and whatever else the service names.
         self.secrets: tuple[str, ...] = (token,) if token else ()
         self._owns_client = client is None
-        self._client = client or httpx.Client(timeout=httpx.Timeout(timeout_s))
+        # Each exchange ends by a deadline, its reply read at most so much (http_bounds.py).
+        self._client = client or http_bounds.httpx_client(
+            timeout_s=timeout_s,
+            deadline_s=deadline_s,
+            max_reply_bytes=MAX_SERVICE_REPLY_BYTES,
+        )
 
     @abstractmethod
     def find(self, key: str, restore_keys: Sequence[str], version: str) -> CacheEntry | None:
@@ -87,7 +108,10 @@ class CacheService(ABC):
 
         def get() -> httpx.Response:
             written = 0
-            with self._client.stream("GET", url) as response:
+            size = max_bytes if max_bytes is not None else UNPACKED_MAX_BYTES
+            with self._client.stream(
+                "GET", url, extensions=transfer(size, streamed=True)
+            ) as response:
                 if response.status_code >= 300:
                     response.read()
                     return response

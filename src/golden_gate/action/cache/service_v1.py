@@ -33,6 +33,7 @@ from golden_gate.action.cache.service import (
     EntryExists,
     error_reply,
     json_object,
+    transfer,
 )
 
 CHUNK_BYTES = 32 * 1024 * 1024  # what actions/cache uploads a request
@@ -108,7 +109,14 @@ class CacheServiceV1(CacheService):
             "Content-Type": "application/octet-stream",
             "Content-Range": f"bytes {start}-{start + len(chunk) - 1}/*",
         }
-        self._call("uploadChunk", "PATCH", f"caches/{cache_id}", content=chunk, headers=headers)
+        self._call(
+            "uploadChunk",
+            "PATCH",
+            f"caches/{cache_id}",
+            content=chunk,
+            headers=headers,
+            extensions=transfer(len(chunk)),
+        )
 
     def commit_cache(self, cache_id: int, size: int) -> None:
         self._call("commitCache", "POST", f"caches/{cache_id}", json={"size": size})

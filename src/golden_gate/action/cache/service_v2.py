@@ -25,6 +25,7 @@ from golden_gate.action.cache.service import (
     EntryExists,
     error_reply,
     json_object,
+    transfer,
 )
 
 SINGLE_PUT_MAX_BYTES = 128 * 1024 * 1024  # one Put Blob above this is refused or unreliable
@@ -151,6 +152,7 @@ class CacheServiceV2(CacheService):
                         signed_url,
                         content=handle,
                         headers={"x-ms-blob-type": "BlockBlob", "Content-Length": str(size)},
+                        extensions=transfer(size),
                     )
 
             self._blob("upload", put_blob)
@@ -162,7 +164,12 @@ class CacheServiceV2(CacheService):
                 block_id = base64.b64encode(f"golden-gate-{len(ids):08d}".encode()).decode()
                 ids.append(block_id)
                 url = _with_query(signed_url, f"comp=block&blockid={_quote(block_id)}")
-                self._blob("upload a block", lambda u=url, c=chunk: self._client.put(u, content=c))
+                self._blob(
+                    "upload a block",
+                    lambda u=url, c=chunk: self._client.put(
+                        u, content=c, extensions=transfer(len(c))
+                    ),
+                )
         xml = '<?xml version="1.0" encoding="utf-8"?><BlockList>'
         xml += "".join(f"<Latest>{block_id}</Latest>" for block_id in ids) + "</BlockList>"
         url = _with_query(signed_url, "comp=blocklist")

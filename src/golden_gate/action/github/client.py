@@ -8,8 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from golden_gate import redaction
+from golden_gate import http_bounds, redaction
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, InputError
+from golden_gate.limits import (
+    MAX_BLOB_REPLY_BYTES,
+    MAX_SERVICE_REPLY_BYTES,
+    SERVICE_DEADLINE_S,
+    transfer_deadline_s,
+)
 
 if TYPE_CHECKING:
     from github.Issue import Issue
@@ -64,6 +70,7 @@ class Client:
         api_url: str,
         retries: int = 3,
         backoff_s: float = 1.0,
+        deadline_s: float = SERVICE_DEADLINE_S,
     ) -> None:
         from github import Auth, Github, GithubRetry
 
@@ -96,6 +103,14 @@ class Client:
             seconds_between_requests=0,
             seconds_between_writes=0,
             lazy=True,  # no request until data is needed: get_repo/get_pull/get_issue are free
+        )
+        # Each exchange ends by a deadline and reads at most so much (http_bounds.py).
+        http_bounds.bound_github(
+            self._gh.requester,
+            deadline_s=deadline_s,
+            max_reply_bytes=MAX_SERVICE_REPLY_BYTES,
+            max_blob_bytes=MAX_BLOB_REPLY_BYTES,
+            blob_deadline_s=transfer_deadline_s(MAX_BLOB_REPLY_BYTES),
         )
         self._login: str | None = None
         self._login_unknown = False  # GitHub would not say who this token is
@@ -168,6 +183,8 @@ class Client:
             data: Any = exc.data
             message = data.get("message") if isinstance(data, dict) else data
             text = f"{status} {message or exc.message or 'error'}"
+        elif isinstance(exc, http_bounds.ReplyTooLarge | http_bounds.DeadlinePassed):
+            status, text = None, str(exc)
         else:
             status = None
             text = f"{type(exc).__name__}: {exc}"

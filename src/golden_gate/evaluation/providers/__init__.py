@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.evaluation.providers import anthropic, azure_openai, google_genai, ollama, openai
+from golden_gate.evaluation.providers import (
+    anthropic,
+    azure_openai,
+    chat_completions,
+    google_genai,
+    ollama,
+    openai,
+)
 from golden_gate.evaluation.providers.base import (
     CUT_OFF,
     DEFAULT_MAX_TOKENS,
@@ -175,6 +182,8 @@ def describe_error(
 ) -> str | None:
     """The reason for a failed call, in words, when the reply or the SDK says one; None
     otherwise."""
+    if (large := chat_completions.too_large(exc)) is not None:
+        return str(large)
     if stopped is not None:
         name = stopped.removeprefix("blocked: ")
         if stopped.startswith("blocked: "):

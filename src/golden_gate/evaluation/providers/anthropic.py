@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from golden_gate.evaluation.providers import base
+from golden_gate.evaluation.providers import base, chat_completions
 
 if TYPE_CHECKING:
     from golden_gate.core.item_result import TokenUsage
@@ -34,12 +34,16 @@ class Anthropic:
         import anthropic
         import httpx2
 
-        from golden_gate.evaluation.transport import tls_context
+        from golden_gate.evaluation.transport import capped_reads, tls_context
+        from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
 
         chat_model = base.init_chat_model(model, base.model_kwargs(self, settings))
         # The model takes no client argument, and LangChain's is shared process-wide ("Event
-        # loop is closed" in a second loop): it gets its own.
-        client = anthropic.DefaultAsyncHttpxClient(verify=tls_context(httpx2))
+        # loop is closed" in a second loop): it gets its own, its replies capped.
+        client = anthropic.DefaultAsyncHttpxClient(
+            verify=tls_context(httpx2),
+            event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
+        )
         params = {**chat_model._client_params, "http_client": client}
         chat_model.__dict__["_async_client"] = anthropic.AsyncClient(**params)
         return chat_model, client

@@ -19,8 +19,11 @@ import sys
 from typing import Any
 
 from golden_gate import __version__, redaction
+from golden_gate.http_bounds import ReplyTooLarge
+from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
 
 OPENAI_URL = "https://api.openai.com/v1"  # the OpenAI SDK's own default
+VERDICT_NOTE = " (a verdict is a few KB)"  # said with the judge's ReplyTooLarge
 
 
 class StatusError(Exception):
@@ -48,6 +51,13 @@ def base_url(configured: str | None) -> str:
         if url:
             return url
     return OPENAI_URL
+
+
+def too_large(exc: BaseException) -> ReplyTooLarge | None:
+    """The ReplyTooLarge `exc` is or was raised from (an SDK wraps what its transport raised)."""
+    from golden_gate.errors import causes
+
+    return next((c for c in causes(exc, implicit=True) if isinstance(c, ReplyTooLarge)), None)
 
 
 class TransportError(Exception):
@@ -126,10 +136,10 @@ class Client:
         """The response to `body` (read whole); StatusError when it is not a success,
         TransportError (Timeout) when none was read."""
         # The SDK's serialisation (httpx's defaults): the bytes, and so the cache, are the same.
+        from golden_gate.evaluation import http_session
+
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         if self._session is None:
-            from golden_gate.evaluation import http_session
-
             self._session = http_session.session(
                 connections=self._connections, timeout_s=self._timeout_s, ssl=self._tls
             )
@@ -140,7 +150,10 @@ class Client:
                 headers=self._headers,
                 proxy=self._proxy,
             ) as reply:
-                response = Response(reply.status, reply.headers, await reply.read())
+                body = await http_session.read_capped(reply, MAX_JUDGE_REPLY_BYTES)
+                if body is None:
+                    raise ReplyTooLarge(MAX_JUDGE_REPLY_BYTES, VERDICT_NOTE)
+                response = Response(reply.status, reply.headers, body)
         except self._errors as exc:
             raise transport_error(exc) from exc
         if not response.is_success:

@@ -36,6 +36,7 @@ class GoogleGenAI:
         # counts attempts, not retries: one, as retry.py retries.
         kwargs["vertexai"] = False
         kwargs["max_retries"] = 1
+        kwargs["client_args"] = capped_client_args()
         chat_model = base.init_chat_model(model, kwargs)
         return chat_model, chat_model.client.aio  # the SDK makes one client per model
 
@@ -59,6 +60,23 @@ class GoogleGenAI:
 
     def error_usage(self, exc: BaseException) -> TokenUsage | None:
         return None
+
+
+def capped_client_args() -> dict[str, Any]:
+    """What the SDK's async client is built with so its replies are capped: it reads a reply
+    whole (aiohttp's `text()`) unless given an HTTP transport, then goes over httpx2, whose
+    replies a hook reads first, at most MAX_JUDGE_REPLY_BYTES decoded. LangChain hands the
+    same arguments to the SDK's sync client, which the judge never calls."""
+    import httpx2
+
+    from golden_gate.evaluation.providers import chat_completions
+    from golden_gate.evaluation.transport import capped_reads, tls_context
+    from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
+
+    return {
+        "transport": httpx2.AsyncHTTPTransport(verify=tls_context(httpx2)),
+        "event_hooks": capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
+    }
 
 
 PROVIDER = GoogleGenAI()

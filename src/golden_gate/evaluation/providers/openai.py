@@ -77,8 +77,14 @@ class OpenAICompatible:
     def build(self, model: str, settings: JudgeSettings) -> tuple[Any, Any]:
         kwargs = self.model_kwargs(settings)
         if os.environ.get("OPENAI_PROXY"):  # LangChain builds the proxied client (one a model)
+            from golden_gate.evaluation.transport import capped_reads
+            from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
+
             chat_model = base.init_chat_model(model, kwargs)
-            return chat_model, chat_model.http_async_client
+            client = chat_model.http_async_client
+            # Its replies capped as our own client's are.
+            client.event_hooks = capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE)
+            return chat_model, client
         kwargs["http_async_client"] = client = sdk_http_client(settings.concurrency)
         return base.init_chat_model(model, kwargs), client
 
@@ -161,10 +167,13 @@ def sdk_http_client(connections: int) -> Any:
     import httpx2
     import openai
 
-    from golden_gate.evaluation.transport import sharded, tls_context
+    from golden_gate.evaluation.transport import capped_reads, sharded, tls_context
+    from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
 
     return openai.DefaultAsyncHttpxClient(
-        transport=sharded(connections, http=httpx2), verify=tls_context(httpx2)
+        transport=sharded(connections, http=httpx2),
+        verify=tls_context(httpx2),
+        event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
     )
 
 
