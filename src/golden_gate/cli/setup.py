@@ -94,6 +94,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             compose_file=args.compose_file,
             force=args.force,
             owners=[o for o in args.owners.replace(",", " ").split() if o],
+            knowledge=[k for v in args.knowledge_base or [] for k in v.split(",") if k.strip()],
         )
         steps = starter.next_steps(
             golden=args.golden, baseline=args.baseline, compose_file=done.compose_file
@@ -107,6 +108,10 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"golden-gate: the gate starts the assistant with {done.compose_file} (found in the "
             "repository); pass --compose-file to choose another"
         )
+    for note in done.notes:
+        print(f"golden-gate: {note}")
+    if not args.example:
+        _say_knowledge(done.knowledge)
     for warning in done.warnings:
         warn(warning)
     if done.codeowners:
@@ -118,6 +123,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     for number, step in enumerate(steps, start=1):
         print(f"  {number}. {step}")
     return EXIT_PASSED
+
+
+def _say_knowledge(folders: tuple[Any, ...]) -> None:
+    if folders:
+        for folder in folders:
+            print(
+                f"golden-gate: scope: a pull request changing only {folder.path}/ is gated "
+                f"({folder.why}; [scope] ignore-paths takes it back from the ignore list)"
+            )
+        return
+    print(
+        "golden-gate: scope: found no folder of Markdown the assistant answers from; if it "
+        "has one, run init again with --knowledge-base DIR (a pull request changing only "
+        "Markdown is skipped otherwise)"
+    )
 
 
 def cmd_example_assistant(args: argparse.Namespace) -> int:
