@@ -299,6 +299,7 @@ def init(
             notes.append(f"{CONFIG}: kept as it is (it has every setting init writes)")
     else:
         files[CONFIG] = fresh
+    folders = _taken_back(folders, files.get(CONFIG) or read_text(config_path, what=CONFIG), notes)
     generated = workflows(
         action=pin,
         golden=golden,
@@ -337,6 +338,32 @@ def init(
 CONFIG = "golden-gate.toml"
 
 
+def _taken_back(folders: list[Folder], text: str, notes: list[str]) -> list[Folder]:
+    """The knowledge-base folders the config now really takes back (the team's own scope
+    may not); an allow-list that does not name one is said."""
+    import tomllib
+
+    import pathspec
+
+    scope = tomllib.loads(text).get("scope", {})
+    if scope.get("paths"):
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(scope["paths"])
+        except Exception:  # a bad pattern: the first run names it
+            return []
+        covered = [f for f in folders if spec.match_file(f"{f.path}/x.md")]
+        missing = [f.path for f in folders if f not in covered]
+        if missing:
+            notes.append(
+                f"{CONFIG}: [scope] paths is an allow-list and names none of "
+                f"{', '.join(m + '/' for m in missing)}: add them, or a pull request changing "
+                "only that knowledge base is skipped"
+            )
+        return covered
+    ignore = scope.get("ignore-paths", [])
+    return [f for f in folders if take_back(f.path) in ignore]
+
+
 def _merged_config(
     path: Path, fresh: str, *, smoke: int, folders: list[Folder]
 ) -> tuple[str, list[str], list[str]]:
@@ -349,8 +376,10 @@ def _merged_config(
     text = read_text(path, what=CONFIG)
     # Their file must be one golden-gate reads: a merge into a broken file would hide where.
     mine = config_file.parse(text, source=str(path))
+    # With an allow-list (`paths`) the ignore list is not used: no take-back to add.
+    skip = frozenset({"[scope] ignore-paths"} if mine.values.get("paths") else ())
     try:
-        merged = merge(text, fresh)
+        merged = merge(text, fresh, skip=skip)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(
             f"{path}: init could not add its new settings to this file ({exc}); nothing was "
@@ -369,7 +398,7 @@ def _merged_config(
             "the compose file but asks url; remove url to reach the compose service by its name"
         )
     ignore = values.get("ignore-paths")
-    if ignore is not None and "[scope] ignore-paths" not in merged.added:
+    if ignore is not None and not values.get("paths"):
         missing = [take_back(f.path) for f in folders if take_back(f.path) not in ignore]
         if missing:
             said.append(

@@ -62,8 +62,9 @@ def _insert_at(lines: list[str], block: tuple[int, int], *, top: bool = False) -
     return end
 
 
-def merge(existing: str, fresh: str) -> Merged:
-    """`existing` with what `fresh` sets and it does not (both valid TOML)."""
+def merge(existing: str, fresh: str, *, skip: frozenset[str] = frozenset()) -> Merged:
+    """`existing` with what `fresh` sets and it does not (both valid TOML); `skip`: keys not to
+    add, spelled as `added` lists them ("[scope] ignore-paths")."""
     have: dict[str, Any] = tomllib.loads(existing)
     new: dict[str, Any] = tomllib.loads(fresh)
     mine = existing.splitlines()
@@ -87,7 +88,7 @@ def merge(existing: str, fresh: str) -> Merged:
         for key, value in values.items():
             if isinstance(value, dict) and not table:
                 continue  # a table: its turn comes
-            if key in target:
+            if key in target or (f"[{table}] {key}" if table else key) in skip:
                 continue
             at = _key_line(theirs, their_blocks[table], key)
             if at is None:

@@ -76,9 +76,10 @@ def test_init_finds_the_knowledge_base_where_the_service_reads_it(tmp_path):
     )
     done, ignore = _init(repo)
     assert ignore == ["!handbook/**", "!faq/**", "!service/prompts/**", "!kb/**"]
-    assert "kb/ is gated (a common name for a knowledge base" in done.stdout
-    assert "handbook/ is gated (bind-mounted by docker-compose.eval.yml" in done.stdout
-    assert "service/prompts/ is gated (copied into the image by service/Dockerfile" in done.stdout
+    said = "is gated (the assistant's knowledge base:"
+    assert f"kb/ {said} a common name for a knowledge base" in done.stdout
+    assert f"handbook/ {said} bind-mounted by docker-compose.eval.yml" in done.stdout
+    assert f"service/prompts/ {said} copied into the image by service/Dockerfile" in done.stdout
     text = (repo / "golden-gate.toml").read_text()
     assert "#   faq/: bind-mounted by docker-compose.eval.yml" in text
     # Each folder's change now runs the gate; the README and the project's docs still skip.
@@ -167,3 +168,22 @@ def test_the_action_gates_a_knowledge_base_only_pull_request(world, tmp_path, ca
     assert done.outputs["ran"] == "true", done.stdout + done.stderr
     assert "golden-gate: running: 1 of 1 changed files can change answers" in done.stdout
     assert "  matched: kb/vault.md" in done.stdout
+
+
+def test_init_again_keeps_the_teams_scope_and_says_what_to_add(tmp_path):
+    repo = _repo(tmp_path / "r", {"kb/a.md": "# A", "README.md": "# hi"})
+    config = repo / "golden-gate.toml"
+    config.write_text('[scope]\nignore-paths = ["notebooks/"]  # ours\n')
+    done, ignore = _init(repo)
+    assert ignore == ["notebooks/"]  # kept as written, never rewritten
+    assert 'ignore-paths = ["notebooks/"]  # ours' in config.read_text()
+    assert 'add "!kb/**" to it' in done.stdout
+    # With an allow-list the ignore list is not used: nothing to take back, nothing added.
+    config.write_text('[scope]\npaths = ["src/**"]\n')
+    done, ignore = _init(repo)
+    assert ignore == [] and "ignore-paths" not in tomllib.loads(config.read_text())["scope"]
+    assert "kb/ is gated" not in done.stdout
+    assert "[scope] paths is an allow-list and names none of kb/: add them" in done.stdout
+    config.write_text('[scope]\npaths = ["src/**", "kb/**"]\n')
+    done, _ = _init(repo)
+    assert "allow-list" not in done.stdout and "kb/ is gated" in done.stdout

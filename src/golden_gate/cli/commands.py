@@ -270,10 +270,12 @@ def _baseline_runs(resolved: Any) -> None:
         where = resolved.where("baseline-runs")
         raise InputError(f"{where} must be a whole number from 1 to {MAX_RUNS}")
     if wanted > runs:
-        resolved.values["runs"] = Value(wanted, resolved.origin("baseline-runs"))
+        origin = resolved.origin("baseline-runs")
+        resolved.values["runs"] = Value(wanted, origin)
+        said = "baseline-runs" if origin == "default" else resolved.where("baseline-runs")
         print(
-            f"golden-gate: writing the baseline {baseline}: {wanted} runs an item "
-            f"({resolved.where('baseline-runs')}), as the baseline workflow makes it"
+            f"golden-gate: writing the baseline {baseline}: {wanted} runs an item ({said}), "
+            "as the baseline workflow makes it"
         )
 
 

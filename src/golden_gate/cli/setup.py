@@ -130,7 +130,7 @@ def _say_knowledge(folders: tuple[Any, ...]) -> None:
         for folder in folders:
             print(
                 f"golden-gate: scope: a pull request changing only {folder.path}/ is gated "
-                f"({folder.why}; [scope] ignore-paths takes it back from the ignore list)"
+                f"(the assistant's knowledge base: {folder.why})"
             )
         return
     print(
