@@ -371,7 +371,7 @@ def _merged_config(
     import tomllib
 
     from golden_gate import config_file
-    from golden_gate.starter_merge import merge
+    from golden_gate.starter_merge import MergeError, merge
 
     text = read_text(path, what=CONFIG)
     # Their file must be one golden-gate reads: a merge into a broken file would hide where.
@@ -380,7 +380,7 @@ def _merged_config(
     skip = frozenset({"[scope] ignore-paths"} if mine.values.get("paths") else ())
     try:
         merged = merge(text, fresh, skip=skip)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, MergeError) as exc:
         raise InputError(
             f"{path}: init could not add its new settings to this file ({exc}); nothing was "
             "written: move it aside, run init, and copy your settings back"

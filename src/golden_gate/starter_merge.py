@@ -100,6 +100,27 @@ def merge(existing: str, fresh: str, *, skip: frozenset[str] = frozenset()) -> M
             where = _insert_at(mine, blocks[table], top=not table)
             mine[where:where] = text
             added.append(f"[{table}] {key}" if table else key)
-    text = "\n".join(mine) + "\n"
-    tomllib.loads(text)  # what was added parses where it was put
+    newline = "\r\n" if "\r\n" in existing else "\n"  # the file's own line endings
+    text = newline.join(mine) + newline
+    _check(have, new, tomllib.loads(text), added)
     return Merged(text, added)
+
+
+class MergeError(ValueError):
+    """The merged text does not say what the two files say (a line that only looked like a
+    table header or a key, inside a multi-line string): nothing is written."""
+
+
+def _check(have: dict[str, Any], new: dict[str, Any], merged: dict[str, Any], added: list[str]):
+    """Every value of the team's file is unchanged, and each added one reads as the starter's."""
+    expected = {k: dict(v) if isinstance(v, dict) else v for k, v in have.items()}
+    for name in added:
+        table, _, key = name.partition("] ")
+        if name.startswith("[") and key:
+            expected[table[1:]][key] = new[table[1:]][key]
+        elif name.startswith("["):
+            expected[name[1:-1]] = new[name[1:-1]]
+        else:
+            expected[name] = new[name]
+    if merged != expected:
+        raise MergeError("a line the merge relies on is inside a multi-line value")

@@ -179,3 +179,23 @@ def test_run_says_what_floor_a_grown_set_could_hold(repo):
     ) in grown.stdout
     assert small.returncode in (0, 1), small.stdout + small.stderr
     assert "could hold" not in small.stdout  # 14 items (13 of 14: 0.685) hold 0.6, as set
+
+
+def test_merge_keeps_the_files_line_endings():
+    merged = merge("a = 1\r\n\r\n[gate]\r\nfloor = 0.5\r\n", "a = 1\nb = 2\n\n[gate]\nalpha = 1\n")
+    assert merged.text == "a = 1\r\nb = 2\r\n\r\n[gate]\r\nfloor = 0.5\r\nalpha = 1\r\n"
+
+
+def test_a_header_inside_a_multiline_value_stops_the_merge_and_writes_nothing(repo):
+    # A line that only looks like `[gate]`: a key put under it would land inside the string.
+    mine = (
+        "[assistant]\nrequest-template = '''\n[gate]\n{\"q\": \"{question}\"}'''\n\n"
+        "[gate]\nfloor = 0.5\n"
+    )
+    (repo / "golden-gate.toml").write_text(mine)
+    done = golden_gate("init", "--dir", repo, "--action", PIN)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "init could not add its new settings to this file" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (repo / "golden-gate.toml").read_text() == mine
+    assert not (repo / ".github").exists()
