@@ -169,3 +169,14 @@ def test_a_judge_whose_extra_is_missing_stops_before_any_item(
     error = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(error) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "items passed" not in done.stdout and not (tmp_path / "r.json").exists()
+    # Writing a workflow for that judge needs no SDK: only judging does.
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    pin = "someorg/golden-gate-action@" + "0" * 40
+    init = subprocess.run(
+        [str(installed / "golden-gate"), "init", "--dir", str(repo), "--action", pin,
+         "--judge-model", model],
+        capture_output=True, text=True, timeout=120, check=False, env=env,
+    )  # fmt: skip
+    assert init.returncode == 0, init.stdout + init.stderr
+    assert key in (repo / ".github" / "workflows" / "golden-gate.yml").read_text()
