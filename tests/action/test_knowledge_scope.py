@@ -187,3 +187,23 @@ def test_init_again_keeps_the_teams_scope_and_says_what_to_add(tmp_path):
     config.write_text('[scope]\npaths = ["src/**", "kb/**"]\n')
     done, _ = _init(repo)
     assert "allow-list" not in done.stdout and "kb/ is gated" in done.stdout
+
+
+def test_a_root_dockerfile_copy_and_a_comma_list_name_folders(tmp_path):
+    repo = _repo(
+        tmp_path / "r",
+        {
+            "Dockerfile": "FROM x\nCOPY --chown=1:1 handbook/ /srv/handbook/\nADD https://e/x /x\n"
+            "COPY . /app\nCOPY <<EOF /etc/x\nEOF\n",
+            "handbook/a.md": "# A",
+            "guides/b.rst": "B",
+            "faq/c.adoc": "C",
+        },
+    )
+    done, ignore = _init(repo)
+    assert ignore == ["!handbook/**"]  # `COPY .` is the whole repository: nothing to take back
+    assert "copied into the image by Dockerfile" in done.stdout
+    (repo / "golden-gate.toml").unlink()
+    _, ignore = _init(repo, "--knowledge-base", "guides,faq/")
+    assert ignore == ["!guides/**", "!faq/**"]
+    assert _scope(ignore, ["guides/b.rst"]).run and _scope(ignore, ["faq/c.adoc"]).run
