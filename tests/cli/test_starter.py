@@ -111,17 +111,15 @@ def test_init_keeps_a_golden_set_that_exists_and_force_never_replaces_it(repo):
     assert sorted(p.name for p in (repo / ".github" / "workflows").iterdir()) == sorted(WORKFLOWS)
     # The floor fits the user's 24 smoke items, with room for one to fail (23 of 24: 0.798).
     assert tomllib.loads((repo / "golden-gate.toml").read_text())["gate"]["floor"] == 0.75
-    # Again: what init generated exists, so without --force nothing is written.
-    (repo / "golden-gate.toml").write_text("# mine\n")
-    again = _init(repo)
-    assert again.returncode == 2
-    assert "already exist" in again.stderr and "--force" in again.stderr
-    assert (repo / "golden-gate.toml").read_text() == "# mine\n"
-    # --force overwrites what init generates, and still never the user's items.
-    forced = _init(repo, "--force")
-    assert forced.returncode == 0, forced.stderr
-    assert golden.read_text() == USER_SET
-    assert "[gate]" in (repo / "golden-gate.toml").read_text()
+    # Again, with or without --force: golden-gate.toml is merged (the team's lines kept, the
+    # starter's added), and never the user's items are replaced.
+    for extra in ((), ("--force",)):
+        (repo / "golden-gate.toml").write_text("# mine\n")
+        again = _init(repo, *extra)
+        assert again.returncode == 0, again.stderr
+        text = (repo / "golden-gate.toml").read_text()
+        assert text.startswith("# mine\n") and "[gate]" in text
+        assert golden.read_text() == USER_SET
 
 
 def test_converting_over_a_golden_set_that_exists_writes_nothing(repo, tmp_path):

@@ -330,7 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
         "init",
         help="start gating a repository: golden-gate.toml, a starter golden set, three workflows",
         description=(
-            "In a git repository, write golden-gate.toml, a starter golden set (commented "
+            "In a git repository, write golden-gate.toml (or add what is new to yours, "
+            "keeping every setting and comment you wrote), a starter golden set (commented "
             "examples, or converted from --convert FILE; a golden set that exists is kept) and "
             "the pull-request gate, fork-comment and baseline workflows, with the Action pinned "
             "to a full commit SHA when its ref resolves; add what runs leave behind to "
@@ -382,9 +383,20 @@ def build_parser() -> argparse.ArgumentParser:
         "at the repository's root, else the assistant at ASSISTANT_URL)",
     )
     p.add_argument(
+        "--knowledge-base",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="a folder of Markdown (or other text) the assistant answers from, taken back from "
+        "the ignore list so a pull request changing only it is gated (repeatable; default: "
+        "the folders the compose file mounts, the Dockerfile copies, or named kb/, "
+        "knowledge/, data/ ... that hold Markdown)",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
-        help="overwrite golden-gate.toml and the workflows if they exist (never the golden set)",
+        help="rewrite the workflows if they exist (golden-gate.toml is merged either way: what "
+        "you wrote stays, what is new is added; the golden set is never replaced)",
     )
     p.add_argument(
         "--owners",

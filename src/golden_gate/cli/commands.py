@@ -247,6 +247,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from golden_gate.pipeline import evaluate_report
     from golden_gate.publish import publish
 
+    _baseline_runs(args.resolved)
     settings = settings_from_args(args.resolved, quiet=args.quiet)
     report = evaluate_report(settings, gating=False)  # a report, no verdict: warned only
     failures = WriteFailures()
@@ -259,6 +260,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
         fail(f"the evaluation could not be completed: {report.incomplete_reason}")
         return EXIT_INCOMPLETE
     return EXIT_PASSED
+
+
+def _baseline_runs(resolved: Any) -> None:
+    """`eval` writing the configured baseline makes it as the baseline workflow does: with
+    baseline-runs runs an item (at least `runs`), so a laptop's baseline and CI's agree."""
+    from golden_gate.limits import MAX_RUNS
+    from golden_gate.option_values import Value
+
+    baseline, out = resolved["baseline"], resolved["report-path"]
+    if not baseline or Path(baseline).absolute() != Path(out).absolute():
+        return
+    runs, wanted = resolved["runs"], resolved["baseline-runs"]
+    if not 1 <= wanted <= MAX_RUNS:
+        where = resolved.where("baseline-runs")
+        raise InputError(f"{where} must be a whole number from 1 to {MAX_RUNS}")
+    if wanted > runs:
+        origin = resolved.origin("baseline-runs")
+        resolved.values["runs"] = Value(wanted, origin)
+        said = "baseline-runs" if origin == "default" else resolved.where("baseline-runs")
+        print(
+            f"golden-gate: writing the baseline {baseline}: {wanted} runs an item ({said}), "
+            "as the baseline workflow makes it"
+        )
 
 
 def _print_eval(outcome: Any, settings: Any, args: argparse.Namespace) -> None:
@@ -317,8 +341,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     failures = WriteFailures()
     history = _history(args, settings.gate.confidence)
     outcome = run(settings, failures, history=history)
-    return _finish(
+    code = _finish(
         outcome, args, failures, report_path=str(settings.report_path), incomplete=_not_completed
+    )
+    if args.format == "text" and outcome.verdict != "incomplete":
+        _floor_could_hold(outcome.gate)
+    return code
+
+
+def _floor_could_hold(gate: Any) -> None:
+    """Once the set has outgrown the floor it was given (init writes the one the starter's
+    items can reach, 0 for three), say the floor these items could hold: the highest of init's
+    floors whose Wilson lower bound they clear with one of them failing."""
+    from golden_gate.core.stats import wilson_lower_bound
+    from golden_gate.starter import fitting_floor
+
+    confidence = gate.settings.confidence
+    could, floor = fitting_floor(gate.n, confidence=confidence), gate.settings.floor
+    if could <= floor:
+        return
+    n = gate.n
+    failing = int(wilson_lower_bound(n - 1, n, confidence=confidence) >= could)
+    bound = wilson_lower_bound(n - failing, n, confidence=confidence)
+    print(
+        f"golden-gate: the set has grown: {n} items could hold floor = {could} "
+        f"({n - failing} of {n} passing give a Wilson lower bound of {bound:.3f}); the floor "
+        f"is {floor:g}: raise "
+        "[gate] floor in golden-gate.toml (golden-gate plan shows what each floor needs)"
     )
 
 

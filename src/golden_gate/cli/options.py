@@ -88,7 +88,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "gate": (*GATE, *COMMENT, "junit-xml", "html-report"),
     "report": (*GATE, "comment-id", "comment-template", "baseline"),
     "subset": ("subset-tags",),
-    "eval": EVAL,
+    "eval": (*EVAL, "baseline-runs"),
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
     "merge": (*GATE, *COMMENT, "baseline", "junit-xml", "html-report"),

@@ -94,6 +94,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             compose_file=args.compose_file,
             force=args.force,
             owners=[o for o in args.owners.replace(",", " ").split() if o],
+            knowledge=[k for v in args.knowledge_base or [] for k in v.split(",") if k.strip()],
         )
         steps = starter.next_steps(
             golden=args.golden,
@@ -122,6 +123,10 @@ def cmd_init(args: argparse.Namespace) -> int:
             "deployed service at the repository variable ASSISTANT_URL, not the pull "
             "request's own code (docs/action.md, 'Where the assistant runs')"
         )
+    for note in done.notes:
+        print(f"golden-gate: {note}")
+    if not args.example:
+        _say_knowledge(done.knowledge)
     for warning in done.warnings:
         warn(warning)
     if done.codeowners:
@@ -133,6 +138,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     for number, step in enumerate(steps, start=1):
         print(f"  {number}. {step}")
     return EXIT_PASSED
+
+
+def _say_knowledge(folders: tuple[Any, ...]) -> None:
+    if folders:
+        for folder in folders:
+            print(
+                f"golden-gate: scope: a pull request changing only {folder.path}/ is gated "
+                f"(the assistant's knowledge base: {folder.why})"
+            )
+        return
+    print(
+        "golden-gate: scope: found no folder of Markdown the assistant answers from; if it "
+        "has one, run init again with --knowledge-base DIR (a pull request changing only "
+        "Markdown is skipped otherwise)"
+    )
 
 
 def cmd_example_assistant(args: argparse.Namespace) -> int:

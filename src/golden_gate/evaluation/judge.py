@@ -320,6 +320,8 @@ class LLMJudge(Judge):
                 client, url = chat.http_client, chat.url
                 evaluator = judge_client.Scorer(judge_client.JudgeClient(chat), prompt, **scale)
             else:
+                if (missing := providers.missing_extra(s.model)) is not None:
+                    raise InputError(missing)
                 tracing.disable()
                 judge_usage.register_hook()
                 chat_model, client = provider.build(self._model_name, s)
@@ -329,6 +331,8 @@ class LLMJudge(Judge):
                 from openevals.llm import create_async_llm_as_judge
 
                 evaluator = create_async_llm_as_judge(prompt=prompt, judge=chat_model, **scale)
+        except InputError:
+            raise
         except Exception as exc:
             detail = redact(one_line(str(exc)))
             raise InputError(f"judge model '{s.model}' could not be set up: {detail}") from None

@@ -121,6 +121,27 @@ def endpoint(model: str, base_url: str | None) -> str | None:
     return provider.default_endpoint
 
 
+def missing_extra(model: str) -> str | None:
+    """One sentence when a judge `model` names (of a panel too) needs an integration that is not
+    installed: the judge SDKs the command does not need by default are extras of golden-gate
+    (the Action's image has them all)."""
+    import importlib.util
+
+    for name in names(model):
+        if name.lower() == KEYPOINTS:
+            continue
+        try:
+            provider, _ = resolve(name)
+        except ValueError:
+            continue  # not ours to judge here: the settings already refused it
+        if provider.extra and importlib.util.find_spec(provider.package) is None:
+            return (
+                f"judge model '{name}' needs {provider.title}'s integration ({provider.package}), "
+                f"which is not installed: pip install 'golden-gate[{provider.extra}]'"
+            )
+    return None
+
+
 def import_integrations() -> list[str]:
     """Import every supported provider's LangChain integration (the Action image's build
     check); the names imported. An ImportError names what is missing."""

@@ -18,6 +18,7 @@ class Anthropic:
     name: str = "anthropic"
     title: str = "Anthropic"
     package: str = "langchain_anthropic"
+    extra: str = "anthropic"
     key_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
     key_required: bool = True
     endpoint_env: tuple[str, ...] = ("ANTHROPIC_BASE_URL",)

@@ -53,6 +53,7 @@ class Provider(Protocol):
     name: str  # the `provider:` prefix
     title: str
     package: str  # the LangChain integration its chat model comes from
+    extra: str  # golden-gate's extra that installs it ("": installed with golden-gate)
     key_env: tuple[str, ...]  # where its SDK reads the API key (masked in logs)
     key_required: bool  # False: a local server that takes any key or none
     endpoint_env: tuple[str, ...]  # where its SDK reads another endpoint than its own

@@ -18,6 +18,7 @@ class GoogleGenAI:
     name: str = "google_genai"
     title: str = "Google Gemini"
     package: str = "langchain_google_genai"
+    extra: str = "google-genai"
     key_env: tuple[str, ...] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     key_required: bool = True
     endpoint_env: tuple[str, ...] = ("GOOGLE_GEMINI_BASE_URL",)

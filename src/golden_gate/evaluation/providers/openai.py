@@ -35,6 +35,7 @@ class OpenAICompatible:
     # A key the SDK is given when none is set: it insists on one, a local server ignores it.
     placeholder_key: str | None = None
     package: str = "langchain_openai"
+    extra: str = ""
     structured_output: str = base.JSON_SCHEMA
     seed: int | None = base.JUDGE_SEED
 
