@@ -140,14 +140,13 @@ def test_a_lenient_judge_passes_the_judge_floor_and_fails_the_human_one(tmp_path
 
 def test_floor_basis_human_without_a_calibration_of_this_judge_has_no_result(tmp_path):
     from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.human_basis import apply
     from golden_gate.core.slim import of
     from golden_gate.core.verdict import GateSettings
     from tests.helpers import report
 
     view = of(report({f"q{i}": True for i in range(30)}))
-    gate = evaluate_gate(view, None, GateSettings(floor_basis="human"))
-    apply(gate, view, None)
+    gate = evaluate_gate(view, None, GateSettings(floor_basis="human"), calibration=None)
+    assert gate.run_verdict(True) == "incomplete"
     assert gate.inconclusive == (
         "floor-basis human: there is no calibration of the judge (set calibration), so what "
         "people would say cannot be estimated"

@@ -85,17 +85,17 @@ EVAL = (
 )  # fmt: skip
 COMMENT = ("comment-file", "summary-file", "comment-id")
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "gate": (*GATE, *COMMENT, "junit-xml", "html-report"),
-    "report": (*GATE, "comment-id", "comment-template", "baseline"),
+    "gate": (*GATE, *COMMENT, "junit-xml", "html-report", "calibration"),
+    "report": (*GATE, "comment-id", "comment-template", "baseline", "calibration"),
     "subset": ("subset-tags",),
     "eval": EVAL,
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
-    "merge": (*GATE, *COMMENT, "baseline", "junit-xml", "html-report"),
+    "merge": (*GATE, *COMMENT, "baseline", "junit-xml", "html-report", "calibration"),
     "plan": (*GATE, "subset-tags", "runs", "baseline", "judge-prices", "assistant-prices"),
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),
-    "view": (*GATE, "baseline"),
+    "view": (*GATE, "baseline", "calibration"),
     "import-junit": ("max-error-rate", "report-path"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.

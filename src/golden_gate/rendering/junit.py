@@ -93,7 +93,7 @@ def _properties(
     report: Report, gate: GateResult, baseline: Report | SlimReport | None
 ) -> dict[str, str]:
     props = {
-        "verdict": "incomplete" if not report.complete or gate.inconclusive else gate.verdict,
+        "verdict": gate.run_verdict(report.complete),
         "judge": report.judge,
         "items": str(gate.n),
         "passed": str(gate.k),

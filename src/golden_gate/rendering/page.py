@@ -383,7 +383,7 @@ def page_data(
     removed = _removed_items(report, baseline) if baseline is not None else []
     items += [_removed(item) for item in removed]
     return {
-        "verdict": gate.verdict if report.complete and not gate.inconclusive else "incomplete",
+        "verdict": gate.run_verdict(report.complete),
         "headline": gate.headline,
         "figures": _figures(report, gate, baseline, len(removed)),
         "notes": [*gate.warnings, *gate.notes]

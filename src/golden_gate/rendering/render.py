@@ -122,7 +122,7 @@ class _Context:
         self._tags = sections.with_slices(
             sections.tag_rows(tally.tagged, tally.passes, regressed), gate.slices
         )
-        complete = header.complete and not gate.inconclusive
+        complete = gate.run_verdict(header.complete) != "incomplete"
         improved = Counter(
             chain.from_iterable(tally.tags_of(i) for i in improved_ids if i in tally.position)
         )

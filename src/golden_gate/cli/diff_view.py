@@ -21,19 +21,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
+    from golden_gate.cli.commands import output_settings
     from golden_gate.core import slim
-    from golden_gate.core.gate import evaluate_gate
     from golden_gate.core.report_file import load_report
-    from golden_gate.option_values import gate_settings
+    from golden_gate.publish import decide
     from golden_gate.rendering.page import write_page
 
     report = load_report(args.report)
     baseline = load_report(args.baseline) if args.baseline is not None else None
-    # The gate on the columns, as `gate` reads them: the same verdict, without the records.
-    view = slim.of(report)
-    gate = evaluate_gate(
-        view, slim.of(baseline) if baseline else None, gate_settings(args.resolved)
-    )
+    # The gate's decision on the columns, from the settings `gate` reads: the same verdict.
+    settings = output_settings(args)
+    base = slim.of(baseline) if baseline else None
+    gate = decide(slim.of(report), base, settings.gate, settings.calibration)
     history = None
     if args.trend and args.baseline is not None:
         from golden_gate.history import git_trend
