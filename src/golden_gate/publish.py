@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -254,7 +254,7 @@ def publish(
             continue
         if output.setting == "comment-file":
             _ = outcome.comment  # rendered outside the write: a bad template is bad input
-        collected.attempt(lambda w=output.write, p=path: w(p, outcome))
+        collected.attempt(partial(output.write, path, outcome))
     if settings.comment_template is not None:
         _ = outcome.comment  # a user's template is checked even when no file is asked for
     if failures is None:

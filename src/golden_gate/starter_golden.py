@@ -27,7 +27,7 @@ TAG_NAMES = ("tags", "tag", "category")
 URL_NAMES = ("reference_urls", "urls", "sources", "source")
 _SPLIT = re.compile(r"\s*[|;\n]\s*")  # one cell holding several key points, tags or URLs
 
-STARTER_ITEMS = [
+STARTER_ITEMS: list[dict[str, object]] = [
     {
         "id": "example-what",
         "question": "What does this product do, in two sentences?",

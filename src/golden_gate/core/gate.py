@@ -432,7 +432,7 @@ def _judge_basis_gate(
     if with_power:
         power = power_note(tally, base_tally, spread, settings, comparison)
         paired = comparison is not None and comparison.shared > 0
-        notes.append(power.sentence(comparison.shared if paired else n))
+        notes.append(power.sentence(comparison.shared if paired and comparison else n))
     return GateResult(
         verdict="failed" if reasons else "passed",
         reasons=reasons,

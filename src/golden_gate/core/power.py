@@ -124,7 +124,7 @@ def power_note(
     pass rates: the baseline's mean; their within-item variability from repeated runs, else
     from how often one-run items changed outcome, else the most variable case."""
     paired = comparison is not None and comparison.shared > 0
-    n = comparison.shared if paired else tally.n
+    n = comparison.shared if paired and comparison is not None else tally.n
     runs = tally.typical_runs
     reference = base_tally if base_tally is not None and base_tally.n else tally
     base_runs = reference.typical_runs if base_tally is not None else runs

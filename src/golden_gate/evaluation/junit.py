@@ -18,7 +18,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from xml.parsers import expat
 
 from golden_gate.core.item_result import CheckOutcome, ItemResult, RunResult, tally_runs
@@ -37,7 +37,7 @@ class _Refused(Exception):
     pass
 
 
-def _refuse(*_: Any) -> None:
+def _refuse(*_: Any) -> NoReturn:
     raise _Refused
 
 

@@ -13,6 +13,7 @@ import re
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ class CacheServiceV2(CacheService):
                 block_id = base64.b64encode(f"golden-gate-{len(ids):08d}".encode()).decode()
                 ids.append(block_id)
                 url = _with_query(signed_url, f"comp=block&blockid={_quote(block_id)}")
-                self._blob("upload a block", lambda u=url, c=chunk: self._client.put(u, content=c))
+                self._blob("upload a block", partial(self._client.put, url, content=chunk))
         xml = '<?xml version="1.0" encoding="utf-8"?><BlockList>'
         xml += "".join(f"<Latest>{block_id}</Latest>" for block_id in ids) + "</BlockList>"
         url = _with_query(signed_url, "comp=blocklist")

@@ -17,7 +17,6 @@ from golden_gate.evaluation.providers import anthropic, azure_openai, google_gen
 from golden_gate.evaluation.providers.base import (
     CUT_OFF,
     DEFAULT_MAX_TOKENS,
-    JSON_SCHEMA,
     JUDGE_SEED,
     Provider,
     cut_off,
@@ -28,7 +27,7 @@ from golden_gate.evaluation.providers.base import (
 if TYPE_CHECKING:
     from golden_gate.evaluation.judge import JudgeSettings
 
-__all__ = ["CUT_OFF", "DEFAULT_MAX_TOKENS", "JSON_SCHEMA", "JUDGE_SEED", "PROVIDERS", "Provider"]
+__all__ = ["CUT_OFF", "DEFAULT_MAX_TOKENS", "JUDGE_SEED", "PROVIDERS", "Provider"]
 
 KEYPOINTS = "keypoints"
 

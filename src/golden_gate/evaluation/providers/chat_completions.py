@@ -180,5 +180,5 @@ def transport_fault(exc: BaseException) -> TransportError | None:
         and isinstance(exc, aiohttp.ClientError)
         and not isinstance(exc, aiohttp.ClientResponseError)  # a status, read by the SDK
     ):
-        return transport_error(exc)  # type: ignore[arg-type]
+        return transport_error(exc)
     return None

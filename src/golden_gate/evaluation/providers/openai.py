@@ -35,7 +35,6 @@ class OpenAICompatible:
     # A key the SDK is given when none is set: it insists on one, a local server ignores it.
     placeholder_key: str | None = None
     package: str = "langchain_openai"
-    structured_output: str = base.JSON_SCHEMA
     seed: int | None = base.JUDGE_SEED
 
     def model_kwargs(self, settings: JudgeSettings) -> dict[str, Any]:
