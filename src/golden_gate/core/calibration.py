@@ -302,7 +302,7 @@ def build_report(
 
 def check_min_kappa(min_kappa: float) -> None:
     if not -1 <= min_kappa <= 1 or math.isnan(min_kappa):
-        raise InputError(f"--min-kappa must be between -1 and 1, got {min_kappa}")
+        raise InputError(f"min-kappa must be between -1 and 1, got {min_kappa}")
 
 
 def calibration_exit_code(report: CalibrationReport) -> int:

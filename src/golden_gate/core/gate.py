@@ -21,7 +21,6 @@ from golden_gate.core.comparison import (
     dropped_items,
     not_comparable,
 )
-from golden_gate.core.paired_test import MONTE_CARLO_DRAWS
 from golden_gate.core.power import (
     Differences,
     floor_reachable,
@@ -30,6 +29,7 @@ from golden_gate.core.power import (
 )
 from golden_gate.core.report import Report, selection_digest
 from golden_gate.core.rules import PR_SUFFIX
+from golden_gate.core.sign_flip import MONTE_CARLO_DRAWS
 from golden_gate.core.slices import SliceProblem, SliceVerdict, gate_slices
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import floor_percent

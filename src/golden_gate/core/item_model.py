@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
-from golden_gate.core.paired_test import min_discordant_for_significance, weighted_binomial_pmf
+from golden_gate.core.sign_flip import min_discordant_for_significance, weighted_binomial_pmf
 from golden_gate.core.stats import special
 
 # The power of the paired test, under a model of the items (step 18;

@@ -19,8 +19,8 @@ from golden_gate.core.item_model import (
     detectable_drop,
     items_for_drop,
 )
-from golden_gate.core.paired_test import min_discordant_for_significance
 from golden_gate.core.report import Report
+from golden_gate.core.sign_flip import min_discordant_for_significance
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.core.tally import Tally, tally_of
