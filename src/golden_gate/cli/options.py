@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 # The table option each flag was made from, for its help (add_options fills it).
-_OPTION_OF: dict[argparse.Action, Option] = {}
+OPTION_OF: dict[argparse.Action, Option] = {}
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -30,7 +30,7 @@ class _HelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        option = _OPTION_OF.get(action)
+        option = OPTION_OF.get(action)
         if option is not None:  # a table option: its default found only when help is shown
             default = option.default_for("cli")
             unsaid = default is None or default is False or default in ("", [], {})
@@ -168,7 +168,7 @@ def add_options(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
                 metavar=option.metavar or _metavar(option),
                 help=help_text,
             )
-        _OPTION_OF[action] = option
+        OPTION_OF[action] = option
     if "assistant-headers" in names:  # NAME=VALUE, the old flag's own syntax
         parser.add_argument("--header", dest="old_header", action="append", help=argparse.SUPPRESS)
     if "cache" in names:
