@@ -97,6 +97,7 @@ lint: $(STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	@test -n "$(EXAMPLE_WORKFLOWS)" || { echo "lint: no workflows in examples/workflows/"; exit 1; }
 	@test -n "$(OWN_WORKFLOWS)" || { echo "lint: no workflows in .github/workflows/"; exit 1; }
 	$(BIN)/zizmor --offline . $(EXAMPLE_WORKFLOWS)

@@ -99,15 +99,15 @@ def test_the_statistics_import_scipy_special_only_for_several_runs_per_item(tmp_
     body = """
     from fractions import Fraction
     from golden_gate.core import gate
-    from golden_gate.core import paired_test, stats
+    from golden_gate.core import sign_flip, stats
     before = set(sys.modules)
     stats.wilson_lower_bound(19, 20)
-    paired_test.sign_test_p(0, 4)
-    paired_test.sign_test_p(5, 1)
-    paired_test.sign_test_p(50_400, 49_600)
-    paired_test.paired_sign_flip_test([Fraction(-1), Fraction(1), Fraction(-1)])
+    sign_flip.sign_test_p(0, 4)
+    sign_flip.sign_test_p(5, 1)
+    sign_flip.sign_test_p(50_400, 49_600)
+    sign_flip.paired_sign_flip_test([Fraction(-1), Fraction(1), Fraction(-1)])
     assert not {"scipy", "numpy"} & set(sys.modules), "the sign test is integer arithmetic"
-    paired_test.paired_sign_flip_test([Fraction(-1), Fraction(1, 2), Fraction(-1)])
+    sign_flip.paired_sign_flip_test([Fraction(-1), Fraction(1, 2), Fraction(-1)])
     code = sorted(before)
     """
     found = run_python(tmp_path, body)

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 # The exchange in progress: when it must end (time.monotonic()), for the httpx backend.
 _deadline: ContextVar[float | None] = ContextVar("golden_gate_http_deadline", default=None)
@@ -55,9 +55,11 @@ def httpx_client(*, timeout_s: float, deadline_s: float, max_reply_bytes: int) -
         event_hooks={"response": [_capped_read(max_reply_bytes)]},
     )
     # The transport and those of the proxies the environment names (HTTPS_PROXY, ...) alike.
-    client._transport = _bounded(client._transport, deadline_s)
+    client._transport = cast("httpx.BaseTransport", _bounded(client._transport, deadline_s))
     client._mounts = {
-        pattern: None if transport is None else _bounded(transport, deadline_s)
+        pattern: None
+        if transport is None
+        else cast("httpx.BaseTransport", _bounded(transport, deadline_s))
         for pattern, transport in client._mounts.items()
     }
     return client
@@ -129,7 +131,7 @@ def _backend_class() -> type:
         return _backend
     import httpcore
 
-    class Stream(httpcore.NetworkStream):  # type: ignore[misc]
+    class Stream(httpcore.NetworkStream):
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
@@ -150,15 +152,15 @@ def _backend_class() -> type:
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)
 
-    class Backend(httpcore.NetworkBackend):  # type: ignore[misc]
+    class Backend(httpcore.NetworkBackend):
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
-        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):  # type: ignore[no-untyped-def]
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
             left = _left(timeout, httpcore.ConnectTimeout)
             return Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
 
-        def connect_unix_socket(self, path, timeout=None, socket_options=None):  # type: ignore[no-untyped-def]
+        def connect_unix_socket(self, path, timeout=None, socket_options=None):
             left = _left(timeout, httpcore.ConnectTimeout)
             return Stream(self._inner.connect_unix_socket(path, left, socket_options))
 
@@ -195,7 +197,7 @@ def bound_github(
     from github import Requester
 
     def bounded(base: type) -> type:
-        class Bounded(base):  # type: ignore[misc,valid-type]
+        class Bounded(base):
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 super().__init__(*args, **kwargs)
                 self.adapter = _adapter_class()(
@@ -243,7 +245,7 @@ def _adapter_class() -> type:
     from urllib3 import connection, connectionpool
 
     def watched(base: type) -> type:
-        class Watched(base):  # type: ignore[misc,valid-type]
+        class Watched(base):
             def getresponse(self, *args: Any, **kwargs: Any) -> Any:
                 timers = _timers.get()
                 if timers:
@@ -265,7 +267,7 @@ def _adapter_class() -> type:
         return Watched
 
     def put_back(base: type, connection_class: type) -> type:
-        class Pool(base):  # type: ignore[misc,valid-type]
+        class Pool(base):
             ConnectionCls = connection_class
 
             def _put_conn(self, conn: Any) -> None:
@@ -298,7 +300,16 @@ def _adapter_class() -> type:
                 manager.pool_classes_by_scheme = {"http": HTTPPool, "https": HTTPSPool}
             return manager
 
-        def send(self, request: Any, stream: bool = False, **kwargs: Any) -> Any:
+        def send(  # requests' own signature: its callers pass these by keyword
+            self,
+            request: Any,
+            stream: bool = False,
+            timeout: Any = None,
+            verify: Any = True,
+            cert: Any = None,
+            proxies: Any = None,
+        ) -> Any:
+            kwargs = {"timeout": timeout, "verify": verify, "cert": cert, "proxies": proxies}
             blob = BLOB_PATH in (request.path_url or "")
             deadline_s, max_bytes = self.blob_bounds if blob else self.bounds
             timers: list[threading.Timer] = []

@@ -9,7 +9,7 @@ from typing import Any
 
 from golden_gate.options import OPTIONS, Option, direction, engine_field
 
-_JSON_TYPES = {
+_JSON_TYPES: dict[str, dict[str, Any]] = {
     "str": {"type": "string"},
     "path": {"type": "string"},
     "choice": {"type": "string"},

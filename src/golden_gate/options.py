@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any, Literal
 
+from golden_gate.evaluation.presets import PRESETS
+
 Kind = Literal[
     "str", "path", "int", "float", "bool", "tags", "lines", "headers", "choice", "floats"
 ]
@@ -256,9 +258,9 @@ OPTIONS: tuple[Option, ...] = (
        kind="choice", choices=("error", "checks-only"), group="judge", default="error",
        rule="same"),
     # --- what a run is ------------------------------------------------------------------------
-    _o("evaluators", "Comma-separated evaluators: correctness, relevancy, groundedness, "
-       "conciseness, hallucination, or a prompt file path; name:0.7 asks for a score and passes "
-       "at or above 0.7.", group="evaluation", default="correctness", rule="same"),
+    _o("evaluators", f"Comma-separated evaluators: {', '.join(PRESETS)}, or a prompt file "
+       "path; name:0.7 asks for a score and passes at or above 0.7.", group="evaluation",
+       default="correctness", rule="same"),
     _o("evaluator-rule", "A run passes when all, any or a majority of its evaluators pass.",
        kind="choice", choices=("all", "any", "majority"), group="evaluation",
        field="evaluators.rule", rule="same"),

@@ -12,26 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from golden_gate.core import golden, slim
 from golden_gate.core.comparison import undeclared_clusters
 from golden_gate.core.gate import evaluate_gate
 from golden_gate.core.report import Report
 from golden_gate.core.report_file import save_report
-from golden_gate.core.verdict import GateResult, GateSettings
+from golden_gate.core.verdict import GateResult, GateSettings, RunVerdict
 from golden_gate.errors import EXIT_FAILED, EXIT_INCOMPLETE, EXIT_PASSED, InputError
 from golden_gate.files import WriteFailures, write_result
 from golden_gate.rendering.charts import TrendPoint
 
 if TYPE_CHECKING:
     from golden_gate.core.calibration import CalibrationReport
-
-# The gate's verdict on the run (the Action's `verdict` output); a judge's on one answer is
-# report.Verdict.
-GateVerdict = Literal["passed", "failed", "incomplete"]
 
 
 class OutputSettings(Protocol):
@@ -102,12 +98,12 @@ class Outcome:
         self.settings = settings
         self._render_args = render_args
         self.history: list[TrendPoint] | None = render_args["history"]
-        if not view.header.complete or gate.inconclusive:
-            self.verdict: GateVerdict = "incomplete"
-            self.exit_code = EXIT_INCOMPLETE
-        else:
-            self.verdict = gate.verdict
-            self.exit_code = EXIT_PASSED if gate.passed else EXIT_FAILED
+        self.verdict: RunVerdict = gate.run_verdict(view.header.complete)
+        self.exit_code = {
+            "incomplete": EXIT_INCOMPLETE,
+            "passed": EXIT_PASSED,
+            "failed": EXIT_FAILED,
+        }[self.verdict]
 
     @property
     def incomplete_reason(self) -> str | None:
@@ -226,12 +222,7 @@ def publish(
     # One view of each (its columns, and the rows escaped once for the comment and summary).
     view = slim.of(report)
     base = slim.of(baseline) if baseline is not None else None
-    gate = evaluate_gate(view, base, settings.gate)
-    if settings.calibration is not None or settings.gate.floor_basis == "human":
-        from golden_gate.core import human_basis
-
-        calibration = read_calibration(settings.calibration) if settings.calibration else None
-        human_basis.apply(gate, view, calibration)
+    gate = decide(view, base, settings.gate, settings.calibration)
     if base is not None:
         clustered = undeclared_clusters(view, base, _pages(settings))
         if clustered:
@@ -263,12 +254,24 @@ def publish(
             continue
         if output.setting == "comment-file":
             _ = outcome.comment  # rendered outside the write: a bad template is bad input
-        collected.attempt(lambda w=output.write, p=path: w(p, outcome))
+        collected.attempt(partial(output.write, path, outcome))
     if settings.comment_template is not None:
         _ = outcome.comment  # a user's template is checked even when no file is asked for
     if failures is None:
         collected.raise_if_any()
     return outcome
+
+
+def decide(
+    report: Report | slim.SlimReport,
+    baseline: Report | slim.SlimReport | None,
+    gate: GateSettings,
+    calibration: Path | None,
+) -> GateResult:
+    """The gate's decision, as every output shows it (publish, `view`, the Action's note on a
+    pull request's own thresholds): the calibration read here, the rest one pure call."""
+    judged = read_calibration(calibration) if calibration is not None else None
+    return evaluate_gate(report, baseline, gate, calibration=judged)
 
 
 def read_calibration(path: Path) -> CalibrationReport | None:

@@ -88,11 +88,11 @@ class PlainLines(io.TextIOBase):
         return self.stream.isatty()
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # typeshed: settable; CPython: read-only
         return self.stream.encoding
 
     @property
-    def errors(self) -> str | None:  # type: ignore[override]
+    def errors(self) -> str | None:  # type: ignore[override]  # typeshed: settable; CPython: read-only
         return self.stream.errors
 
 

@@ -280,7 +280,7 @@ def init(
         for item in items:
             GoldenItem.model_validate(item)
         files[golden] = golden_text(items)
-        smoke = sum("smoke" in item.get("tags", []) for item in items)  # type: ignore[operator]
+        smoke = sum(isinstance(t := item.get("tags"), list) and "smoke" in t for item in items)
     pin = resolve_action(action)
     if pin.unpinned:
         warnings.append(

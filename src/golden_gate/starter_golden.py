@@ -13,7 +13,7 @@ from golden_gate.importers import import_file
 from golden_gate.importers.base import IMPORTED, Options
 from golden_gate.rendering.environment import init_environment
 
-STARTER_ITEMS = [
+STARTER_ITEMS: list[dict[str, object]] = [
     {
         "id": "example-what",
         "question": "What does this product do, in two sentences?",

@@ -101,9 +101,9 @@ def merge(existing: str, fresh: str, *, skip: frozenset[str] = frozenset()) -> M
             mine[where:where] = text
             added.append(f"[{table}] {key}" if table else key)
     newline = "\r\n" if "\r\n" in existing else "\n"  # the file's own line endings
-    text = newline.join(mine) + newline
-    _check(have, new, tomllib.loads(text), added)
-    return Merged(text, added)
+    merged = newline.join(mine) + newline
+    _check(have, new, tomllib.loads(merged), added)
+    return Merged(merged, added)
 
 
 class MergeError(ValueError):

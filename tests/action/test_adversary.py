@@ -833,7 +833,7 @@ def test_every_run_flag_with_a_hostile_value_is_taken_or_refused_in_one_sentence
 ):
     """`golden-gate run`'s own parser and settings over every flag that takes a value."""
     from golden_gate.cli import build_parser
-    from golden_gate.cli.options import finish, settings_from_args
+    from golden_gate.cli.options import OPTION_OF, finish, settings_from_args
 
     folder = tmp_path_factory.mktemp("cli")
     golden = folder / "golden.jsonl"
@@ -842,7 +842,7 @@ def test_every_run_flag_with_a_hostile_value_is_taken_or_refused_in_one_sentence
     run = parser._subparsers._group_actions[0].choices["run"]
 
     def spelled(action) -> str:  # a table option by its own name, not an old spelling
-        option = getattr(action, "golden_option", None)
+        option = OPTION_OF.get(action)
         return option.flag if option is not None else action.option_strings[-1]
 
     flags = sorted(

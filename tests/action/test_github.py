@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from golden_gate.action.github import GitHub
-from golden_gate.action.github.client import ACTIONS_BOT, GitHubError, RefNotFound
+from golden_gate.action.github.client import GitHubError, RefNotFound
 from golden_gate.rendering.render import marker
 from tests.fakes.github_server import (
+    ACTIONS_BOT,
     LARGE_FILE,
     GitHubServer,
     PullFile,

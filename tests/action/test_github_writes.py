@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from golden_gate.action.github import GitHub
-from golden_gate.action.github.client import ACTIONS_BOT, GitHubError
+from golden_gate.action.github.client import GitHubError
 from golden_gate.action.github.issues import LABEL_COLOR, LABEL_DESCRIPTION
 from golden_gate.errors import InputError
-from tests.fakes.github_server import GitHubServer, git_blob_sha
+from tests.fakes.github_server import ACTIONS_BOT, GitHubServer, git_blob_sha
 
 REPO = "octo/docs"
 TOKEN = "ghp_FAKEsecretTOKEN0123456789abcdefABCDEF"

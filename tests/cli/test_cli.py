@@ -244,13 +244,14 @@ def test_every_flag_has_help_and_shows_its_default():
     import argparse
 
     from golden_gate.cli import build_parser
+    from golden_gate.cli.options import OPTION_OF
 
     parser = build_parser()
     for command, action in _options(parser):
         where = f"{command} {'/'.join(action.option_strings) or action.dest}"
         assert action.help, f"{where} has no help"
         default = action.default
-        option = getattr(action, "golden_option", None)
+        option = OPTION_OF.get(action)
         if default is argparse.SUPPRESS and option is not None:  # a table option (options.py)
             default = option.default_for("cli")
             default = ",".join(map(str, default)) if isinstance(default, list) else default

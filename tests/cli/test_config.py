@@ -384,6 +384,22 @@ def test_a_prs_own_golden_gate_toml_is_proposed_not_used(world, candidate):
     assert any("min-drop = 0.9" in s for s in report["rule_changes"]["settings_not_used"])
 
 
+def test_a_prs_own_floor_basis_is_decided_as_the_gate_decides_it(world, candidate):
+    # The note on a pull request's own thresholds is the gate's one decision, human basis
+    # included: without a calibration of the judge, that basis has no result.
+    world.configure({"gate": {"floor-basis": "human"}}, base=False)
+    pull = world.pull(["golden-gate.toml", "prompts/answer.txt"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # the base's rules decide
+    (comment,) = world.github.comments(REPO, pull.number)
+    assert (
+        "With this pull request&#39;s own thresholds \\(floor-basis human\\) the gate would "
+        "have had no result; the base branch&#39;s decided."
+    ) in comment.body
+
+
 def test_a_config_input_cannot_step_around_the_bases_file(world):
     (world.workspace / "lenient.toml").write_text("[gate]\nfloor = 0.0\n")
     _, done = pr_run(world, config="lenient.toml")

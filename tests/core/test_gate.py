@@ -200,8 +200,8 @@ def test_one_more_failure_never_raises_p(base_list, cand_list, data):
 
 # -- per-item scores, clusters, run settings, power (step 9) -----------------------------------
 
-from golden_gate.core.paired_test import sign_test_p  # noqa: E402
 from golden_gate.core.report import RunSettings  # noqa: E402
+from golden_gate.core.sign_flip import sign_test_p  # noqa: E402
 
 
 def scored(scores: dict[str, tuple[int, int]], *, clusters=None, **kw) -> Report:

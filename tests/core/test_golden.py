@@ -1,8 +1,20 @@
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from golden_gate.core.golden import fingerprint, load_golden, parse_golden, select, write_golden
+from golden_gate.core.golden import (
+    Decides,
+    GoldenItem,
+    fingerprint,
+    item_hash,
+    load_golden,
+    parse_golden,
+    select,
+    write_golden,
+)
 from golden_gate.errors import InputError
 
 GOOD = {
@@ -206,3 +218,139 @@ def test_other_unknown_fields_are_a_teams_metadata_unless_golden_strict(tmp_path
     assert strict.returncode == 2
     assert f"{golden}:1: unknown field 'owner', 'difficulty' (golden-strict is on" in strict.stderr
     assert asked == 0
+
+
+# --- the item hash: the fields marked `Decides`, and nothing else ----------------------------
+
+ABSENT = object()  # the field not written on the item's line
+KINDS = ("question", "turns", "simulated_user")  # an item has exactly one
+PER_TURN = ("reference_key_points", "reference_urls", "must_refuse", "expected_tools")
+# Values each field can take on a line; every field of the model is here, so a new field is
+# weighed by the property below (a test fails until it has values).
+VALUES = {
+    "id": ["q1", "q2"],
+    "question": ["How do I reset?", "How do I restart?"],
+    "reference_key_points": [["press reset"], ["hold power"], [], ABSENT],
+    "reference_urls": [["https://docs/a"], ["https://docs/b"], [], ABSENT],
+    "tags": [["smoke"], ["slow"], [], ABSENT],
+    "must_refuse": [True, False, ABSENT],
+    "min_chars": [0, 5, None, ABSENT],
+    "max_chars": [10, 100, None, ABSENT],
+    "cluster": ["c1", "c2", None, ABSENT],
+    "must_include": [["ok"], ["/o+k/"], [], ABSENT],
+    "must_not_include": [["bad"], ["/err(or)?/"], [], ABSENT],
+    "json_schema": [{}, {"type": "object"}, None, ABSENT],
+    "citations_in_sources": [True, False, None, ABSENT],
+    "expected_tools": [[{"name": "book"}], [{"name": "book", "args": {"day": "mon"}}], None],
+    "tools_match": ["strict", "subset", ABSENT],
+    "forbidden_tools": [["rm"], [], ABSENT],
+    "max_steps": [0, 3, None, ABSENT],
+    "turns": [
+        [{"question": "hi"}],
+        [{"question": "hi", "max_chars": 5}],
+        [{"question": "hi"}, {"question": "bye", "reference_key_points": ["bye"]}],
+    ],
+    "simulated_user": [
+        {"persona": "a hurried user", "first_message": "reset?"},
+        {"persona": "a hurried user", "first_message": "reset?", "max_turns": 2},
+    ],
+}
+
+
+def test_every_field_of_an_item_has_values_for_the_property():
+    assert set(VALUES) == set(GoldenItem.model_fields)
+
+
+def test_a_field_not_marked_is_one_that_never_decides_a_verdict():
+    # Which item (id), how it is selected and shown (tags), how the paired test weighs it
+    # (cluster): nothing an answer is judged against. A new field is marked, or added here.
+    unmarked = {
+        name
+        for name, info in GoldenItem.model_fields.items()
+        if not any(isinstance(m, Decides) for m in info.metadata)
+    }
+    assert unmarked == {"id", "tags", "cluster"}
+
+
+def _item(fields: dict) -> GoldenItem:
+    line = {name: value for name, value in fields.items() if value is not ABSENT}
+    return GoldenItem.model_validate_json(json.dumps(line))
+
+
+@st.composite
+def _pair(draw):
+    """Two valid items that differ only in one field's value: (field, item, item)."""
+    field = draw(st.sampled_from(sorted(VALUES)))
+    kinds = [k for k in KINDS if not (k == "turns" and field in PER_TURN)]
+    kind = field if field in KINDS else draw(st.sampled_from(kinds))
+    others = [
+        name
+        for name in VALUES
+        if name not in (*KINDS, "id", field) and not (kind == "turns" and name in PER_TURN)
+    ]
+    chosen = draw(st.lists(st.sampled_from(others), unique=True, max_size=6))
+    base = {"id": "q1", **{name: draw(st.sampled_from(VALUES[name])) for name in chosen}}
+    if kind != field:
+        base[kind] = draw(st.sampled_from(VALUES[kind]))
+    a, b = draw(st.lists(st.sampled_from(VALUES[field]), min_size=2, max_size=2, unique_by=id))
+    return field, _item({**base, field: a}), _item({**base, field: b})
+
+
+@hsettings(max_examples=400, deadline=None)
+@given(_pair())
+def test_items_differing_in_a_verdict_field_hash_differently_and_only_then(pair):
+    field, one, other = pair
+    marked = any(isinstance(m, Decides) for m in GoldenItem.model_fields[field].metadata)
+    if not marked:
+        assert item_hash(one) == item_hash(other), field
+    elif getattr(one, field) != getattr(other, field):
+        assert item_hash(one) != item_hash(other), field
+
+
+def test_an_unknown_field_on_the_line_does_not_move_the_hash():
+    plain = _item({"id": "q1", "question": "Q?"})
+    assert item_hash(_item({"id": "q1", "question": "Q?", "owner": "docs"})) == item_hash(plain)
+
+
+def test_only_a_length_bound_apart_is_a_changed_item():
+    # Before the marks, max_chars was left out: a PR changing only it was not a reworded item.
+    bounded = _item({"id": "q1", "question": "Q?", "max_chars": 80})
+    assert item_hash(bounded) != item_hash(_item({"id": "q1", "question": "Q?", "max_chars": 90}))
+
+
+# Hashes and a fingerprint computed before the marks replaced the hand-kept field lists: an item
+# whose hash inputs are unchanged keeps its hash, and a golden set its fingerprint.
+PINNED_ITEMS = [
+    {"id": "plain", "question": "How do I reset?", "reference_key_points": ["press reset"],
+     "tags": ["a"]},
+    {"id": "urls", "question": "Where?", "reference_urls": ["https://x/y"], "must_refuse": True,
+     "cluster": "c1"},
+    {"id": "checks", "question": "JSON?", "must_include": ["ok"], "must_not_include": ["/bad/"],
+     "json_schema": {}, "citations_in_sources": False},
+    {"id": "empty-checks", "question": "Q", "must_include": [], "json_schema": None},
+    {"id": "agent", "question": "Book", "expected_tools": [{"name": "book", "args": {"d": "x"}}],
+     "tools_match": "strict", "max_steps": 3},
+    {"id": "turns", "turns": [{"question": "hi", "reference_key_points": ["hello"],
+                               "max_chars": 40}, {"question": "bye"}]},
+    {"id": "sim", "simulated_user": {"persona": "p", "first_message": "m"},
+     "forbidden_tools": ["rm"]},
+    {"id": "extra", "question": "Q", "notes": "kept", "reference_key_points": ["k"]},
+]  # fmt: skip
+PINNED_HASHES = {
+    "plain": "8b3569eeeca810d0",
+    "urls": "b815567e6d0752e6",
+    "checks": "188af68312980e25",
+    "empty-checks": "1083d9996ebe2ca4",
+    "agent": "139d8f031f20824c",
+    "turns": "83e5fa70fed3ca68",
+    "sim": "12e5a533f2486b2f",
+    "extra": "2fba5bfb81404663",
+}
+
+
+def test_hashes_and_fingerprints_of_items_without_the_new_marks_stay():
+    items = [_item(fields) for fields in PINNED_ITEMS]
+    assert {i.id: item_hash(i) for i in items} == PINNED_HASHES
+    assert fingerprint(items) == (
+        "sha256:fb2f78c1fbdfd16dbd8b743919d9e144bb8c61857a2b7f0d9556b21183e54eb7"
+    )

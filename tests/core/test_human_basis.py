@@ -140,15 +140,53 @@ def test_a_lenient_judge_passes_the_judge_floor_and_fails_the_human_one(tmp_path
 
 def test_floor_basis_human_without_a_calibration_of_this_judge_has_no_result(tmp_path):
     from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.human_basis import apply
     from golden_gate.core.slim import of
     from golden_gate.core.verdict import GateSettings
     from tests.helpers import report
 
     view = of(report({f"q{i}": True for i in range(30)}))
-    gate = evaluate_gate(view, None, GateSettings(floor_basis="human"))
-    apply(gate, view, None)
+    gate = evaluate_gate(view, None, GateSettings(floor_basis="human"), calibration=None)
+    assert gate.run_verdict(True) == "incomplete"
     assert gate.inconclusive == (
         "floor-basis human: there is no calibration of the judge (set calibration), so what "
         "people would say cannot be estimated"
     )
+
+
+def test_the_human_floor_weighs_unjudged_runs_as_the_judge_floor_does():
+    # The human basis is decided inside the gate, so its pass is checked with the unjudged
+    # runs counted as failures too: here they would pull the human bound below the floor
+    # (0.800 < 0.81) though the judge's Wilson bound stays above it (0.816).
+    from golden_gate.core.agreement import Confusion, Kappa
+    from golden_gate.core.calibration import CalibrationReport
+    from golden_gate.core.gate import evaluate_gate
+    from golden_gate.core.item_result import ItemResult
+    from golden_gate.core.report import Report
+    from golden_gate.core.verdict import GateSettings
+
+    results = [ItemResult(id=f"q{i}", passes=1, runs=1) for i in range(60)]
+    results += [ItemResult(id=f"e{i}", passes=0, runs=0, errors=1) for i in range(6)]
+    run = Report(judge="openai:gpt-4.1-mini", results=results)
+    calibration = CalibrationReport(
+        created_at="2026-01-01T00:00:00Z",
+        judge="openai:gpt-4.1-mini",
+        judge_identity_hash="sha256:" + "0" * 64,
+        labels=40,
+        n=40,
+        kappa=Kappa(value=1.0),
+        confusion=Confusion(human_pass_judge_pass=30, human_fail_judge_fail=10),
+        min_kappa=0.6,
+        passed=True,
+    )
+    judged = from_confusion(30, 0, 0, 10, [1.0] * 60)
+    counted = from_confusion(30, 0, 0, 10, [1.0] * 60 + [0.0] * 6)
+    assert judged is not None and counted is not None
+    assert counted.lower < 0.81 < judged.lower
+    on_judge = evaluate_gate(run, None, GateSettings(floor=0.81), calibration=calibration)
+    assert on_judge.run_verdict(True) == "passed"
+    human = GateSettings(floor=0.81, floor_basis="human")
+    on_human = evaluate_gate(run, None, human, calibration=calibration)
+    assert on_human.run_verdict(True) == "incomplete"
+    assert on_human.inconclusive is not None
+    assert "6 run(s) got no verdict" in on_human.inconclusive
+    assert "below the floor on the human basis" in on_human.inconclusive

@@ -1,4 +1,4 @@
-"""The sign test's p-value from exact integers (core/paired_test.py `sign_test_p`): the float
+"""The sign test's p-value from exact integers (core/sign_flip.py `sign_test_p`): the float
 nearest the exact binomial tail, against its definition summed in full, and scipy as the oracle."""
 
 import math
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binomtest
 
-from golden_gate.core import paired_test
-from golden_gate.core.paired_test import sign_test_p
+from golden_gate.core import sign_flip
+from golden_gate.core.sign_flip import sign_test_p
 
 GRID = [0, 1, 2, 5, 30, 1_000, 24_800, 25_000, 25_200, 50_000]
 
@@ -88,12 +88,12 @@ def test_scipy_bdtrc_agrees_as_far_as_it_is_accurate():
 
 def test_the_binomial_from_prime_factors_is_math_comb():
     for n in range(0, 160):
-        assert [paired_test._binomial_from_primes(n, k) for k in range(n + 1)] == [
+        assert [sign_flip._binomial_from_primes(n, k) for k in range(n + 1)] == [
             math.comb(n, k) for k in range(n + 1)
         ]
     for n, k in [(2_003, 1_001), (2_048, 1_024), (4_099, 2_050), (4_099, 4_098), (30_000, 15_001)]:
-        assert paired_test._binomial_from_primes(n, k) == math.comb(n, k)
-        assert paired_test._binomial(n, k) == math.comb(n, k)
+        assert sign_flip._binomial_from_primes(n, k) == math.comb(n, k)
+        assert sign_flip._binomial(n, k) == math.comb(n, k)
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from golden_gate.core.paired_test import min_discordant_for_significance, sign_test_p
+from golden_gate.core.sign_flip import min_discordant_for_significance, sign_test_p
 from golden_gate.core.stats import wilson_lower_bound
 
 
@@ -126,8 +126,8 @@ from itertools import product  # noqa: E402
 
 from scipy.stats import binomtest  # noqa: E402
 
-from golden_gate.core import item_model, paired_test, stats  # noqa: E402
-from golden_gate.core.paired_test import paired_sign_flip_test  # noqa: E402
+from golden_gate.core import item_model, sign_flip, stats  # noqa: E402
+from golden_gate.core.sign_flip import paired_sign_flip_test  # noqa: E402
 
 
 def brute_force_p(differences):
@@ -155,7 +155,7 @@ def test_the_exact_sign_flip_pmf_is_scipy_stats_binomial():
     from scipy.stats import binom
 
     for m in (1, 2, 7, 40, 1_500):
-        pmf = paired_test.weighted_binomial_pmf(Counter({1: m}), m)
+        pmf = sign_flip.weighted_binomial_pmf(Counter({1: m}), m)
         assert list(pmf) == pytest.approx(list(binom.pmf(range(m + 1), m, 0.5)), rel=1e-9)
 
 
@@ -201,7 +201,7 @@ def test_monte_carlo_fallback_agrees_with_the_exact_distribution(monkeypatch):
     differences += [Fraction(-1, 3)] * 12  # a drop, so p is in an interesting range
     exact = paired_sign_flip_test(differences)
     assert exact.method == "exact sign-flip" and exact.error is None
-    monkeypatch.setattr(paired_test, "EXACT_SUPPORT_LIMIT", 10)
+    monkeypatch.setattr(sign_flip, "EXACT_SUPPORT_LIMIT", 10)
     estimate = paired_sign_flip_test(differences)
     assert estimate.method == "Monte-Carlo sign-flip"
     assert abs(estimate.p_value - exact.p_value) < 4 * estimate.error + 1e-4
@@ -260,7 +260,7 @@ def test_one_run_power_is_the_exact_sign_test_by_brute_force(n, drop):
     _, probs = MIX.differences(drop)
     counts = np.random.default_rng(5).multinomial(n, probs, size=20_000)
     caught = [
-        paired_test.sign_test_p(int(b), int(c)) < 0.05 and (b - c) / n > 0.02 for b, _, c in counts
+        sign_flip.sign_test_p(int(b), int(c)) < 0.05 and (b - c) / n > 0.02 for b, _, c in counts
     ]
     rate = sum(caught) / len(caught)
     exact = item_model.paired_power(MIX, drop, n, alpha=0.05, min_drop=0.02)
@@ -280,7 +280,7 @@ def test_several_runs_power_agrees_with_the_exact_sign_flip_test():
             Fraction(round(v * 3), 3) for v, k in zip(values, row, strict=True) for _ in range(k)
         ]
         drop = -float(sum(differences)) / 30
-        caught += paired_test.paired_sign_flip_test(differences).p_value < 0.05 and drop > 0.02
+        caught += sign_flip.paired_sign_flip_test(differences).p_value < 0.05 and drop > 0.02
     estimate = item_model.paired_power(model, 0.12, 30, alpha=0.05, min_drop=0.02)
     assert abs(caught / 2_000 - estimate) < 0.04  # three standard errors of both, and a bit
 

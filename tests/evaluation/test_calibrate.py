@@ -239,7 +239,7 @@ def test_min_kappa_decision_and_exit_codes() -> None:
     assert one_sided.kappa.value is None and not one_sided.passed
     assert calibration_exit_code(one_sided) == EXIT_FAILED
 
-    with pytest.raises(InputError, match="--min-kappa must be between -1 and 1"):
+    with pytest.raises(InputError, match=r"^min-kappa must be between -1 and 1"):
         asyncio.run(
             calibrate(
                 [],

@@ -82,7 +82,9 @@ def test_an_llm_evaluator_with_the_offline_judge_is_one_sentence_and_exit_2(tmp_
         "correctness,relevancy",
     )
     assert result.returncode == 2
-    assert "--evaluators: 'relevancy' needs a model judge" in result.stderr
+    # Named as the setting, not a flag: the Action's users meet the same sentence.
+    assert "evaluators: 'relevancy' needs a model judge" in result.stderr
+    assert "--judge-model" not in result.stderr and "set judge-model to" in result.stderr
     assert "Traceback" not in result.stderr
     bad_rule = golden_gate(
         "eval", golden, "--assistant-url", "http://127.0.0.1:9", "--evaluator-rule", "most"
@@ -348,3 +350,20 @@ def test_a_changed_served_model_is_warned_for_evaluators_and_panels(
     assert done.returncode == 0, done.stderr
     warnings = json.loads(report.read_text())["warnings"]
     assert any("(model-A, model-B)" in w for w in warnings), warnings
+
+
+def test_the_evaluators_help_names_every_preset_where_a_user_reads_it():
+    # Generated from the preset table: the help, action.yml's input and the docs cannot go stale.
+    from pathlib import Path
+
+    import yaml
+
+    from golden_gate.evaluation.presets import PRESETS
+    from golden_gate.options import BY_NAME
+
+    root = Path(__file__).resolve().parents[2]
+    described = yaml.safe_load((root / "action.yml").read_text())["inputs"]["evaluators"]
+    for name in PRESETS:
+        assert name in BY_NAME["evaluators"].help
+        assert name in " ".join(described["description"].split())
+        assert name in (root / "docs" / "inputs.md").read_text()

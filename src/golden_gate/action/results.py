@@ -113,10 +113,10 @@ def proposed_thresholds_decide(
 ) -> list[str]:
     """What the pull request's own golden-gate.toml thresholds would have decided, where that
     costs only a second look at the same results (not used: the base's rules decide)."""
-    from golden_gate.core.gate import evaluate_gate
     from golden_gate.errors import InputError
     from golden_gate.option_values import gate_settings
     from golden_gate.options import GATE_OPTIONS
+    from golden_gate.publish import decide
 
     resolved = settings.resolved
     if resolved is None:
@@ -125,13 +125,15 @@ def proposed_thresholds_decide(
     if not proposed:
         return []
     try:
-        would = evaluate_gate(report, baseline, gate_settings(resolved, proposed))
+        gate = gate_settings(resolved, proposed)
     except InputError:
         return []  # a proposed value out of range: the comment lists it, nothing to decide
+    would = decide(report, baseline, gate, settings.run.calibration).run_verdict(report.complete)
     shown = ", ".join(f"{name} {value}" for name, value in proposed.items())
+    said = "had no result" if would == "incomplete" else would
     return [
         f"With this pull request's own thresholds ({shown}) the gate would have "
-        f"{would.verdict}; the base branch's decided."
+        f"{said}; the base branch's decided."
     ]
 
 

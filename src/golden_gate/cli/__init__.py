@@ -16,10 +16,10 @@ from golden_gate.cli.commands import (
     cmd_merge,
     cmd_pairwise,
     cmd_report,
-    cmd_review,
     cmd_run,
     cmd_subset,
 )
+from golden_gate.cli.diff_view import cmd_diff, cmd_view
 from golden_gate.cli.importing import cmd_import
 from golden_gate.cli.junit import cmd_import_junit
 from golden_gate.cli.options import (
@@ -31,7 +31,7 @@ from golden_gate.cli.options import (
     fail,
     finish,
 )
-from golden_gate.cli.review import cmd_diff, cmd_view
+from golden_gate.cli.review import cmd_review
 from golden_gate.cli.setup import cmd_config, cmd_demo, cmd_example_assistant, cmd_init, cmd_plan
 from golden_gate.errors import EXIT_INCOMPLETE, GateError, unexpected
 

@@ -1,6 +1,6 @@
 """One function per subcommand that evaluates or gates: each reads its parsed arguments, calls
 the engine, prints, and returns the exit code. The set-up commands are cli/setup.py, the
-reviewer's cli/review.py, importing JUnit cli/junit.py."""
+reviewer's cli/diff_view.py, importing JUnit cli/junit.py."""
 
 from __future__ import annotations
 
@@ -87,13 +87,15 @@ def _load_pair(report: Path, baseline: Path | None) -> tuple[SlimReport, SlimRep
     return slim.load(report), (slim.load(baseline) if baseline is not None else None)
 
 
-def _output_settings(args: argparse.Namespace, **paths: Any) -> Any:
+def output_settings(args: argparse.Namespace, **paths: Any) -> Any:
     """The settings of a command that gates reports it did not evaluate: the gate's thresholds
     and the outputs its flags ask for (publish.FORMATS)."""
     from golden_gate.publish import Destinations
 
+    calibration = args.resolved["calibration"]
     return Destinations(
         gate=gate_settings(args.resolved),
+        calibration=Path(calibration) if calibration else None,
         comment_id=getattr(args, "comment_id", None) or BY_NAME["comment-id"].default,
         comment_template=getattr(args, "comment_template", None),
         comment_path=getattr(args, "comment_file", None),
@@ -108,7 +110,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from golden_gate.files import WriteFailures
     from golden_gate.publish import publish
 
-    settings = _output_settings(args)
+    settings = output_settings(args)
     failures = WriteFailures()
     rendering = args.comment_file is not None or args.summary_file is not None
     report, baseline = _load_pair(args.report, args.baseline)
@@ -171,7 +173,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         args.comment_template = None  # the gate's result only: no comment is rendered
     elif args.comment_template is not None and not args.comment_template.is_file():
         raise InputError(f"{args.comment_template}: template not found")
-    settings = _output_settings(args)
+    settings = output_settings(args)
     report, baseline = _load_pair(args.report, args.baseline)
     history = _history(args, settings.gate.confidence) if args.format != "json" else None
     outcome = publish(report, baseline, settings, history=history, judge_notes=False)
@@ -201,31 +203,6 @@ def cmd_pairwise(args: argparse.Namespace) -> int:
     write_result(args.output, result.model_dump_json(indent=1) + "\n", what="pairwise outcomes")
     print(f"golden-gate: {describe(result)}; outcomes: {args.output}")
     return EXIT_INCOMPLETE if result.errors else EXIT_PASSED
-
-
-def cmd_review(args: argparse.Namespace) -> int:
-    import json
-
-    from golden_gate.core.report_file import load_report
-    from golden_gate.core.review import counts, review_lines
-    from golden_gate.files import write_result
-
-    if args.candidates is not None:
-        from golden_gate.cli.review import review_candidates
-
-        return review_candidates(args)
-    if args.report is None:
-        raise InputError("review: give a report (answers to label) or --candidates FILE")
-    report = load_report(args.report)
-    baseline = load_report(args.baseline) if args.baseline else None
-    lines = review_lines(report, baseline)
-    text = "".join(
-        json.dumps(line.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for line in lines
-    )
-    write_result(args.output, text, what="labels file")
-    found = ", ".join(f"{n} {why}" for why, n in counts(lines).items()) or "nothing to review"
-    print(f"golden-gate: wrote {len(lines)} answers to label to {args.output} ({found})")
-    return EXIT_PASSED
 
 
 def cmd_subset(args: argparse.Namespace) -> int:
@@ -378,7 +355,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from golden_gate.files import WriteFailures
     from golden_gate.publish import publish
 
-    settings = _output_settings(args, report_path=args.output)
+    settings = output_settings(args, report_path=args.output)
     merged = merge_reports([(str(path), load_report(path)) for path in args.reports])
     baseline = slim.load(args.baseline) if args.baseline else None
     failures = WriteFailures()

@@ -21,12 +21,16 @@ if TYPE_CHECKING:
     from golden_gate.settings import Settings
 
 
+# The table option each flag was made from, for its help (add_options fills it).
+OPTION_OF: dict[argparse.Action, Option] = {}
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """Every flag's help ends with its default, when it has one worth saying."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        option = getattr(action, "golden_option", None)
+        option = OPTION_OF.get(action)
         if option is not None:  # a table option: its default found only when help is shown
             default = option.default_for("cli")
             unsaid = default is None or default is False or default in ("", [], {})
@@ -85,17 +89,17 @@ EVAL = (
 )  # fmt: skip
 COMMENT = ("comment-file", "summary-file", "comment-id")
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "gate": (*GATE, *COMMENT, "junit-xml", "html-report"),
-    "report": (*GATE, "comment-id", "comment-template", "baseline"),
+    "gate": (*GATE, *COMMENT, "junit-xml", "html-report", "calibration"),
+    "report": (*GATE, "comment-id", "comment-template", "baseline", "calibration"),
     "subset": ("subset-tags",),
     "eval": (*EVAL, "baseline-runs"),
     "run": (*EVAL, *GATE, *COMMENT, "baseline", "comment-template", "calibration"),
     "calibrate": (*JUDGE, "labels", "min-kappa", "calibration-path"),
-    "merge": (*GATE, *COMMENT, "baseline", "junit-xml", "html-report"),
+    "merge": (*GATE, *COMMENT, "baseline", "junit-xml", "html-report", "calibration"),
     "plan": (*GATE, "subset-tags", "runs", "baseline", "judge-prices", "assistant-prices"),
     "review": ("baseline",),
     "pairwise": (*JUDGE, "baseline"),
-    "view": (*GATE, "baseline"),
+    "view": (*GATE, "baseline", "calibration"),
     "import-junit": ("max-error-rate", "report-path"),
 }
 # `config` shows every option the command line or the file has, and takes every flag.
@@ -119,7 +123,7 @@ class _Given(argparse.Action):
     """Stores the value as given (cleaned later, naming the flag) and says when the spelling
     used is an old one."""
 
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+    def __call__(self, parser, namespace, values, option_string=None):
         option: Option = self.const
         if option_string in option.old_flags:
             warn(
@@ -144,7 +148,7 @@ def add_options(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
             target = groups.get(title) or groups.setdefault(title, parser.add_argument_group(title))
         short = SHORT.get(name)
         taken = short is None or short in parser._option_string_actions
-        flags = [*([] if taken else [short]), option.flag, *option.old_flags]
+        flags = [*([] if short is None or taken else [short]), option.flag, *option.old_flags]
         help_text = option.help.replace("%", "%%")
         if option.kind == "bool":
             action = target.add_argument(
@@ -164,7 +168,7 @@ def add_options(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
                 metavar=option.metavar or _metavar(option),
                 help=help_text,
             )
-        action.golden_option = option  # type: ignore[attr-defined]
+        OPTION_OF[action] = option
     if "assistant-headers" in names:  # NAME=VALUE, the old flag's own syntax
         parser.add_argument("--header", dest="old_header", action="append", help=argparse.SUPPRESS)
     if "cache" in names:

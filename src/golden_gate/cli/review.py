@@ -1,46 +1,33 @@
-"""The commands that show a reviewer the results: `diff` (two reports, item by item) and
-`view` (one report, and its baseline, as a page for a browser)."""
+"""`golden-gate review`: answers to label for calibration, and candidate items (imported
+from traces) taken into the golden set."""
 
 from __future__ import annotations
 
 import argparse
 
-from golden_gate.errors import EXIT_PASSED
+from golden_gate.errors import EXIT_PASSED, InputError
 
 
-def cmd_diff(args: argparse.Namespace) -> int:
-    from golden_gate.core.diff import diff_reports
+def cmd_review(args: argparse.Namespace) -> int:
+    import json
+
     from golden_gate.core.report_file import load_report
-    from golden_gate.rendering.diff import diff_json, diff_markdown, diff_text
+    from golden_gate.core.review import counts, review_lines
+    from golden_gate.files import write_result
 
-    baseline, candidate = load_report(args.a), load_report(args.b)
-    diff = diff_reports(baseline, candidate, baseline_name=str(args.a), candidate_name=str(args.b))
-    render = {"text": diff_text, "md": diff_markdown, "json": diff_json}[args.format]
-    print(render(diff), end="")
-    return EXIT_PASSED
-
-
-def cmd_view(args: argparse.Namespace) -> int:
-    from golden_gate.core import slim
-    from golden_gate.core.gate import evaluate_gate
-    from golden_gate.core.report_file import load_report
-    from golden_gate.option_values import gate_settings
-    from golden_gate.rendering.page import write_page
-
+    if args.candidates is not None:
+        return review_candidates(args)
+    if args.report is None:
+        raise InputError("review: give a report (answers to label) or --candidates FILE")
     report = load_report(args.report)
-    baseline = load_report(args.baseline) if args.baseline is not None else None
-    # The gate on the columns, as `gate` reads them: the same verdict, without the records.
-    view = slim.of(report)
-    gate = evaluate_gate(
-        view, slim.of(baseline) if baseline else None, gate_settings(args.resolved)
+    baseline = load_report(args.baseline) if args.baseline else None
+    lines = review_lines(report, baseline)
+    text = "".join(
+        json.dumps(line.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for line in lines
     )
-    history = None
-    if args.trend and args.baseline is not None:
-        from golden_gate.history import git_trend
-
-        history = git_trend(args.baseline, confidence=gate.settings.confidence)
-    write_page(args.output, report, gate, baseline=baseline, history=history)
-    print(f"golden-gate: wrote {args.output} ({len(report.results)} items); open it in a browser")
+    write_result(args.output, text, what="labels file")
+    found = ", ".join(f"{n} {why}" for why, n in counts(lines).items()) or "nothing to review"
+    print(f"golden-gate: wrote {len(lines)} answers to label to {args.output} ({found})")
     return EXIT_PASSED
 
 

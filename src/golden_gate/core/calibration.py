@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -43,7 +43,7 @@ from golden_gate.files import read_text, write_result
 from golden_gate.jsonl import Problems, records
 from golden_gate.text import cut
 
-CALIBRATION_FORMAT = "golden-gate-calibration/1"
+CALIBRATION_FORMAT: Final = "golden-gate-calibration/1"
 DEFAULT_MIN_KAPPA = 0.6
 DEFAULT_MAX_ERROR_RATE = 0.10
 HumanLabel = Literal["pass", "fail"]
@@ -302,7 +302,7 @@ def build_report(
 
 def check_min_kappa(min_kappa: float) -> None:
     if not -1 <= min_kappa <= 1 or math.isnan(min_kappa):
-        raise InputError(f"--min-kappa must be between -1 and 1, got {min_kappa}")
+        raise InputError(f"min-kappa must be between -1 and 1, got {min_kappa}")
 
 
 def calibration_exit_code(report: CalibrationReport) -> int:

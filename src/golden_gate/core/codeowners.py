@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pathspec
 
 # Where GitHub looks, in order: the first that exists is the repository's CODEOWNERS.
 LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
@@ -42,7 +46,7 @@ def parse(text: str) -> list[Rule]:
     return rules
 
 
-def _matcher(pattern: str):  # type: ignore[no-untyped-def]
+def _matcher(pattern: str) -> pathspec.GitIgnoreSpec:
     import pathspec
 
     return pathspec.GitIgnoreSpec.from_lines([pattern])

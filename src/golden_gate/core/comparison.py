@@ -13,9 +13,9 @@ from operator import and_, gt, lt, ne, or_
 
 from golden_gate import __version__
 from golden_gate.core import judges, slim
-from golden_gate.core.paired_test import paired_sign_flip_test
 from golden_gate.core.power import Differences
 from golden_gate.core.report import Report
+from golden_gate.core.sign_flip import paired_sign_flip_test
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.stats import design_effect
 from golden_gate.core.tally import Tally, changed_items, tally_of

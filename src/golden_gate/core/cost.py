@@ -53,8 +53,9 @@ def read_usage(value: object) -> TokenUsage | None:
 
 
 def _count(value: object) -> int:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    return max(int(value), 0) if ok else 0  # type: ignore[arg-type]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0
+    return max(int(value), 0)
 
 
 def money(usd: float) -> str:

@@ -12,6 +12,8 @@ of their own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from golden_gate.core import retrieval, slim
 from golden_gate.core.comparison import (
     comparability_warnings,
@@ -19,7 +21,6 @@ from golden_gate.core.comparison import (
     dropped_items,
     not_comparable,
 )
-from golden_gate.core.paired_test import MONTE_CARLO_DRAWS
 from golden_gate.core.power import (
     Differences,
     floor_reachable,
@@ -28,19 +29,27 @@ from golden_gate.core.power import (
 )
 from golden_gate.core.report import Report, selection_digest
 from golden_gate.core.rules import PR_SUFFIX
+from golden_gate.core.sign_flip import MONTE_CARLO_DRAWS
 from golden_gate.core.slices import SliceProblem, SliceVerdict, gate_slices
 from golden_gate.core.slim import ItemColumns, SlimReport
 from golden_gate.core.stats import floor_percent
 from golden_gate.core.tally import Tally, changed_items
 from golden_gate.core.verdict import Comparison, GateResult, GateSettings, Reason
 
+if TYPE_CHECKING:
+    from golden_gate.core.calibration import CalibrationReport
+
 
 def evaluate_gate(
     candidate: Report | SlimReport,
     baseline: Report | SlimReport | None,
     settings: GateSettings | None = None,
+    *,
+    calibration: CalibrationReport | None = None,
 ) -> GateResult:
-    """Apply the floor and, with a baseline, the paired regression test.
+    """The gate's one decision: the floor (on the judge's verdicts, or with `floor-basis =
+    human` on what people would say, from `calibration`) and, with a baseline, the paired
+    regression test. Every output shows this result; none decides again.
 
     Runs the judge could not judge are not verdicts; but if counting them as failures would
     fail a gate that passes, the pass rests on what was not seen: `inconclusive` says so.
@@ -59,7 +68,7 @@ def evaluate_gate(
         cand = SlimReport(cand.header, items)
     # Questions changed since the baseline: the same count for the pessimistic pass below.
     changed = changed_items(cand.items, base.items) if base is not None else None
-    result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings)
+    result = _evaluate_gate(cand, cand.items, base, base_tally, changed, settings, calibration)
     _gate_retrieval(result, cand, base, settings)
     if missing:
         shown = ", ".join(missing[:MISSING_SHOWN])
@@ -85,10 +94,10 @@ def evaluate_gate(
         if unrelated is not None:
             result.inconclusive = unrelated
             return result
-    if result.passed and any(cand.items.errors):
+    if result.passed and not result.inconclusive and any(cand.items.errors):
         worst = cand.items.with_errors_counted()
         pessimistic = _evaluate_gate(
-            cand, worst, base, base_tally, changed, settings, with_power=False
+            cand, worst, base, base_tally, changed, settings, calibration, with_power=False
         )
         if not pessimistic.passed:
             result.inconclusive = (
@@ -245,11 +254,33 @@ def _evaluate_gate(
     base_tally: Tally | None,
     changed: int | None,
     settings: GateSettings,
+    calibration: CalibrationReport | None,
     *,
     with_power: bool = True,
 ) -> GateResult:
     """The gate on `items` (the candidate's, or them with unjudged runs counted as failures;
-    only its verdict is read then, so `with_power` False skips the power statement)."""
+    only its verdict is read then, so `with_power` False skips the power statement), its
+    floor on the basis the settings name."""
+    result = _judge_basis_gate(
+        candidate, items, baseline, base_tally, changed, settings, with_power=with_power
+    )
+    if calibration is not None or settings.floor_basis == "human":
+        from golden_gate.core import human_basis  # scipy, only for a gate with a calibration
+
+        human_basis.apply(result, SlimReport(candidate.header, items), calibration)
+    return result
+
+
+def _judge_basis_gate(
+    candidate: SlimReport,
+    items: ItemColumns,
+    baseline: SlimReport | None,
+    base_tally: Tally | None,
+    changed: int | None,
+    settings: GateSettings,
+    *,
+    with_power: bool,
+) -> GateResult:
     tally = Tally(items)
     n, k = tally.n, tally.k
     errored = sorted(tally.errored)
@@ -401,7 +432,7 @@ def _evaluate_gate(
     if with_power:
         power = power_note(tally, base_tally, spread, settings, comparison)
         paired = comparison is not None and comparison.shared > 0
-        notes.append(power.sentence(comparison.shared if paired else n))
+        notes.append(power.sentence(comparison.shared if paired and comparison else n))
     return GateResult(
         verdict="failed" if reasons else "passed",
         reasons=reasons,

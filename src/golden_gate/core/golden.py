@@ -6,8 +6,9 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -68,6 +69,18 @@ def near_miss(name: str, known: Iterable[str]) -> str | None:
             best = (distance, field)
     return best[1] if best is not None else None
 
+
+@dataclass(frozen=True)
+class Decides:
+    """Marks a field of an item that decides its verdict: the item hash (`item_hash`) reads the
+    marks, so a field is hashed where it is declared, never by a list kept beside it. `when`:
+    how it is hashed so that items written before it keep their hash: always, when set (its
+    value neither None nor empty), or when given (written on the item's line)."""
+
+    when: Literal["always", "when-set", "when-given"]
+
+
+ALWAYS, WHEN_SET, WHEN_GIVEN = Decides("always"), Decides("when-set"), Decides("when-given")
 
 ToolsMatch = Literal["strict", "unordered", "subset", "superset"]
 ArgMatch = Literal["exact", "ignore", "regex"]
@@ -149,33 +162,37 @@ class GoldenItem(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     id: str = Field(min_length=1)
-    question: str = ""  # or `turns`: a conversation (the first turn's text is shown as it)
-    reference_key_points: list[str] = Field(default_factory=list)
-    reference_urls: list[str] = Field(default_factory=list)
+    # or `turns`: a conversation (the first turn's text is shown as it)
+    question: Annotated[str, ALWAYS] = ""
+    reference_key_points: Annotated[list[str], ALWAYS] = Field(default_factory=list)
+    reference_urls: Annotated[list[str], ALWAYS] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
-    must_refuse: bool = False
-    min_chars: int | None = Field(default=None, ge=0)
-    max_chars: int | None = Field(default=None, ge=1)
+    must_refuse: Annotated[bool, ALWAYS] = False
+    min_chars: Annotated[int | None, WHEN_SET] = Field(default=None, ge=0)
+    max_chars: Annotated[int | None, WHEN_SET] = Field(default=None, ge=1)
     # Related questions (e.g. several about one page): the regression test flips their signs
     # together, so they are not counted as independent evidence.
     cluster: str | None = Field(default=None, min_length=1)
     # Hand-written checks (evaluation/checks.py): substrings or `/regex/` the answer must or
     # must not hold, a JSON Schema the answer must parse and validate against ({} = any JSON),
     # and whether every citation the answer makes must be among its returned sources.
-    must_include: list[str] = Field(default_factory=list)
-    must_not_include: list[str] = Field(default_factory=list)
-    json_schema: dict[str, Any] | None = None
-    citations_in_sources: bool | None = None  # None: the config's `citations-in-sources`
+    must_include: Annotated[list[str], WHEN_SET] = Field(default_factory=list)
+    must_not_include: Annotated[list[str], WHEN_SET] = Field(default_factory=list)
+    json_schema: Annotated[dict[str, Any] | None, WHEN_SET] = None
+    # None: the config's `citations-in-sources`
+    citations_in_sources: Annotated[bool | None, WHEN_SET] = None
     # An agent's tool calls (read at tools-path): deterministic checks before any judge.
-    expected_tools: list[ExpectedCall] | None = None
-    tools_match: ToolsMatch = "strict"
-    forbidden_tools: list[str] = Field(default_factory=list)
-    max_steps: int | None = Field(default=None, ge=0)  # tool calls at most
+    expected_tools: Annotated[list[ExpectedCall] | None, WHEN_GIVEN] = None
+    tools_match: Annotated[ToolsMatch, WHEN_GIVEN] = "strict"
+    forbidden_tools: Annotated[list[str], WHEN_GIVEN] = Field(default_factory=list)
+    max_steps: Annotated[int | None, WHEN_GIVEN] = Field(default=None, ge=0)  # tool calls at most
     # A conversation: the user's messages in order, each its own request; one item for the
     # statistics (its turns are not independent evidence).
-    turns: list[Turn] | None = Field(default=None, min_length=1, max_length=MAX_TURNS)
+    turns: Annotated[list[Turn] | None, WHEN_GIVEN] = Field(
+        default=None, min_length=1, max_length=MAX_TURNS
+    )
     # A conversation a model plays the user of (nightly, behind simulate-users).
-    simulated_user: SimulatedUser | None = None
+    simulated_user: Annotated[SimulatedUser | None, WHEN_GIVEN] = None
     # Lone surrogates on the item's line, replaced with U+FFFD when it was read.
     _surrogates_replaced: int = PrivateAttr(default=0)
     _where: str = PrivateAttr(default="")  # `file:line` it was read from, for problems
@@ -285,16 +302,6 @@ def parse_golden(lines: Iterable[str], *, source: str) -> list[GoldenItem]:
 
 
 JUDGEABLE_SHOWN = 10
-# The hand-written checks (evaluation/checks.py), likewise only when given.
-CHECK_FIELDS = ("must_include", "must_not_include", "json_schema", "citations_in_sources")
-AGENT_FIELDS = (
-    "expected_tools",
-    "tools_match",
-    "forbidden_tools",
-    "max_steps",
-    "turns",
-    "simulated_user",
-)
 
 
 def check_judgeable(
@@ -399,33 +406,51 @@ def shard_of(items: Sequence[GoldenItem], shard: Shard) -> list[GoldenItem]:
     return [item for item in items if item.id in chosen]  # file order, as without shards
 
 
+# The fields of the fingerprint's first form, written even at their defaults; every field
+# added since is written only when given, so a set without it keeps the fingerprint it had.
+# Frozen: a new field needs no entry here.
+FINGERPRINT_FIRST_FORM = frozenset(
+    {
+        "id", "question", "reference_key_points", "reference_urls", "tags", "must_refuse",
+        "min_chars", "max_chars", "cluster",
+    }
+)  # fmt: skip
+
+
 def canonical_line(item: GoldenItem) -> str:
     """The item as one JSON line with sorted keys: the form the fingerprint hashes."""
-    # The newer fields only when given: a set without them keeps the fingerprint it had.
-    unset = {name for name in (*AGENT_FIELDS, *CHECK_FIELDS) if name not in item.model_fields_set}
+    unset = set(GoldenItem.model_fields) - FINGERPRINT_FIRST_FORM - item.model_fields_set
     data = item.model_dump(mode="json", exclude_defaults=False, exclude=unset)
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def item_hash(item: GoldenItem) -> str:
-    """Hash of what an answer is judged against (not the tags): did a shared item change?"""
-    what: list[Any] = [
-        item.question,
-        item.reference_key_points,
-        item.reference_urls,
-        item.must_refuse,
+def verdict_fields(when: Literal["always", "when-set", "when-given"]) -> list[str]:
+    """The item's fields marked `Decides(when)`, in the order they are declared."""
+    return [
+        name for name, info in GoldenItem.model_fields.items() if Decides(when) in info.metadata
     ]
-    # The hand-written checks only when set: the hash of an item without them is unchanged.
-    checks = {
-        name: getattr(item, name) for name in CHECK_FIELDS if getattr(item, name) not in (None, [])
-    }
+
+
+def item_hash(item: GoldenItem) -> str:
+    """Hash of what an answer is judged against (the fields marked `Decides`, not the tags):
+    did a shared item change? A field marked when-set or when-given is hashed only then, so
+    the hash of an item without it stays what it was."""
+    what: list[Any] = [getattr(item, name) for name in _ALWAYS]
+    checks = {name: getattr(item, name) for name in _WHEN_SET if getattr(item, name) not in _UNSET}
     if checks:
         what.append(checks)
-    # Only when present: the hashes of items written before these fields stay as they were.
-    agent = set(AGENT_FIELDS) & item.model_fields_set
-    if agent:
-        what.append(item.model_dump(mode="json", include=agent))
+    given = set(_WHEN_GIVEN) & item.model_fields_set
+    if given:
+        what.append(item.model_dump(mode="json", include=given))
     return hashlib.sha256(json.dumps(what, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+_UNSET: tuple[Any, ...] = (None, [])
+_ALWAYS, _WHEN_SET, _WHEN_GIVEN = (
+    verdict_fields("always"),
+    verdict_fields("when-set"),
+    verdict_fields("when-given"),
+)
 
 
 def fingerprint(items: Sequence[GoldenItem]) -> str:

@@ -9,8 +9,9 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
-from golden_gate.core.paired_test import min_discordant_for_significance, weighted_binomial_pmf
+from golden_gate.core.sign_flip import min_discordant_for_significance, weighted_binomial_pmf
 from golden_gate.core.stats import special
 
 # The power of the paired test, under a model of the items (step 18;
@@ -247,7 +248,7 @@ def _sign_test_power(regress: float, improve: float, n: int, *, alpha: float, mi
     return float(min(1.0, max(0.0, (weight * upper(b - 1, m, share)).sum())))
 
 
-_CRITICAL: dict[float, object] = {}  # alpha -> critical counts for M = 0, 1, ...
+_CRITICAL: dict[float, Any] = {}  # alpha -> critical counts for M = 0, 1, ...
 
 
 def _critical_counts(high: int, alpha: float):  # -> numpy array
@@ -257,7 +258,7 @@ def _critical_counts(high: int, alpha: float):  # -> numpy array
     import numpy as np
 
     known = _CRITICAL.get(alpha)
-    if known is not None and len(known) > high:  # type: ignore[arg-type]
+    if known is not None and len(known) > high:
         return known
     sp = special()
 

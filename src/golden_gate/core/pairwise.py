@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.paired_test import sign_test_p
+from golden_gate.core.sign_flip import sign_test_p
 
 Preference = Literal["A", "B", "tie"]
 Outcome = Literal["win", "loss", "tie"]

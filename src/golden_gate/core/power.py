@@ -19,8 +19,8 @@ from golden_gate.core.item_model import (
     detectable_drop,
     items_for_drop,
 )
-from golden_gate.core.paired_test import min_discordant_for_significance
 from golden_gate.core.report import Report
+from golden_gate.core.sign_flip import min_discordant_for_significance
 from golden_gate.core.slim import SlimReport
 from golden_gate.core.stats import wilson_lower_bound
 from golden_gate.core.tally import Tally, tally_of
@@ -137,7 +137,7 @@ def power_note(
     pass rates: the baseline's mean; their within-item variability from repeated runs, else
     from how often one-run items changed outcome, else the most variable case."""
     paired = comparison is not None and comparison.shared > 0
-    n = comparison.shared if paired else tally.n
+    n = comparison.shared if paired and comparison is not None else tally.n
     runs = tally.typical_runs
     reference = base_tally if base_tally is not None and base_tally.n else tally
     base_runs = reference.typical_runs if base_tally is not None else runs

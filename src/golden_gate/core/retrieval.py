@@ -4,7 +4,7 @@ From the ordered sources an answer returns (`sources-path`) and the item's `refe
 per run the rank of each expected source among the distinct pages returned (1 = first),
 per item hit@k (the share of runs with an expected source in the top k), reciprocal rank and
 recall@k, and for the gate a floor on hit@k and the paired sign-flip test on per-item hit@k
-against the baseline (core/paired_test.py, as for pass rates). Pure: records in, records out.
+against the baseline (core/sign_flip.py, as for pass rates). Pure: records in, records out.
 
 URLs are compared after `normalise_url` (docs/golden-sets.md#how-sources-are-matched).
 """
@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from golden_gate.core.paired_test import paired_sign_flip_test
 from golden_gate.core.report import RetrievalFigures, RetrievalItem, RetrievalRecord
+from golden_gate.core.sign_flip import paired_sign_flip_test
 from golden_gate.core.stats import floor_bound
 
 DEFAULT_K = 5

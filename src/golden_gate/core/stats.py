@@ -1,6 +1,6 @@
 """The gate's bounds: the Wilson lower bound and its cluster-aware form for the floor, and the
 design effect of clustered items. Pure, no I/O (docs/architecture.md#the-gate-exactly). The
-paired sign-flip test is paired_test.py; the power under a model of the items, item_model.py.
+paired sign-flip test is sign_flip.py; the power under a model of the items, item_model.py.
 
 Only `scipy.special` and numpy are used, imported when needed: `scipy.stats` costs about a
 second to import and a skipped run or a small gate should not pay it.

@@ -33,6 +33,8 @@ ReasonCode = Literal[
     "retrieval-below-floor",
     "retrieval-regression",
 ]
+# The run's verdict (the Action's `verdict` output): the gate's, or no result.
+RunVerdict = Literal["passed", "failed", "incomplete"]
 # The per-slice settings, left out of the gate's JSON at their defaults (it stays what it was).
 _SLICE_DEFAULTS = {"floor_by_tag": {}, "critical_tags": [], "min_slice_items": 10}
 
@@ -220,6 +222,11 @@ class GateResult(BaseModel):
     @property
     def passed(self) -> bool:
         return self.verdict == "passed"
+
+    def run_verdict(self, complete: bool) -> RunVerdict:
+        """The run's verdict, as every output shows it: this gate's, unless the evaluation
+        (`complete` False) or the gate has no result."""
+        return "incomplete" if not complete or self.inconclusive else self.verdict
 
     @property
     def pass_rate_text(self) -> str:

@@ -6,6 +6,6 @@ evaluators (named evaluators and judge panels) · cache + cache_location (the ve
 where it may live) · preflight · progress · evaluate (the loop) · calibrate (the judge against
 human labels).
 
-A new evaluator: a preset in evaluators.py (its prompt, the context it needs); a new judge
+A new evaluator: a preset in presets.py (its prompt, the context it needs); a new judge
 provider: a module in providers/ and its line in providers.PROVIDERS.
 """

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from typing import Any
 
 from golden_gate.core.report import RunStats, TokenUsage
 from golden_gate.evaluation.eval_settings import EvalSettings
@@ -32,7 +34,7 @@ class Budget:
             self.over_budget.set()
 
 
-async def gather_within_budget(evaluation: Budget, tasks: list[asyncio.Future]) -> None:
+async def gather_within_budget(evaluation: Budget, tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Every task to its end, or, once the run passes max-cost-usd, every task cancelled."""
     if evaluation.settings.max_cost_usd is None:
         await asyncio.gather(*tasks)
@@ -40,7 +42,8 @@ async def gather_within_budget(evaluation: Budget, tasks: list[asyncio.Future]) 
     gathered = asyncio.gather(*tasks)
     stop = asyncio.ensure_future(evaluation.over_budget.wait())
     try:
-        await asyncio.wait({gathered, stop}, return_when=asyncio.FIRST_COMPLETED)
+        either: set[asyncio.Future[Any]] = {gathered, stop}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stop.cancel()
     if not gathered.done():
@@ -49,5 +52,6 @@ async def gather_within_budget(evaluation: Budget, tasks: list[asyncio.Future]) 
         await asyncio.gather(*tasks, return_exceptions=True)
         if gathered.cancelled():
             return
-    if gathered.exception() is not None:
-        raise gathered.exception()  # type: ignore[misc]
+    error = gathered.exception()
+    if error is not None:
+        raise error

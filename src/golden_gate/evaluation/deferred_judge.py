@@ -51,24 +51,37 @@ class DeferredJudge(Judge):
             await asyncio.wrap_future(self._built)
         return self._built.result()
 
-    @property  # type: ignore[override]
+    @property
     def prompt_hash(self) -> str | None:
         return self.built().prompt_hash
+
+    # A proxy: what is set is set on the judge it stands for.
+    @prompt_hash.setter
+    def prompt_hash(self, value: str | None) -> None:
+        self.built().prompt_hash = value
 
     def _built_judge(self) -> Judge | None:
         """The judge if its build has ended well; never waits (a run cut short may ask)."""
         done = self._built.done() and self._built.exception() is None
         return self._built.result() if done else None
 
-    @property  # type: ignore[override]
+    @property
     def endpoint(self) -> str | None:
         judge = self._built_judge()
         return judge.endpoint if judge is not None else None
 
-    @property  # type: ignore[override]
+    @endpoint.setter
+    def endpoint(self, value: str | None) -> None:
+        self.built().endpoint = value
+
+    @property
     def seed(self) -> int | None:
         judge = self._built_judge()
         return judge.seed if judge is not None else None
+
+    @seed.setter
+    def seed(self, value: int | None) -> None:
+        self.built().seed = value
 
     def identity(self) -> str:
         return self.built().identity()

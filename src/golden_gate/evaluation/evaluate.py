@@ -17,6 +17,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from golden_gate.core import retrieval
 from golden_gate.core import trajectory as shown
@@ -36,7 +37,7 @@ from golden_gate.core.report import (
 from golden_gate.errors import InputError
 from golden_gate.evaluation import canaries
 from golden_gate.evaluation.budget import Budget, gather_within_budget
-from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.cache import VerdictCache, VerdictKey
 from golden_gate.evaluation.checks import Checker, CheckSettings, checks_hash, errored
 from golden_gate.evaluation.conversations import Conversations, Paused, as_transcript
 from golden_gate.evaluation.eval_settings import EvalSettings, parse_prices
@@ -86,7 +87,7 @@ class Evaluation(Budget, Judging, Conversations, Rejudging):
         self.finished: dict[str, ItemResult] = {}  # kept as items finish: an interrupt keeps them
         self._judge_slots = asyncio.Semaphore(settings.judge_concurrency)
         self._judge_calls_begun = 0  # made or waiting for a slot: what the budget counts
-        self._in_flight: dict[str, asyncio.Future[Verdict]] = {}
+        self._in_flight: dict[VerdictKey, asyncio.Future[Verdict]] = {}
         # Runs the judge failed on, with what it needs to judge them again at the end of the
         # run (the report keeps only an excerpt of the answer): keyed by the run's identity.
         self._unjudged: dict[int, tuple[RunResult, str, str | None, dict[str, object]]] = {}
@@ -161,7 +162,7 @@ class Evaluation(Budget, Judging, Conversations, Rejudging):
                 # here meanwhile could meet it half-initialised.
                 await self.panel.ready()
             checks += check_calls(item, calls or [])
-        result = {
+        result: dict[str, object] = {
             **base,
             "answer": cut(answer.text, excerpt_limit),
             "sources": answer.sources,
@@ -271,7 +272,9 @@ async def evaluate(
             judge_slots=settings.judge_concurrency if evaluation.panel is not None else None,
         )
     started = time.monotonic()
-    tasks = [asyncio.ensure_future(evaluation.run_item(item)) for item in items]
+    tasks: list[asyncio.Future[Any]] = [
+        asyncio.ensure_future(evaluation.run_item(item)) for item in items
+    ]
     probing = None
     if evaluation.panel is not None and settings.canaries:
         # Beside the items, in the same judge slots: a few calls, none on a warm re-run.
@@ -396,8 +399,8 @@ async def evaluate(
     )
     if judge_errors and report.incomplete_reason and not interrupted and not over_budget:
         # Which fault stopped the run, in the one sentence said (a cap reached, a timeout).
-        said, count = judge_errors.most_common(1)[0]
-        report.incomplete_reason += f"; the judge: {said.removeprefix('judge: ')} ({count} runs)"
+        fault, count = judge_errors.most_common(1)[0]
+        report.incomplete_reason += f"; the judge: {fault.removeprefix('judge: ')} ({count} runs)"
     explained = client.explain_errors(
         [
             (run.error or "no answer", run.http_status)

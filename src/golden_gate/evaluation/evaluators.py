@@ -17,7 +17,6 @@ import json
 import os
 import string
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Literal
@@ -29,42 +28,11 @@ from golden_gate.evaluation import providers
 from golden_gate.evaluation.deferred_judge import DeferredJudge
 from golden_gate.evaluation.judge import KEYPOINTS, Judge, JudgeSettings, make_judge
 from golden_gate.evaluation.judge_prompt import load_prompt
+from golden_gate.evaluation.presets import CORRECTNESS, PRESETS, Reads
 
 Rule = Literal["all", "any", "majority"]
 PanelRule = Literal["majority", "all"]
-CORRECTNESS = "correctness"
 CUSTOM_PLACEHOLDERS = ("inputs", "outputs", "reference_outputs", "context")
-
-
-# What an evaluator's judge reads as the output it judges: the answer, the tool calls with
-# the answer (trajectory), or the whole conversation (transcript, judged once an item).
-Reads = Literal["answer", "trajectory", "transcript"]
-
-
-@dataclass(frozen=True)
-class Preset:
-    prompt: str  # the name in openevals.prompts
-    needs_context: bool = False
-    reads: Reads = "answer"
-
-
-PRESETS = {
-    CORRECTNESS: Preset("CORRECTNESS_PROMPT"),
-    "relevancy": Preset("ANSWER_RELEVANCE_PROMPT"),
-    "groundedness": Preset("RAG_GROUNDEDNESS_PROMPT", needs_context=True),
-    "conciseness": Preset("CONCISENESS_PROMPT"),
-    "hallucination": Preset("HALLUCINATION_PROMPT", needs_context=True),
-    # The RAG triad's third leg: is what was retrieved relevant to the question (no answer, no
-    # reference)? Beside groundedness (answer vs context) and correctness (answer vs reference).
-    "retrieval-relevance": Preset("RAG_RETRIEVAL_RELEVANCE_PROMPT", needs_context=True),
-    # The item's expected_tools are the reference trajectory; trajectory-free judges the path
-    # on its own merits, tool-selection whether each tool suits the user's request.
-    "trajectory": Preset("TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE", reads="trajectory"),
-    "trajectory-free": Preset("TRAJECTORY_ACCURACY_PROMPT", reads="trajectory"),
-    "tool-selection": Preset("TOOL_SELECTION_PROMPT", reads="trajectory"),
-    "task-completion": Preset("TASK_COMPLETION_PROMPT", reads="transcript"),
-    "knowledge-retention": Preset("KNOWLEDGE_RETENTION_PROMPT", reads="transcript"),
-}
 
 
 class EvaluatorSpec(BaseModel):
@@ -148,7 +116,7 @@ def parse_evaluators(text: str, *, flag: str, root: Path | None = None) -> list[
 
 
 def models(model: str) -> list[str]:
-    """The panel's judge models from `--judge-model a,b`."""
+    """The panel's judge models from `judge-model` `a,b`."""
     names = [m.strip() for m in model.split(",") if m.strip()]
     return names or [KEYPOINTS]
 
@@ -307,14 +275,14 @@ def make_panel(
     settings = settings or EvaluatorSettings()
     names = models(judge.model)
     if len({_same_judge(name) for name in names}) != len(names):
-        raise InputError("--judge-model: a judge model is named twice in the panel")
+        raise InputError("judge-model: a judge model is named twice in the panel")
     evaluators = []
     offline = any(m.lower() == KEYPOINTS for m in names)
     for spec in settings.evaluators:
         if offline and (spec.name != CORRECTNESS or spec.prompt_file is not None):
             raise InputError(
-                f"--evaluators: '{spec.name}' needs a model judge; the offline keypoints "
-                "judge only judges correctness (give --judge-model provider:model)"
+                f"evaluators: '{spec.name}' needs a model judge; the offline keypoints "
+                "judge only judges correctness (set judge-model to provider:model)"
             )
         evaluators.append(_evaluator(spec, names, judge, background=background))
     return Panel(evaluators, rule=settings.rule, judge_panel=settings.judge_panel)

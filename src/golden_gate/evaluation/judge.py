@@ -312,7 +312,11 @@ class LLMJudge(Judge):
         s = self.settings
         provider = self.provider
         prompt = fence.fenced_prompt(self.prompt)
-        scale = {"continuous": s.continuous, "choices": s.choices, "use_reasoning": s.use_reasoning}
+        scale: dict[str, Any] = {
+            "continuous": s.continuous,
+            "choices": s.choices,
+            "use_reasoning": s.use_reasoning,
+        }
         evaluator: Any
         try:
             chat = provider.chat_endpoint(self._model_name, s)
@@ -433,7 +437,7 @@ class LLMJudge(Judge):
         )
 
     def _passed(self, result: Any, tokens: TokenUsage, attempts: int = 1) -> bool:
-        score = result.get("score") if isinstance(result, dict) else None
+        score: Any = result.get("score") if isinstance(result, dict) else None
         if self.numeric:
             # A score on another scale (3 of 10), NaN or infinity is no verdict: read as
             # asked, 3 would pass every threshold in [0, 1].

@@ -19,7 +19,7 @@ from golden_gate.core.item_result import (
     Verdict,
 )
 from golden_gate.core.report import RunStats
-from golden_gate.evaluation.cache import VerdictCache
+from golden_gate.evaluation.cache import VerdictCache, VerdictKey
 from golden_gate.evaluation.checks import needs_judge
 from golden_gate.evaluation.eval_settings import EvalSettings
 from golden_gate.evaluation.evaluators import Evaluator, Panel, combine
@@ -37,7 +37,7 @@ class Judging:
     progress: Progress | None
     _judge_slots: asyncio.Semaphore
     _judge_calls_begun: int
-    _in_flight: dict[str, asyncio.Future[Verdict]]
+    _in_flight: dict[VerdictKey, asyncio.Future[Verdict]]
 
     if TYPE_CHECKING:
 
@@ -45,7 +45,7 @@ class Judging:
 
     async def _judge_call(
         self,
-        key: str,
+        key: VerdictKey,
         judge: Judge,
         question: str,
         answer: str,
@@ -173,10 +173,11 @@ class Judging:
             if only is None or (e.reads == "transcript") == (only == "transcript")
         ]
         calls = result.get("tool_calls")
+        calls = calls if isinstance(calls, list) else None
         outcomes = list(
             await asyncio.gather(
                 *(
-                    self._evaluator(e, item, answer, context, calls=calls, transcript=transcript)  # type: ignore[arg-type]
+                    self._evaluator(e, item, answer, context, calls=calls, transcript=transcript)
                     for e in chosen
                 )
             )
@@ -191,7 +192,7 @@ class Judging:
                 error_side="judge",
                 error=f"judge: {errors[0] if errors else 'no verdict'}",
                 evaluations=outcomes_only,
-                **result,  # type: ignore[arg-type]
+                **result,
             )
         failing = [o for o in outcomes_only if o.status == "fail"]
         verdict = Verdict(
@@ -209,7 +210,7 @@ class Judging:
             status="pass" if decided else "fail",
             verdict=verdict,
             evaluations=outcomes_only,
-            **result,  # type: ignore[arg-type]
+            **result,
         )
 
     async def _evaluator(

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, BinaryIO, Literal, NoReturn
 from xml.parsers import expat
 
 from golden_gate.core.item_result import CheckOutcome, ItemResult, RunResult, tally_runs
@@ -109,7 +109,7 @@ class _Capped(Exception):
     pass
 
 
-def _refuse(*_: Any) -> None:
+def _refuse(*_: Any) -> NoReturn:
     raise _Refused
 
 

@@ -33,7 +33,7 @@ def user_model(judge: Judge) -> Any:
     built = judge.built() if isinstance(judge, DeferredJudge) else judge
     if not isinstance(built, LLMJudge):
         raise InputError(
-            "simulate-users needs a model judge (--judge-model provider:model): a model plays "
+            "simulate-users needs a model judge (set judge-model to provider:model): a model plays "
             "the user; the offline keypoints judge cannot"
         )
     provider, name = providers.resolve(built.settings.model)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from golden_gate.core.golden import ExpectedCall, GoldenItem, Turn
+from golden_gate.core.golden import ExpectedCall, GoldenItem, ToolsMatch, Turn
 from golden_gate.core.item_result import CheckOutcome
 from golden_gate.core.trajectory import compact, expected_text, sequence
 from golden_gate.core.trajectory import kept as kept_calls
@@ -91,7 +91,7 @@ def _messages(calls: Sequence[tuple[str, object]]) -> list[dict[str, Any]]:
     ]
 
 
-def matches(expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: str) -> bool:
+def matches(expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: ToolsMatch) -> bool:
     """openevals' trajectory match, with our argument matchers."""
     from golden_gate.evaluation import tracing
 
@@ -100,12 +100,14 @@ def matches(expected: Sequence[ExpectedCall], actual: Sequence[Call], mode: str)
 
     reference = [(c.name, {_OURS: {"args": c.args, "match": c.args_match}}) for c in expected]
     evaluator = create_trajectory_match_evaluator(
-        trajectory_match_mode=mode,  # type: ignore[arg-type]
+        trajectory_match_mode=mode,
         tool_args_match_mode="exact",
         tool_args_match_overrides={c.name: _argument_matches for c in expected},
     )
     outcome = evaluator(outputs=_messages(actual), reference_outputs=_messages(reference))
-    return bool(outcome["score"])  # type: ignore[index]
+    # One result (openevals' evaluator type allows a list, for evaluators of several scores).
+    (result,) = outcome if isinstance(outcome, list) else [outcome]
+    return bool(result["score"])
 
 
 def check_calls(rules: GoldenItem | Turn, calls: Sequence[Call]) -> list[CheckOutcome]:

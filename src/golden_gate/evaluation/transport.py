@@ -76,7 +76,9 @@ def sharded(connections: int, *, http: ModuleType, shard: int = SHARD) -> Any:
 
 @functools.cache
 def _transport_class(http: ModuleType) -> type:
-    class Tracked(http.AsyncByteStream):  # type: ignore[name-defined,misc]
+    byte_stream: Any = http.AsyncByteStream  # httpx's or httpx2's, chosen at run time
+
+    class Tracked(byte_stream):
         """A response body that tells its pool when it is done."""
 
         def __init__(self, stream: Any, done: Callable[[], None]) -> None:
@@ -92,7 +94,9 @@ def _transport_class(http: ModuleType) -> type:
             finally:
                 self._done()
 
-    class Sharded(http.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+    base_transport: Any = http.AsyncBaseTransport  # httpx's or httpx2's, chosen at run time
+
+    class Sharded(base_transport):
         """`connections` connections as pools of at most `shard`, least busy first."""
 
         def __init__(self, connections: int, shard: int = SHARD) -> None:
@@ -157,7 +161,9 @@ def _readable(sock: socket.socket | None) -> bool:
 def stream_class(core: ModuleType) -> type:
     """The connection of `core` (httpcore or httpcore2) that `sharded` pools use."""
 
-    class Stream(core.AsyncNetworkStream):  # type: ignore[name-defined,misc]
+    base: Any = core.AsyncNetworkStream  # httpcore's or httpcore2's, chosen at run time
+
+    class Stream(base):
         """A connection whose writes wait for its next read, up to FLUSH_BYTES: a client reads
         after every request, so a request's head and body leave in one send."""
 
@@ -212,7 +218,9 @@ def stream_class(core: ModuleType) -> type:
 def _backend_class(core: ModuleType) -> type:
     Stream = stream_class(core)
 
-    class Backend(core.AsyncNetworkBackend):  # type: ignore[name-defined,misc]
+    base: Any = core.AsyncNetworkBackend  # httpcore's or httpcore2's, chosen at run time
+
+    class Backend(base):
         """anyio's connections (httpcore's own under asyncio), as `Stream`s."""
 
         def __init__(self) -> None:

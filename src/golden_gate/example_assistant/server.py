@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if threading.current_thread() is threading.main_thread():  # signal() works only there
         signal.signal(signal.SIGTERM, _terminate)
-    host, port = server.server_address[:2]
+    host, port = str(server.server_address[0]), server.server_address[1]
     print(f"example assistant ({args.variant}) listening on http://{host}:{port}", flush=True)
     try:
         server.serve_forever()

@@ -26,8 +26,7 @@ from golden_gate.importers.sources import head
 
 # In the order `detect` tries them: the most specific first, the plain table last.
 FORMATS: dict[str, Importer] = {
-    m.name: m  # type: ignore[misc]
-    for m in (promptfoo, openai_evals, ragas, langfuse, deepeval, langsmith, table)
+    m.name: m for m in (promptfoo, openai_evals, ragas, langfuse, deepeval, langsmith, table)
 }
 
 

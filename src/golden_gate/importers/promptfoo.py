@@ -142,7 +142,8 @@ def rows(path: Path, options: Options) -> Iterator[Row]:
         return
     value, node = yaml_document(path)
     if isinstance(value, list):
-        tests, lines, defaults = value, [n.start_mark.line + 1 for n in node.value], []
+        tests: Any = value
+        lines, defaults = [n.start_mark.line + 1 for n in node.value], []
     elif isinstance(value, dict):
         tests = value.get("tests")
         if isinstance(tests, str) or (

@@ -93,7 +93,7 @@ def _properties(
     report: Report, gate: GateResult, baseline: Report | SlimReport | None
 ) -> dict[str, str]:
     props = {
-        "verdict": "incomplete" if not report.complete or gate.inconclusive else gate.verdict,
+        "verdict": gate.run_verdict(report.complete),
         "judge": report.judge,
         "items": str(gate.n),
         "passed": str(gate.k),
@@ -149,14 +149,16 @@ def junit_xml(
         "errors": str(errors),
         "time": f"{elapsed:.3f}",
     }
-    root = ET.Element("testsuites", name="golden-gate", **counts)
+    root = ET.Element("testsuites", {"name": "golden-gate", **counts})
     suite = ET.SubElement(
         root,
         "testsuite",
-        name=_text(f"golden-gate ({report.judge})"),
-        skipped=str(len(report.not_asked or [])),
-        timestamp=_text(report.created_at or ""),  # free text in a report read back
-        **counts,
+        {
+            "name": _text(f"golden-gate ({report.judge})"),
+            "skipped": str(len(report.not_asked or [])),
+            "timestamp": _text(report.created_at or ""),  # free text in a report read back
+            **counts,
+        },
     )
     properties = ET.SubElement(suite, "properties")
     for name, value in _properties(report, gate, baseline).items():
@@ -183,6 +185,7 @@ def write_junit(
     golden: str | Path | None = None,
 ) -> None:
     """Write `junit_xml` to `path` (atomically; a failure names the file)."""
-    golden_label = golden if golden is not None else (report.dataset and report.dataset.path)
+    dataset = report.dataset
+    golden_label = golden if golden is not None else (dataset.path if dataset else None)
     text = junit_xml(report, gate, golden_name=golden_name(golden_label), baseline=baseline)
     write_result(path, text, what="JUnit XML")

@@ -331,7 +331,7 @@ def _retrieval_extras(
     k = gate.retrieval.k if gate.retrieval is not None else record.k
     before: RetrievalRecord | None = baseline.retrieval if baseline is not None else None
     base_items = before.items if before is not None else {}
-    found = {
+    found: dict[str, dict[str, Any]] = {
         item_id: {"rt": _retrieval_item(item, base_items.get(item_id), k)}
         for item_id, item in record.items.items()
     }
@@ -383,7 +383,7 @@ def page_data(
     removed = _removed_items(report, baseline) if baseline is not None else []
     items += [_removed(item) for item in removed]
     return {
-        "verdict": gate.verdict if report.complete and not gate.inconclusive else "incomplete",
+        "verdict": gate.run_verdict(report.complete),
         "headline": gate.headline,
         "figures": _figures(report, gate, baseline, len(removed)),
         "notes": [*gate.warnings, *gate.notes]

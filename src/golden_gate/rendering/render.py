@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -122,7 +123,7 @@ class _Context:
         self._tags = sections.with_slices(
             sections.tag_rows(tally.tagged, tally.passes, regressed), gate.slices
         )
-        complete = header.complete and not gate.inconclusive
+        complete = gate.run_verdict(header.complete) != "incomplete"
         improved = Counter(
             chain.from_iterable(tally.tags_of(i) for i in improved_ids if i in tally.position)
         )
@@ -339,12 +340,12 @@ def render(
     return best
 
 
-def render_comment(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
-    return render(report, gate, template="comment.md.j2", limit=COMMENT_LIMIT, **kwargs)  # type: ignore[arg-type]
+def render_comment(report: Report | SlimReport, gate: GateResult, **kwargs: Any) -> str:
+    return render(report, gate, template="comment.md.j2", limit=COMMENT_LIMIT, **kwargs)
 
 
-def render_summary(report: Report | SlimReport, gate: GateResult, **kwargs: object) -> str:
+def render_summary(report: Report | SlimReport, gate: GateResult, **kwargs: Any) -> str:
     kwargs.pop("user_template", None)
     return render(
         report, gate, template="summary.md.j2", limit=SUMMARY_LIMIT, measure=utf8_bytes, **kwargs
-    )  # type: ignore[arg-type]
+    )

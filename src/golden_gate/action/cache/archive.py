@@ -87,16 +87,20 @@ def _is_regular(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
+def _open_tar(target: Path, *, gzipped: bool) -> tarfile.TarFile:
+    if gzipped:
+        return tarfile.open(target, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=6)
+    return tarfile.open(target, "w", format=tarfile.PAX_FORMAT)
+
+
 def pack(directory: Path, archive: Path, compression: str) -> int:
     """Write the verdict entries of `directory` to `archive`; returns how many."""
     if compression not in COMPRESSIONS:
         raise ValueError(f"unknown compression {compression!r}")
     count = 0
     plain = archive.with_name(archive.name + ".tar")
-    mode = "w:gz" if compression == "gzip" else "w"
     target = archive if compression == "gzip" else plain
-    options: dict[str, Any] = {"compresslevel": 6} if compression == "gzip" else {}
-    with tarfile.open(target, mode, format=tarfile.PAX_FORMAT, **options) as tar:
+    with _open_tar(target, gzipped=compression == "gzip") as tar:
         for name, path in _entries(directory):
             try:
                 data = path.read_bytes()  # whole, so a file pruned meanwhile is left out whole

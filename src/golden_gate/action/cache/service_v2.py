@@ -13,6 +13,7 @@ import re
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +167,7 @@ class CacheServiceV2(CacheService):
                 url = _with_query(signed_url, f"comp=block&blockid={_quote(block_id)}")
                 self._blob(
                     "upload a block",
-                    lambda u=url, c=chunk: self._client.put(
-                        u, content=c, extensions=transfer(len(c))
-                    ),
+                    partial(self._client.put, url, content=chunk, extensions=transfer(len(chunk))),
                 )
         xml = '<?xml version="1.0" encoding="utf-8"?><BlockList>'
         xml += "".join(f"<Latest>{block_id}</Latest>" for block_id in ids) + "</BlockList>"

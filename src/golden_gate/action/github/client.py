@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 FILES_CAP = 3000  # GitHub lists at most 3000 files of a pull request
 PER_PAGE = 100  # the most GitHub serves a page
-ACTIONS_BOT = "github-actions[bot]"  # who the Actions GITHUB_TOKEN writes as
 VIEWER_QUERY = "query { viewer { login } }"  # answers installation tokens too
 TIMEOUT_S = 30
 

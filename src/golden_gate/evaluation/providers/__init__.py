@@ -24,7 +24,6 @@ from golden_gate.evaluation.providers import (
 from golden_gate.evaluation.providers.base import (
     CUT_OFF,
     DEFAULT_MAX_TOKENS,
-    JSON_SCHEMA,
     JUDGE_SEED,
     Provider,
     cut_off,
@@ -35,7 +34,7 @@ from golden_gate.evaluation.providers.base import (
 if TYPE_CHECKING:
     from golden_gate.evaluation.judge import JudgeSettings
 
-__all__ = ["CUT_OFF", "DEFAULT_MAX_TOKENS", "JSON_SCHEMA", "JUDGE_SEED", "PROVIDERS", "Provider"]
+__all__ = ["CUT_OFF", "DEFAULT_MAX_TOKENS", "JUDGE_SEED", "PROVIDERS", "Provider"]
 
 KEYPOINTS = "keypoints"
 

@@ -25,7 +25,6 @@ class Anthropic:
     default_endpoint: str | None = None
     bare_prefixes: tuple[str, ...] = ("claude",)
     cap_field: str = "max_tokens"
-    structured_output: str = base.TOOL
     seed: int | None = None
 
     def chat_endpoint(self, model: str, settings: JudgeSettings) -> None:

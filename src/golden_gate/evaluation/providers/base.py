@@ -26,11 +26,6 @@ DEFAULT_MAX_TOKENS = 1024
 JUDGE_SEED = 20231
 CUT_OFF = "(judge-max-tokens)"  # marks the error of a reply the generation cap cut off
 
-# The structured-output forms a request asks for the verdict in.
-JSON_SCHEMA = "json_schema"  # Chat Completions' `response_format` (judge_client.py sends it)
-TOOL = "tool"  # a forced tool call whose input is the verdict (Anthropic's Messages API)
-RESPONSE_SCHEMA = "responseJsonSchema"  # Gemini's generationConfig
-
 
 @dataclass(frozen=True)
 class ChatEndpoint:
@@ -48,20 +43,41 @@ class ChatEndpoint:
 
 
 class Provider(Protocol):
-    """One judge provider: the `provider:` of `provider:model`."""
+    """One judge provider: the `provider:` of `provider:model`. Its facts are read, never
+    set (each provider is a frozen dataclass)."""
 
-    name: str  # the `provider:` prefix
-    title: str
-    package: str  # the LangChain integration its chat model comes from
-    extra: str  # golden-gate's extra that installs it ("": installed with golden-gate)
-    key_env: tuple[str, ...]  # where its SDK reads the API key (masked in logs)
-    key_required: bool  # False: a local server that takes any key or none
-    endpoint_env: tuple[str, ...]  # where its SDK reads another endpoint than its own
-    default_endpoint: str | None  # None: the SDK's own (the provider's cloud API)
-    bare_prefixes: tuple[str, ...]  # model names that need no `provider:`
-    cap_field: str  # the request field the generation cap travels in
-    structured_output: str  # how the verdict is asked for: JSON_SCHEMA, TOOL, ...
-    seed: int | None  # sent with every call, None where the API takes none
+    # the `provider:` prefix
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    # the LangChain integration its chat model comes from
+    @property
+    def package(self) -> str: ...
+    # golden-gate's extra that installs it ("": installed with golden-gate)
+    @property
+    def extra(self) -> str: ...
+    # where its SDK reads the API key (masked in logs)
+    @property
+    def key_env(self) -> tuple[str, ...]: ...
+    # False: a local server that takes any key or none
+    @property
+    def key_required(self) -> bool: ...
+    # where its SDK reads another endpoint than its own
+    @property
+    def endpoint_env(self) -> tuple[str, ...]: ...
+    # None: the SDK's own (the provider's cloud API)
+    @property
+    def default_endpoint(self) -> str | None: ...
+    # model names that need no `provider:`
+    @property
+    def bare_prefixes(self) -> tuple[str, ...]: ...
+    # the request field the generation cap travels in
+    @property
+    def cap_field(self) -> str: ...
+    # sent with every call, None where the API takes none
+    @property
+    def seed(self) -> int | None: ...
 
     def chat_endpoint(self, model: str, settings: JudgeSettings) -> ChatEndpoint | None:
         """The endpoint judge_client.py calls without LangChain; None where the request is

@@ -150,10 +150,10 @@ class Client:
                 headers=self._headers,
                 proxy=self._proxy,
             ) as reply:
-                body = await http_session.read_capped(reply, MAX_JUDGE_REPLY_BYTES)
-                if body is None:
+                raw = await http_session.read_capped(reply, MAX_JUDGE_REPLY_BYTES)
+                if raw is None:
                     raise ReplyTooLarge(MAX_JUDGE_REPLY_BYTES, VERDICT_NOTE)
-                response = Response(reply.status, reply.headers, body)
+                response = Response(reply.status, reply.headers, raw)
         except self._errors as exc:
             raise transport_error(exc) from exc
         if not response.is_success:
@@ -193,5 +193,5 @@ def transport_fault(exc: BaseException) -> TransportError | None:
         and isinstance(exc, aiohttp.ClientError)
         and not isinstance(exc, aiohttp.ClientResponseError)  # a status, read by the SDK
     ):
-        return transport_error(exc)  # type: ignore[arg-type]
+        return transport_error(exc)
     return None

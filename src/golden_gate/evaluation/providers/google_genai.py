@@ -25,7 +25,6 @@ class GoogleGenAI:
     default_endpoint: str | None = None
     bare_prefixes: tuple[str, ...] = ("gemini",)
     cap_field: str = "maxOutputTokens"
-    structured_output: str = base.RESPONSE_SCHEMA
     seed: int | None = None
 
     def chat_endpoint(self, model: str, settings: JudgeSettings) -> None:

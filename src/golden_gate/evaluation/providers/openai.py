@@ -36,7 +36,6 @@ class OpenAICompatible:
     placeholder_key: str | None = None
     package: str = "langchain_openai"
     extra: str = ""
-    structured_output: str = base.JSON_SCHEMA
     seed: int | None = base.JUDGE_SEED
 
     def model_kwargs(self, settings: JudgeSettings) -> dict[str, Any]:
