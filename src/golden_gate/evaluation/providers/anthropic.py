@@ -39,7 +39,10 @@ class Anthropic:
         chat_model = base.init_chat_model(model, base.model_kwargs(self, settings))
         # The model takes no client argument, and LangChain's is shared process-wide ("Event
         # loop is closed" in a second loop): it gets its own.
-        client = anthropic.DefaultAsyncHttpxClient(verify=tls_context(httpx2))
+        # No redirect is followed: x-api-key would go along to another host (secret_env.py).
+        client = anthropic.DefaultAsyncHttpxClient(
+            verify=tls_context(httpx2), follow_redirects=False
+        )
         params = {**chat_model._client_params, "http_client": client}
         chat_model.__dict__["_async_client"] = anthropic.AsyncClient(**params)
         return chat_model, client

@@ -163,8 +163,11 @@ def sdk_http_client(connections: int) -> Any:
 
     from golden_gate.evaluation.transport import sharded, tls_context
 
+    # No redirect is followed: the key goes to the judge's endpoint only (secret_env.py).
     return openai.DefaultAsyncHttpxClient(
-        transport=sharded(connections, http=httpx2), verify=tls_context(httpx2)
+        transport=sharded(connections, http=httpx2),
+        verify=tls_context(httpx2),
+        follow_redirects=False,
     )
 
 
