@@ -128,10 +128,13 @@ def _trust(base: ConfigFile | None, inputs: Mapping[str, Any], where: str) -> Tr
     inputs, the defaults) say of the options that send a secret (secret_env.py)."""
 
     def value(option_name: str) -> Any:
-        if option_name in inputs:
-            return inputs[option_name]
-        if base is not None and option_name in base.values:
-            return base.values[option_name]
+        # A rule is the base file's (an input may only repeat it); the rest the input's first.
+        layers = [inputs, base.values if base is not None else {}]
+        if BY_NAME[option_name].rule is not None and base is not None:
+            layers = layers[1:]
+        for layer in layers:
+            if option_name in layer:
+                return layer[option_name]
         return BY_NAME[option_name].default_for("action")
 
     return Trust(
