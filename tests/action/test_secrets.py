@@ -166,6 +166,7 @@ def test_a_pull_request_cannot_point_the_judge_and_its_key_at_its_server(
     [
         ("openai:gpt-4.1-mini", "OPENAI_API_KEY"),
         ("anthropic:claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+        ("google_genai:gemini-2.0-flash", "GOOGLE_API_KEY"),
     ],
 )
 def test_a_judge_that_redirects_is_not_followed_with_its_key(world, evil, candidate, model, key):
