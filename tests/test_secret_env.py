@@ -93,7 +93,7 @@ def test_a_granted_header_goes_to_the_granted_assistant_only():
         assistant_url="https://staging.example",
     )
     assert sent == {"authorization": "t0ken-value", "X-Trace": "1"}
-    with pytest.raises(InputError, match="moves the assistant to https://evil.example"):
+    with pytest.raises(InputError, match=r"moves the assistant to https://evil\.example"):
         send_headers(
             {"Authorization": "$TOKEN"}, env, where="w", trust=TRUST,
             assistant_url="https://evil.example",
