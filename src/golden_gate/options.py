@@ -201,7 +201,7 @@ OPTIONS: tuple[Option, ...] = (
     _o("compose-env", "Environment variables docker compose is given, comma-separated names: "
        "what the compose file's ${VAR} and the services it starts may read besides where Docker "
        "is, the locale and the CI's GITHUB_ facts. No other variable of the job reaches them "
-       "(no key, no token).", kind="tags", group="compose", field="compose.passed_env",
+       "(no key, no token).", kind="tags", group="compose", field="compose.env",
        rule="subset", metavar="NAMES"),
     # --- the judge -----------------------------------------------------------------------------
     _o("judge-model", "provider:model for the LLM judge, with provider openai (or an "

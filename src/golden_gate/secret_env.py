@@ -111,6 +111,15 @@ class Trust:
     assistant_url: str = ""
     judge_base_url: str = ""
 
+    def change(self, option: str) -> str:
+        """Where the fix goes, for a message."""
+        if self.where.startswith("golden-gate.toml"):
+            return f"change {option} in {self.where}, in a pull request of its own"
+        return (
+            f"set {option} in the workflow, or land golden-gate.toml with it in a pull "
+            "request of its own first"
+        )
+
 
 def variable(value: str) -> str | None:
     """The environment variable a header value names (`$VAR`), or None for a literal."""
@@ -146,8 +155,7 @@ def _check_grant(name: str, value: str, where: str, trust: Trust, url: str) -> N
     if granted.get(name.lower()) != value:
         raise InputError(
             f"{where}: header {name} = {value}: a pull request cannot send an environment "
-            f"variable of the job; a header that carries one is a rule of {trust.where} (set "
-            "it there, in a pull request of its own)"
+            f"variable of the job to an assistant; {trust.change('assistant-headers')}"
         )
     if _same_url(url, trust.assistant_url):
         return
@@ -155,8 +163,7 @@ def _check_grant(name: str, value: str, where: str, trust: Trust, url: str) -> N
     raise InputError(
         f"{where}: header {name} carries {value} to the assistant {trust.where} names "
         f"({named}); this pull request moves the assistant to {url or 'the compose service'}, "
-        f"which is not given it: change assistant-url in {trust.where}, in a pull request of "
-        "its own"
+        f"which is not given it: {trust.change('assistant-url')}"
     )
 
 
@@ -167,8 +174,8 @@ def check_endpoint(url: str, *, where: str, trust: Trust | None) -> None:
     named = trust.judge_base_url or "the provider's own endpoint"
     raise InputError(
         f"{where}: {url or 'the provider default'} would receive the judge's key, and on a pull "
-        f"request the judge's endpoint is {named} ({trust.where}); change judge-base-url there, "
-        "in a pull request of its own"
+        f"request the judge's endpoint is {named} ({trust.where}): "
+        f"{trust.change('judge-base-url')}"
     )
 
 

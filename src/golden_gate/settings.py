@@ -182,7 +182,7 @@ def build(
                 wait_timeout_s=r["wait-timeout"],
                 health_path=r["health-path"],
                 index_snapshot=r["index-snapshot"] or None,
-                passed_env=r["compose-env"],
+                env=r["compose-env"],
                 confine_to=root.resolve() if r.trust is not None else None,
             )
             if evaluating and compose_file

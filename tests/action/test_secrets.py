@@ -80,7 +80,9 @@ def test_a_pull_requests_own_config_cannot_send_the_jobs_secrets_to_its_server(
     )
     done = pr_run(world, event, fork)
     assert done.returncode == 2, said(done)
-    assert "a pull request cannot send an environment variable of the job" in said(done)
+    assert "a pull request cannot send an environment variable of the job to an assistant" in said(
+        done
+    )
     assert evil.leaked(ALL_SECRETS) == []
     assert evil.arrived == []
 
@@ -232,6 +234,13 @@ if "config" in args:
     model = yaml.safe_load(text)
     for service in model.get("services", {{}}).values():
         env = service.setdefault("environment", {{}})
+        if isinstance(env, list):  # `- NAME` takes compose's own variable, `- NAME=value` a value
+            env = service["environment"] = dict(
+                e.split("=", 1) if "=" in e else (e, values.get(e)) for e in env
+            )
+        build = service.get("build")
+        if isinstance(build, dict) and isinstance(build.get("args"), list):
+            build["args"] = {{a: values.get(a) for a in build["args"]}}
         for env_file in service.pop("env_file", []) or []:
             for line in Path(file.parent, env_file).read_text().splitlines():
                 if "=" in line:
@@ -292,6 +301,13 @@ services:
       DEPLOY: "${DEPLOY_PASSWORD}"
       DATABASE: "${DATABASE_URL}"
       MODEL_KEY: "${ASSISTANT_MODEL_KEY}"
+  worker:
+    build:
+      context: .
+      args: [OPENAI_API_KEY, DEPLOY_PASSWORD]
+    environment: [ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_TOKEN, DATABASE_URL]
+  sidecar:  # the last service: what a test appends lands here
+    image: assistant
 """
 
 

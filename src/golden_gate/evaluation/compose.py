@@ -38,7 +38,7 @@ class ComposeSettings(BaseModel):
     wait_timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     health_path: str = "/health"
     index_snapshot: str | None = None
-    passed_env: list[str] = Field(default_factory=list)  # compose-env: the rules' grant
+    env: list[str] = Field(default_factory=list)  # compose-env: names passed (a rule)
     # A pull request's compose file: its resolved model is checked against this checkout
     # (secret_env.check_compose_model) before anything is built or started.
     confine_to: Path | None = None
@@ -178,7 +178,7 @@ class Compose:
             self.settings.project,
             *args,
             env=self.env,
-            passed=self.settings.passed_env,
+            passed=self.settings.env,
             timeout=timeout,
             check=check,
         )
@@ -196,7 +196,7 @@ class Compose:
             "--format",
             "json",
             env=self.env,
-            passed=self.settings.passed_env,
+            passed=self.settings.env,
             check=False,
         )
         if done.returncode != 0:
@@ -214,7 +214,7 @@ class Compose:
 
             secret_env.check_compose_model(
                 config,
-                passed=self.settings.passed_env,
+                passed=self.settings.env,
                 workspace=str(self.settings.confine_to),
                 project_dir=str(self.settings.file.parent),
                 where=f"input 'compose-file' ({self.settings.file.name})",
