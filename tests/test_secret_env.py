@@ -148,9 +148,17 @@ def test_a_confined_model_passes(tmp_path):
         {"build": {"context": "/"}},
         {"build": {"context": ".", "ssh": ["default"]}},
         {"env_file": ["/proc/1/environ"]},
+        {"env_file": [{"path": "/proc/1/environ", "required": False}]},
+        {"label_file": "/proc/1/environ"},
+        {"build": {"context": ".", "dockerfile": "/proc/1/environ"}},
+        {"build": {"context": ".", "dockerfile": "../../../proc/1/environ"}},
+        {"provider": {"type": "./steal", "options": {}}},
     ],
 )
 def test_a_model_that_reaches_the_host_is_refused(tmp_path, service):
+    build = service.get("build")
+    if build and build["context"] == ".":  # the checkout itself: only the rest is wrong
+        service = {**service, "build": {**build, "context": str(tmp_path)}}
     with pytest.raises(InputError, match="may not reach the host"):
         check_compose_model(
             model(**service), passed=[], workspace=str(tmp_path), project_dir=str(tmp_path),

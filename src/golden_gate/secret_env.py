@@ -252,15 +252,24 @@ def _service_problems(service: Mapping[str, Any], workspace: str) -> list[str]:
             source = str(volume.get("source") or "")
             if not _inside(source, workspace):
                 found.append(f"bind mount of {source}")
-    for env_file in service.get("env_file") or []:
-        path = str(env_file.get("path") if isinstance(env_file, dict) else env_file)
-        if not _inside(path, workspace):
-            found.append(f"env_file {path}")
+    for key in ("env_file", "label_file"):  # read by the compose client, in our container
+        entries = service.get(key) or []
+        for entry in [entries] if isinstance(entries, str | dict) else entries:
+            path = str(entry.get("path") if isinstance(entry, dict) else entry)
+            if not _inside(path, workspace):
+                found.append(f"{key} {path}")
+    if service.get("provider"):  # a plugin binary the compose client runs, in our container
+        found.append("provider")
     build = service.get("build") or {}
     if isinstance(build, dict):
         context = str(build.get("context") or "")
         if context and "://" not in context and not _inside(context, workspace):
             found.append(f"build context {context}")
+        dockerfile = str(build.get("dockerfile") or "")
+        if dockerfile and "://" not in context:
+            path = os.path.join(context or ".", dockerfile)  # an absolute one stays absolute
+            if not _inside(path, workspace):
+                found.append(f"dockerfile {dockerfile}")
         for extra in (build.get("additional_contexts") or {}).values():
             if (
                 "://" not in str(extra)
