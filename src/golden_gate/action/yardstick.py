@@ -12,6 +12,10 @@ and the paths the workflow names are used (the files themselves are read at the 
 
 On push, workflow_dispatch and schedule the rules are the commit's own: the workspace's file,
 then the inputs.
+
+Whenever the checkout is a pull request's, `Resolved.trust` holds what the layers it does not
+control say of the options that send a secret (secret_env.py decides with it): its own file
+may name no environment variable, nor move one the base grants.
 """
 
 from __future__ import annotations
