@@ -44,6 +44,8 @@ _CHILD_NAMES = frozenset(
     }
 )  # fmt: skip
 _CHILD_PREFIXES = ("DOCKER_", "COMPOSE_", "BUILDKIT_", "BUILDX_", "LC_", "GITHUB_", "RUNNER_")
+# The events whose checkout is a pull request's (the Action's scope and the command's trust).
+PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 MIN_SECRET = 8  # a shorter value of a secret-named variable is not looked for in text
 
 
@@ -100,6 +102,9 @@ def _has_password(url: str) -> bool:
         return True
 
 
+COMMAND_FLAGS = "the command's flags"  # what the command in a pull request's workflow trusts
+
+
 @dataclass(frozen=True)
 class Trust:
     """On a pull request: what the layers the pull request does not control (the base
@@ -115,6 +120,8 @@ class Trust:
         """Where the fix goes, for a message."""
         if self.where.startswith("golden-gate.toml"):
             return f"change {option} in {self.where}, in a pull request of its own"
+        if self.where == COMMAND_FLAGS:
+            return f"pass --{option} in the workflow's command instead"
         return (
             f"set {option} in the workflow, or land golden-gate.toml with it in a pull "
             "request of its own first"
@@ -161,7 +168,7 @@ def _check_grant(name: str, value: str, where: str, trust: Trust, url: str) -> N
         return
     named = trust.assistant_url or "the compose service"
     raise InputError(
-        f"{where}: header {name} carries {value} to the assistant {trust.where} names "
+        f"{where}: header {name} carries {value} to the assistant named by {trust.where} "
         f"({named}); this pull request moves the assistant to {url or 'the compose service'}, "
         f"which is not given it: {trust.change('assistant-url')}"
     )

