@@ -22,6 +22,7 @@ from golden_gate.secret_env import (
         "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "INPUT_GITHUB-TOKEN",
         "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RESULTS_URL",
         "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "NPM_AUTH",
+        "GITHUB_PAT", "DB_PASS", "SENTRY_DSN", "GPG_PASSPHRASE", "GITHUB_APP_PRIVATE_KEY",
     ],
 )  # fmt: skip
 def test_credentials_and_the_runners_variables_are_secrets(name):
@@ -29,7 +30,8 @@ def test_credentials_and_the_runners_variables_are_secrets(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["PATH", "HOME", "PWD", "INPUT_JUDGE-MODEL", "GITHUB_SHA", "GIT_AUTHOR_NAME"]
+    "name",
+    ["PATH", "HOME", "PWD", "INPUT_JUDGE-MODEL", "GITHUB_SHA", "GIT_AUTHOR_NAME", "PASSENGER"],
 )
 def test_ordinary_variables_are_not(name):
     assert not is_secret(name)
@@ -42,6 +44,7 @@ def test_a_child_gets_the_allow_list_and_what_is_passed_by_name():
         "DOCKER_HOST": "unix:///run/docker.sock",
         "GITHUB_SHA": "abc",
         "GITHUB_TOKEN": "ghs_x",
+        "GITHUB_DEPLOY_URL": "https://u:p@deploy",  # the workflow's own GITHUB_ name: not passed
         "OPENAI_API_KEY": "sk-x",
         "DATABASE_URL": "postgres://u:p@db/x",
         "HTTPS_PROXY": "http://user:pass@proxy:3128",

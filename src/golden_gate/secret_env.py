@@ -19,7 +19,9 @@ keys, and whatever else the workflow puts there. Three things could carry one ou
   linked to /proc/1/environ, an `env_file`), and nothing that reaches the host (privileged,
   the Docker socket, host namespaces, files outside the workspace).
 
-Nothing else reads the environment for secrets: redaction.py only scrubs what it finds.
+Nothing else decides where an environment value goes: each judge provider reads its own key
+variables (`key_env`) to authenticate to that endpoint, and redaction.py reads the environment
+only to scrub what it finds.
 """
 
 from __future__ import annotations
@@ -34,16 +36,25 @@ from urllib.parse import urlsplit
 from golden_gate.errors import InputError
 
 # A variable named like a credential is a secret whatever it holds.
-_SECRET_WORDS = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|COOKIE|PRIVATE|SIGNATURE")
-# What docker compose needs to find and talk to the engine, and ordinary process settings.
+_SECRET_WORDS = re.compile(
+    r"KEY|TOKEN|SECRET|PASS(?:W|PHRASE|$|_)|(?:^|_)PAT(?:$|_)|(?:^|_)DSN(?:$|_)|CREDENTIAL"
+    r"|AUTH(?!OR)|COOKIE|PRIVATE|SIGNATURE"
+)
+# What docker compose needs to find and talk to the engine, ordinary process settings, and the
+# CI's facts about the run (a compose file may tag an image with ${GITHUB_SHA}).
 _CHILD_NAMES = frozenset(
     {
         "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
         "NO_COLOR", "CI", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR",
         "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+        "GITHUB_ACTIONS", "GITHUB_SHA", "GITHUB_REF", "GITHUB_REF_NAME", "GITHUB_HEAD_REF",
+        "GITHUB_BASE_REF", "GITHUB_REPOSITORY", "GITHUB_REPOSITORY_OWNER", "GITHUB_RUN_ID",
+        "GITHUB_RUN_NUMBER", "GITHUB_RUN_ATTEMPT", "GITHUB_WORKFLOW", "GITHUB_JOB",
+        "GITHUB_ACTOR", "GITHUB_EVENT_NAME", "GITHUB_SERVER_URL", "GITHUB_API_URL",
+        "GITHUB_WORKSPACE", "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TEMP", "RUNNER_NAME",
     }
 )  # fmt: skip
-_CHILD_PREFIXES = ("DOCKER_", "COMPOSE_", "BUILDKIT_", "BUILDX_", "LC_", "GITHUB_", "RUNNER_")
+_CHILD_PREFIXES = ("DOCKER_", "COMPOSE_", "BUILDKIT_", "BUILDX_", "LC_")
 # The events whose checkout is a pull request's (the Action's scope and the command's trust).
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 MIN_SECRET = 8  # a shorter value of a secret-named variable is not looked for in text
