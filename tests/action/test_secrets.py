@@ -351,6 +351,18 @@ def test_compose_env_at_the_base_passes_what_it_names_and_nothing_more(world, tm
     assert docker.leaked(ALL_SECRETS) == []
 
 
+@pytest.mark.parametrize(("event", "fork"), EVENTS, ids=EVENT_IDS)
+def test_an_input_can_drop_compose_env_names_never_add_one(world, tmp_path, event, fork):
+    world.configure({"compose": {"env": ["ASSISTANT_MODEL_KEY"]}})
+    done, docker, _ = compose_pr(
+        world, tmp_path, COMPOSE, event, fork, compose_env="ASSISTANT_MODEL_KEY,OPENAI_API_KEY"
+    )
+    assert done.returncode == 2, said(done)
+    assert "input 'compose-env'" in said(done) and "would loosen a rule" in said(done)
+    assert not docker.started()
+    assert docker.leaked(ALL_SECRETS) == []
+
+
 def test_the_pull_request_cannot_grant_itself_compose_env(world, tmp_path):
     # Its own golden-gate.toml names the judge key: a rule, read at the base, so not used.
     world.configure({"compose": {"env": ["OPENAI_API_KEY"]}}, base=False)
