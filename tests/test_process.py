@@ -14,7 +14,8 @@ import os, signal
 from golden_gate import process
 process.start()
 print(os.environ.get("OPENBLAS_NUM_THREADS"))
-print(process.child_environment().get("OPENBLAS_NUM_THREADS", "unset"))
+# Passed by name (compose-env), the user's own value goes to a child; the one start set never.
+print(process.child_environment(["OPENBLAS_NUM_THREADS"]).get("OPENBLAS_NUM_THREADS", "unset"))
 try:
     os.kill(os.getpid(), signal.SIGTERM)
     signal.pause()

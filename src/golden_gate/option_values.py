@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from golden_gate import options
 from golden_gate.errors import InputError
 from golden_gate.options import BY_FIELD, BY_NAME, GATE_OPTIONS, SECTIONS, Option
+from golden_gate.secret_env import Trust
 
 M = TypeVar("M")
 
@@ -181,6 +182,9 @@ class Resolved:
     proposed: dict[str, Any] = dc_field(default_factory=dict)  # those values, by option name
     # Inputs that would loosen a rule: refused once every value is known to be well-formed.
     refusals: list[tuple[Value, str]] = dc_field(default_factory=list)  # (the input, why)
+    # On a pull request: what the layers it does not control say of the options that send a
+    # secret (secret_env.py); None where every layer is the run's own (CLI, push, dispatch).
+    trust: Trust | None = None
 
     def value(self, name: str) -> Value:
         """The option's value; one no layer set is its default, found when first asked for (a

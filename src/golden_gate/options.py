@@ -204,6 +204,11 @@ OPTIONS: tuple[Option, ...] = (
        kind="float", group="compose", field="compose.wait_timeout_s"),
     _o("health-path", "Path polled on the assistant until it answers (after compose's own "
        "healthchecks).", group="compose", field="compose.health_path"),
+    _o("compose-env", "Environment variables docker compose is given, comma-separated names: "
+       "what the compose file's ${VAR} and the services it starts may read besides where "
+       "Docker is, the locale and the CI's facts such as GITHUB_SHA. No other variable of the "
+       "job reaches them (no key, no token).", kind="tags", group="compose",
+       field="compose.env", rule="subset", metavar="NAMES"),
     # --- the judge -----------------------------------------------------------------------------
     _o("judge-model", "provider:model for the LLM judge, with provider openai (or an "
        "OpenAI-compatible server with judge-base-url), azure_openai (model = deployment), "

@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
@@ -55,10 +55,14 @@ def start() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def child_environment() -> dict[str, str]:
-    """The environment for what we start (docker compose and the assistant it builds): ours,
-    without what `start` set for this process alone."""
-    return {k: v for k, v in os.environ.items() if k not in _SET}
+def child_environment(passed: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for what we start (docker compose and the assistant it builds): what
+    secret_env allows of ours, and the names the rules pass (`passed`), without what `start`
+    set for this process alone."""
+    from golden_gate import secret_env
+
+    ours = {k: v for k, v in os.environ.items() if k not in _SET}
+    return secret_env.child_environment(ours, passed)
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:

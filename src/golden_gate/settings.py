@@ -82,21 +82,17 @@ def _path(value: Any, root: Path) -> Path | None:
 
 
 def expand_headers(resolved: Resolved, env: Mapping[str, str]) -> dict[str, str]:
-    """Header values, `$VAR` read from the environment (so a secret is never in a file)."""
-    from golden_gate.errors import InputError
+    """Header values, `$VAR` read from the environment (so a secret is never in a file), as
+    secret_env allows: on a pull request only what its base branch's rules grant."""
+    from golden_gate import secret_env
 
-    headers = {}
-    for name, value in resolved["assistant-headers"].items():
-        if value.startswith("$") and len(value) > 1:
-            variable = value[1:]
-            if variable not in env:
-                where = resolved.where("assistant-headers")
-                raise InputError(
-                    f"{where}: header {name}: environment variable {variable} is not set"
-                )
-            value = env[variable]
-        headers[name] = value
-    return headers
+    return secret_env.send_headers(
+        resolved["assistant-headers"],
+        env,
+        where=resolved.where("assistant-headers"),
+        trust=resolved.trust,
+        assistant_url=resolved["assistant-url"],
+    )
 
 
 def judge_concurrency(r: Resolved) -> int:
@@ -108,8 +104,11 @@ def judge_concurrency(r: Resolved) -> int:
 
 
 def judge_settings(r: Resolved, *, root: Path) -> JudgeSettings:
+    from golden_gate import secret_env
     from golden_gate.option_values import verdict_identity
 
+    # The judge's key goes where judge-base-url points: on a pull request, the base's choice.
+    secret_env.check_endpoint(r["judge-base-url"], where=r.where("judge-base-url"), trust=r.trust)
     return validated(
         r,
         lambda: JudgeSettings(
@@ -183,6 +182,8 @@ def build(
                 wait_timeout_s=r["wait-timeout"],
                 health_path=r["health-path"],
                 index_snapshot=r["index-snapshot"] or None,
+                env=r["compose-env"],
+                confine_to=root.resolve() if r.trust is not None else None,
             )
             if evaluating and compose_file
             else None,

@@ -359,7 +359,13 @@ def repository(tmp_path: Path) -> Iterator[Repository]:
         (workspace / "evals").mkdir(parents=True)
         shutil.copy(golden_path(), workspace / "evals" / "golden.jsonl")
         shutil.copy(baseline_path(), workspace / "evals" / "baseline.json")
-        shutil.copy(EXAMPLE / "docker-compose.eval.yml", workspace)
+        # The build context is the checkout's root, where the example's ../.. lands in its own
+        # repository: on a pull request a context outside the checkout is refused (secret_env.py).
+        (workspace / "docker-compose.eval.yml").write_text(
+            (EXAMPLE / "docker-compose.eval.yml")
+            .read_text()
+            .replace("context: ../..", "context: .")
+        )
         shutil.copytree(EXAMPLE / "pages", workspace / "pages")
         (workspace / "prompts").mkdir()
         (workspace / "prompts" / "answer.txt").write_text(

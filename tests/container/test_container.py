@@ -461,7 +461,11 @@ def job(tmp_path: Path) -> Iterator[Job]:
         (tmp_path / folder).mkdir(parents=True)
     shutil.copy(golden_path(), job.workspace / "evals" / "golden.jsonl")
     (job.workspace / "golden-gate.toml").write_text(RULES_TOML)
-    shutil.copy(EXAMPLE / "docker-compose.eval.yml", job.workspace)
+    # The build context is the checkout's root, where the example's ../.. lands in its own
+    # repository: on a pull request a context outside the checkout is refused (secret_env.py).
+    (job.workspace / "docker-compose.eval.yml").write_text(
+        (EXAMPLE / "docker-compose.eval.yml").read_text().replace("context: ../..", "context: .")
+    )
     shutil.copytree(EXAMPLE / "pages", job.workspace / "pages")
     violations: list[str] = []
     try:

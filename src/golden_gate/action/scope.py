@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field
 
 from golden_gate.errors import InputError
 from golden_gate.git import git
+from golden_gate.secret_env import PULL_REQUEST_EVENTS
 
-PULL_REQUEST_EVENTS = {"pull_request", "pull_request_target"}
 FILE_CAP = 3000  # GitHub lists at most 3,000 files of a pull request
 # Files that cannot change an answer, gitignore-style (`ignore-paths` extends the list; a
 # `!pattern` there takes a file back). Markdown can be a prompt: a file or directory named

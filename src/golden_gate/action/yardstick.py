@@ -12,6 +12,10 @@ and the paths the workflow names are used (the files themselves are read at the 
 
 On push, workflow_dispatch and schedule the rules are the commit's own: the workspace's file,
 then the inputs.
+
+Whenever the checkout is a pull request's, `Resolved.trust` holds what the layers it does not
+control say of the options that send a secret (secret_env.py decides with it): its own file
+may name no environment variable, nor move one the base grants.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from golden_gate.action.scope import PULL_REQUEST_EVENTS
 from golden_gate.errors import InputError
 from golden_gate.option_values import Resolved, Value, apply, clean, defaults, tightens
 from golden_gate.options import BY_NAME, OPTIONS, direction
+from golden_gate.secret_env import Trust
 
 if TYPE_CHECKING:
     from golden_gate.action.context import Context
@@ -74,19 +79,22 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
         own = config_file.read(path, relative_to=workspace, source=name)
         resolved.config_path = Path(name)
     mode = inputs.get("mode", "gate")
-    pull_request = (
-        ctx is not None
-        and ctx.event_name in PULL_REQUEST_EVENTS
-        and ctx.pr_number is not None
-        and mode not in NO_RULES
+    # The checkout is a pull request's: whatever its own file says sends no secret.
+    checkout_is_pull_request = (
+        ctx is not None and ctx.event_name in PULL_REQUEST_EVENTS and ctx.pr_number is not None
     )
-    if not pull_request:
+    if not checkout_is_pull_request or mode in NO_RULES:
         _lay(resolved, own)
         apply(resolved, inputs, input_origins)
+        if checkout_is_pull_request:
+            resolved.trust = _trust(None, inputs, "the workflow")
         return resolved
     assert ctx is not None
     base_ref = ctx.base_ref or ""
     base = _config_at_base(name, base_ref, inputs, env, ctx)
+    resolved.trust = _trust(
+        base, inputs, f"golden-gate.toml at {base_ref}" if base is not None else "the workflow"
+    )
     _lay(resolved, own, rules=False)
     if base is not None:
         _lay(resolved, base, rules=True, others=False)
@@ -117,6 +125,28 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             continue
         resolved.values[option_name] = Value(value, input_origins[option_name])
     return resolved
+
+
+def _trust(base: ConfigFile | None, inputs: Mapping[str, Any], where: str) -> Trust:
+    """What the layers a pull request does not control (the base's file, the workflow's
+    inputs, the defaults) say of the options that send a secret (secret_env.py)."""
+
+    def value(option_name: str) -> Any:
+        # A rule is the base file's (an input may only repeat it); the rest the input's first.
+        layers = [inputs, base.values if base is not None else {}]
+        if BY_NAME[option_name].rule is not None and base is not None:
+            layers = layers[1:]
+        for layer in layers:
+            if option_name in layer:
+                return layer[option_name]
+        return BY_NAME[option_name].default_for("action")
+
+    return Trust(
+        where=where,
+        headers=value("assistant-headers") or {},
+        assistant_url=value("assistant-url") or "",
+        judge_base_url=value("judge-base-url") or "",
+    )
 
 
 def _config_at_base(

@@ -18,6 +18,7 @@ from golden_gate.option_values import Resolved, Value, clean, defaults
 from golden_gate.options import BY_NAME, OPTIONS, Option, show
 
 if TYPE_CHECKING:
+    from golden_gate.secret_env import Trust
     from golden_gate.settings import Settings
 
 
@@ -244,6 +245,7 @@ def resolve(
     for name, value in (positional or {}).items():
         if value is not None:
             resolved.values[name] = Value(clean(BY_NAME[name], str(value), name), "argument")
+    resolved.trust = _trust(resolved)
     return resolved
 
 
@@ -264,6 +266,31 @@ def _no_baseline_yet(resolved: Resolved) -> None:
         file=sys.stderr,
     )
     resolved.values["baseline"] = Value("", f"{given.origin}, not made yet")
+
+
+def _trust(resolved: Resolved) -> Trust | None:
+    """In a workflow run for a pull request the working tree, its golden-gate.toml included, is
+    the pull request's: what sends a secret comes from the flags (the workflow's) only."""
+    from golden_gate import secret_env
+
+    env = os.environ
+    if env.get("GITHUB_ACTIONS") != "true" or (
+        env.get("GITHUB_EVENT_NAME") not in secret_env.PULL_REQUEST_EVENTS
+    ):
+        return None
+
+    def flag(name: str) -> Any:
+        value = resolved.values.get(name)
+        if value is not None and value.origin.startswith("flag"):
+            return value.value
+        return BY_NAME[name].default_for("cli")
+
+    return secret_env.Trust(
+        where=secret_env.COMMAND_FLAGS,
+        headers=flag("assistant-headers") or {},
+        assistant_url=flag("assistant-url") or "",
+        judge_base_url=flag("judge-base-url") or "",
+    )
 
 
 def _old_flags(args: argparse.Namespace, resolved: Resolved) -> None:

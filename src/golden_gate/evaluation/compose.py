@@ -16,7 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -41,6 +41,10 @@ class ComposeSettings(BaseModel):
     wait_timeout_s: float = Field(default=300.0, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     health_path: str = "/health"
     index_snapshot: str | None = None
+    env: list[str] = Field(default_factory=list)  # compose-env: names passed (a rule)
+    # A pull request's compose file: its resolved model is checked against this checkout
+    # (secret_env.check_compose_model) before anything is built or started.
+    confine_to: Path | None = None
 
     @field_validator("project")
     @classmethod
@@ -59,14 +63,18 @@ class Service(BaseModel):
 
 
 def _docker(
-    *args: str, env: Mapping[str, str] | None = None, timeout: float = 600, check: bool = True
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    passed: Iterable[str] = (),
+    timeout: float = 600,
+    check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         ["docker", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**process.child_environment(), **(env or {})},
+        env={**process.child_environment(passed), **(env or {})},
         check=False,
     )
     if check and done.returncode != 0:
@@ -173,6 +181,7 @@ class Compose:
             self.settings.project,
             *args,
             env=self.env,
+            passed=self.settings.env,
             timeout=timeout,
             check=check,
         )
@@ -190,6 +199,7 @@ class Compose:
             "--format",
             "json",
             env=self.env,
+            passed=self.settings.env,
             check=False,
         )
         if done.returncode != 0:
@@ -202,6 +212,16 @@ class Compose:
     def _prepare(self) -> dict:
         """The resolved config, written where `docker compose` reads it, binds mapped."""
         config = self._config()
+        if self.settings.confine_to is not None:
+            from golden_gate import secret_env
+
+            secret_env.check_compose_model(
+                config,
+                passed=self.settings.env,
+                workspace=str(self.settings.confine_to),
+                project_dir=str(self.settings.file.parent),
+                where=f"input 'compose-file' ({self.settings.file.name})",
+            )
         if self.container is not None:
             workspace = host_workspace(self.container)
             if workspace:

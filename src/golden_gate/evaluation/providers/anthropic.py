@@ -40,8 +40,10 @@ class Anthropic:
         chat_model = base.init_chat_model(model, base.model_kwargs(self, settings))
         # The model takes no client argument, and LangChain's is shared process-wide ("Event
         # loop is closed" in a second loop): it gets its own, its replies capped.
+        # No redirect is followed: x-api-key would go along to another host (secret_env.py).
         client = anthropic.DefaultAsyncHttpxClient(
             verify=tls_context(httpx2),
+            follow_redirects=False,
             event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
         )
         params = {**chat_model._client_params, "http_client": client}

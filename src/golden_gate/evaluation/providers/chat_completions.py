@@ -42,6 +42,11 @@ class StatusError(Exception):
         message = error.get("message") if isinstance(error, dict) else None
         if isinstance(message, str) and message:
             words += f" - {message}"
+        elif 300 <= self.status_code < 400:
+            words += (
+                " - a redirect, not followed (the judge's key is sent to judge-base-url only): "
+                "set judge-base-url to where it points"
+            )
         super().__init__(words)
 
 
@@ -94,7 +99,7 @@ class Client:
 
     The session is opened on the first call, in the event loop that makes it (the judge is
     built on another thread: deferred_judge.py), shaped as the assistant's (http_session.py).
-    As httpx did for the SDK: redirects are followed; the proxy is OPENAI_PROXY; TLS trusts
+    Unlike the SDK, no redirect is followed (secret_env.py); the proxy is OPENAI_PROXY; TLS trusts
     certifi's bundle, or SSL_CERT_FILE/SSL_CERT_DIR (tls.py).
     """
 
@@ -149,6 +154,7 @@ class Client:
                 data=content.encode(),
                 headers=self._headers,
                 proxy=self._proxy,
+                allow_redirects=False,  # the key goes to the judge's endpoint and nowhere else
             ) as reply:
                 raw = await http_session.read_capped(reply, MAX_JUDGE_REPLY_BYTES)
                 if raw is None:

@@ -38,6 +38,7 @@ class GoogleGenAI:
         kwargs["max_retries"] = 1
         kwargs["client_args"] = capped_client_args()
         chat_model = base.init_chat_model(model, kwargs)
+        _no_redirects(chat_model.client._api_client)
         return chat_model, chat_model.client.aio  # the SDK makes one client per model
 
     def sdk_url(self, chat_model: Any) -> str | None:
@@ -76,7 +77,26 @@ def capped_client_args() -> dict[str, Any]:
     return {
         "transport": httpx2.AsyncHTTPTransport(verify=tls_context(httpx2)),
         "event_hooks": capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
+        "follow_redirects": False,  # x-goog-api-key would go along (secret_env.py)
     }
+
+
+def _no_redirects(api_client: Any) -> None:
+    """The SDK follows redirects, x-goog-api-key and all, to any host (secret_env.py): off.
+    Over aiohttp its request arguments come from `async_client_args` (read again after a
+    connection error); over httpx from the clients it built."""
+    options = api_client._http_options
+    options.async_client_args = {**(options.async_client_args or {}), "allow_redirects": False}
+    request_args = getattr(api_client, "_async_client_session_request_args", None)
+    if isinstance(request_args, dict):
+        request_args["allow_redirects"] = False
+    for name in ("_httpx_client", "_async_httpx_client"):
+        client = getattr(api_client, name, None)
+        if client is not None and hasattr(client, "follow_redirects"):
+            client.follow_redirects = False
+            kwargs = getattr(client, "_client_kwargs", None)  # the per-event-loop clients'
+            if isinstance(kwargs, dict):
+                kwargs["follow_redirects"] = False
 
 
 PROVIDER = GoogleGenAI()

@@ -170,10 +170,12 @@ def sdk_http_client(connections: int) -> Any:
     from golden_gate.evaluation.transport import capped_reads, sharded, tls_context
     from golden_gate.limits import MAX_JUDGE_REPLY_BYTES
 
+    # No redirect is followed: the key goes to the judge's endpoint only (secret_env.py).
     return openai.DefaultAsyncHttpxClient(
         transport=sharded(connections, http=httpx2),
         verify=tls_context(httpx2),
         event_hooks=capped_reads(MAX_JUDGE_REPLY_BYTES, chat_completions.VERDICT_NOTE),
+        follow_redirects=False,
     )
 
 
