@@ -25,6 +25,11 @@ FORK = "contributor/docs-assistant"
 WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
 READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+# Where the runner says this step is (GITHUB_WORKFLOW_REF, GITHUB_JOB, GITHUB_ACTION, ...).
+WORKFLOW = ".github/workflows/golden-gate.yml"
+JOB = "gate"
+STEP_ID = "golden-gate"
+ACTION_REPOSITORY = "acme/golden-gate-action"
 # The rules every World starts with, in golden-gate.toml at main and in the checkout.
 RULES: dict = {
     "golden": "evals/golden.jsonl",
@@ -119,15 +124,29 @@ class World:
                 rules[option.name] = value
         self.configure(rules)
 
-    def without_config(self) -> None:
-        """No golden-gate.toml anywhere: the rules as a workflow's inputs alone set them."""
+    def without_config(self, **inputs: str | None) -> None:
+        """No golden-gate.toml anywhere: the rules as a workflow's inputs alone set them, the
+        same inputs in the base branch's workflow (the base's rules) and in the pull request's
+        (`inputs` by name, `_` for `-`, added to both; None leaves one out)."""
         (self.workspace / "golden-gate.toml").unlink(missing_ok=True)
         self.github.commit(REPO, "main", {"golden-gate.toml": None}, message="no rules file")
-        self.legacy_inputs = {
-            "INPUT_GOLDEN": RULES["golden"],
-            "INPUT_SUBSET-TAGS": "smoke",
-            "INPUT_BASELINE": RULES["baseline"],
-        }
+        given = {"golden": RULES["golden"], "subset-tags": "smoke", "baseline": RULES["baseline"]}
+        given.update({k.replace("_", "-"): v for k, v in inputs.items()})
+        given = {k: v for k, v in given.items() if v is not None}
+        self.legacy_inputs = {env_name(k): v for k, v in given.items()}
+        self.base_workflow(**given)
+
+    def base_workflow(self, *, text: str | None = None, **inputs: str) -> None:
+        """The workflow file at main (WORKFLOW, the one the runner names in GITHUB_WORKFLOW_REF)
+        giving the gate's step `inputs` (by input name), or `text` as it is."""
+        if text is None:
+            step = {"id": STEP_ID, "uses": f"{ACTION_REPOSITORY}@v1", "with": dict(inputs)}
+            workflow = {
+                "on": "pull_request",
+                "jobs": {JOB: {"runs-on": "ubuntu-latest", "steps": [step]}},
+            }
+            text = yaml.safe_dump(workflow, sort_keys=False)
+        self.github.commit(REPO, "main", {WORKFLOW: text}, message="the gate's workflow")
 
     def configure(self, rules: dict, *, base: bool = True, workspace: bool = True) -> None:
         """golden-gate.toml: `RULES` updated with `rules` (a table merged key by key), at main
@@ -243,6 +262,10 @@ class World:
             "GITHUB_STATE": str(files / "state"),
             "RUNNER_TEMP": str(files),
             "INPUT_GITHUB-TOKEN": token,
+            "GITHUB_WORKFLOW_REF": f"{REPO}/{WORKFLOW}@refs/heads/main",
+            "GITHUB_JOB": JOB,
+            "GITHUB_ACTION": STEP_ID,
+            "GITHUB_ACTION_REPOSITORY": ACTION_REPOSITORY,
             "INPUT_COMMENT-ID": "docs",
             **self.legacy_inputs,
             **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},
