@@ -109,6 +109,7 @@ class World:
         )
         self.runs = 0
         self.legacy_inputs: dict[str, str] = {}
+        self.same_workflow = False  # each run's inputs are the base's workflow's too
 
     def configure_options(self, **options: str) -> None:
         """golden-gate.toml at main and in the checkout setting these options (by name, as
@@ -244,6 +245,11 @@ class World:
     ) -> tuple[subprocess.Popen[str], Path]:
         """Start the entrypoint (to signal it mid-run); `finished` reads what it left."""
         self.runs += 1
+        if self.same_workflow:
+            # The pull request did not change the workflow: the base's gives the same inputs.
+            given = {k[len("INPUT_") :].lower(): v for k, v in self.legacy_inputs.items()}
+            given.update({k.replace("_", "-"): v for k, v in inputs.items()})
+            self.base_workflow(**given)
         files = self.tmp / f"run{self.runs}"
         files.mkdir()
         env = {

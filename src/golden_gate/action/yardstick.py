@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 NO_RULES = ("post-comment",)
 
 # Gitignore-style rules, compared by what they select (core/path_lists.py), not as sets.
-PATTERN_LISTS = {"paths": "select every file", "ignore-paths": "ignore no file but those"}
+PATTERN_LISTS = {
+    "paths": "select every file the rule selects",
+    "ignore-paths": "ignore only files the rule ignores",
+}
 
 
 def env_name(name: str) -> str:
@@ -114,13 +117,13 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             )
             if option_name in PATTERN_LISTS:
                 why = (
-                    f"cannot be proved to {PATTERN_LISTS[option_name]} the rule selects on a pull "
-                    f"request (the rule is {_text(current.value)}, {where}): an input may only "
-                    "drop its `!` take-backs and add patterns after them"
-                    if option_name == "paths"
-                    else f"cannot be proved to {PATTERN_LISTS[option_name]} the rule selects on a "
-                    f"pull request (the rule is {_text(current.value)}, {where}): an input may "
-                    "only add `!` take-backs at its end and drop patterns no take-back follows"
+                    f"cannot be proved to {PATTERN_LISTS[option_name]} on a pull request (the "
+                    f"rule is {_text(current.value)}, {where}): an input may only "
+                    + (
+                        "drop its `!` take-backs and add patterns after them"
+                        if option_name == "paths"
+                        else "add `!` take-backs at its end and drop patterns no take-back follows"
+                    )
                 )
             resolved.refusals.append(
                 (
