@@ -234,6 +234,14 @@ class World:
         done.summary = (files / "summary").read_text()
         return done
 
+    @staticmethod
+    def ref_for(event_name: str, event_path: Path) -> str:
+        """GITHUB_REF as the runner sets it: a pull request's merge ref, else main's."""
+        if event_name.startswith("pull_request"):
+            number = json.loads(event_path.read_text()).get("number", 1)
+            return f"refs/pull/{number}/merge"
+        return "refs/heads/main"
+
     def start(
         self,
         event_name: str,
@@ -267,6 +275,7 @@ class World:
             "GITHUB_STEP_SUMMARY": str(files / "summary"),
             "GITHUB_STATE": str(files / "state"),
             "RUNNER_TEMP": str(files),
+            "GITHUB_REF": self.ref_for(event_name, event_path),
             "INPUT_GITHUB-TOKEN": token,
             "GITHUB_WORKFLOW_REF": f"{REPO}/{WORKFLOW}@refs/heads/main",
             "GITHUB_JOB": JOB,
