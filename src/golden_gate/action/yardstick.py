@@ -119,11 +119,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
                 why = (
                     f"cannot be proved to {PATTERN_LISTS[option_name]} on a pull request (the "
                     f"rule is {_text(current.value)}, {where}): an input may only "
-                    + (
-                        "drop its `!` take-backs and add patterns after them"
-                        if option_name == "paths"
-                        else "add `!` take-backs at its end and drop patterns no take-back follows"
-                    )
+                    f"{direction(option)}"
                 )
             resolved.refusals.append(
                 (
