@@ -15,6 +15,7 @@ import yaml
 
 from golden_gate.action.context import Context
 from golden_gate.action.yardstick import env_name, resolve_for_event
+from golden_gate.errors import InputError
 from golden_gate.option_values import clean, tightens
 from golden_gate.options import OPTIONS, Option
 from tests.action_world import toml_text
@@ -195,8 +196,63 @@ def test_several_steps_of_the_action_pick_this_steps_id(tmp_path):
     resolved = resolve(workspace, env, floor="0.8")
     (why,) = refused(resolved, "floor")
     assert "the rule is 0.9" in why
-    # Without this step's id, two steps of the action cannot be told apart: the default holds.
+    # Without this step's id, two steps of the action cannot be told apart: bad input, never
+    # the defaults (a pull request could rename its step to reach them).
     unnamed = {**env, "GITHUB_ACTION": "__acme_golden-gate-action"}
-    resolved = resolve(workspace, unnamed, floor="0.7")
-    (why,) = refused(resolved, "floor")
-    assert "(its default)" in why
+    with pytest.raises(InputError, match="has 2 steps of this action with different rules"):
+        resolve(workspace, unnamed, floor="0.7")
+    # Steps that agree on every rule need no id.
+    same = [{**s, "with": {"floor": "0.9"}} if "id" in s else s for s in steps]
+    (workspace / WORKFLOW).write_text(yaml.safe_dump({"jobs": {"gate": {"steps": same}}}))
+    git(workspace, "commit", "-q", "-am", "the same rules")
+    (why,) = refused(resolve(workspace, unnamed, floor="0.7"), "floor")
+    assert "the rule is 0.9" in why
+
+
+def two_gate_steps(workspace: Path, *, job: str = "gate") -> None:
+    steps = [
+        {"id": "nightly", "uses": "acme/golden-gate-action@v1", "with": {"mode": "drift"}},
+        {"id": "gate", "uses": "acme/golden-gate-action@v1", "with": {"floor": "0.9"}},
+        {"id": "other", "uses": "acme/golden-gate-action@v1", "with": {"floor": "0.95"}},
+    ]
+    jobs = {"lint": {"steps": [{"run": "true"}]}, job: {"steps": steps}}
+    (workspace / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / WORKFLOW).write_text(yaml.safe_dump({"jobs": jobs}))
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-q", "-m", "gates")
+
+
+@pytest.mark.parametrize("renamed", ["job", "step", "both"])
+def test_renaming_the_job_or_step_in_the_pr_does_not_reach_the_defaults(tmp_path, renamed):
+    workspace, env = pull_request(tmp_path, None)
+    two_gate_steps(workspace)
+    if renamed in ("job", "both"):
+        env["GITHUB_JOB"] = "lint"  # a job the base has, without the action
+    if renamed in ("step", "both"):
+        env["GITHUB_ACTION"] = "__acme_golden-gate-action"
+    else:  # the step's id still pins it, in whichever job
+        (why,) = refused(resolve(workspace, env, floor="0.8"), "floor")
+        assert "the rule is 0.9" in why
+        return
+    with pytest.raises(InputError) as caught:
+        resolve(workspace, env, floor="0.8")
+    assert str(caught.value) == (
+        f"{WORKFLOW} at main has 2 steps of this action with different rules, and this step "
+        f"(job '{env['GITHUB_JOB']}', id '{env['GITHUB_ACTION']}') is none of them: give each "
+        "step an `id:` and keep it, or change the workflow in a pull request of its own"
+    )
+
+
+def test_a_step_of_another_mode_is_not_this_steps_base(tmp_path):
+    workspace, env = pull_request(tmp_path, None)
+    steps = [
+        {"id": "nightly", "uses": "acme/golden-gate-action@v1", "with": {"mode": "drift"}},
+        {"id": "gate", "uses": "acme/golden-gate-action@v1", "with": {"floor": "0.9"}},
+    ]
+    (workspace / WORKFLOW).parent.mkdir(parents=True)
+    (workspace / WORKFLOW).write_text(yaml.safe_dump({"jobs": {"gate": {"steps": steps}}}))
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-q", "-m", "gates")
+    # The pull request names its gate step after the drift step: still the gate's rules.
+    (why,) = refused(resolve(workspace, {**env, "GITHUB_ACTION": "nightly"}, floor="0.8"), "floor")
+    assert "the rule is 0.9" in why

@@ -8,9 +8,11 @@ workflow file (GITHUB_WORKFLOW_REF), the job (GITHUB_JOB) and the step (GITHUB_A
 when it has one). That file is read at the base ref like every other rule file.
 
 Anything that cannot be read for certain (no GITHUB_WORKFLOW_REF, an API failure, YAML that
-does not parse, no such job, several steps of this action and none with this step's id, a value
-that is an expression `${{ … }}`) leaves that rule at its default: never the pull request's.
-A workflow the base does not have (the pull request adds it) gives no inputs: the defaults.
+does not parse, a value that is an expression `${{ … }}`) leaves that rule at its default:
+never the pull request's. A workflow the base does not have, or one that runs no step of this
+action there (the pull request adds the gate), gives no inputs: the defaults. The job and step
+ids are the pull request's own: a step that cannot be pinned to one of the base's steps of this
+action (which give different rules) is bad input, so renaming them cannot reach the defaults.
 """
 
 from __future__ import annotations
@@ -61,8 +63,12 @@ def _this_action(uses: str, env: Mapping[str, str]) -> bool:
     return name.startswith("./")
 
 
-def step_inputs(text: str, env: Mapping[str, str]) -> dict[str, Any] | str:
-    """The `with:` of this step in a workflow's text, or why it cannot be told."""
+def step_inputs(text: str, env: Mapping[str, str], *, where: str) -> dict[str, Any] | str:
+    """The `with:` of this step in a workflow's text, or why there is none to read.
+
+    The job and step ids come from the pull request's own workflow: renaming them must not
+    step around the base's rules. So when the base's file runs this action but the step cannot
+    be pinned to one of its steps (nor do they all give the same rules), it is bad input."""
     import yaml
 
     try:
@@ -70,29 +76,47 @@ def step_inputs(text: str, env: Mapping[str, str]) -> dict[str, Any] | str:
     except yaml.YAMLError:
         return "it is not valid YAML"
     jobs = workflow.get("jobs") if isinstance(workflow, dict) else None
+    if not isinstance(jobs, dict):
+        return "it has no jobs"
     job_id = env.get("GITHUB_JOB", "")
-    job = jobs.get(job_id) if isinstance(jobs, dict) else None
-    if not isinstance(job, dict):
-        return f"it has no job '{job_id}'"
+    step_id = env.get("GITHUB_ACTION", "")
+    job = jobs.get(job_id)
+    found = _action_steps(job, env) if isinstance(job, dict) else []
+    if not found:  # another job's name, or a new one: every step of this action in the file
+        found = [s for j in jobs.values() if isinstance(j, dict) for s in _action_steps(j, env)]
+    if not found:
+        return "it runs no step of this action"  # the pull request adds the gate: defaults
+    # A step of another mode (a nightly drift run beside the gate) is not this step's base.
+    mode = env.get("INPUT_MODE", "").strip() or "gate"
+    found = [s for s in found if str(_with(s).get("mode") or "gate").strip() == mode] or found
+    by_id = [s for s in found if step_id and str(s.get("id", "")) == step_id]
+    if len(by_id) == 1:
+        return _with(by_id[0])
+    if len(found) == 1 or all(_rules(_with(s)) == _rules(_with(found[0])) for s in found):
+        return _with(found[0])
+    raise InputError(
+        f"{where} has {len(found)} steps of this action with different rules, and this step "
+        f"(job '{job_id}', id '{step_id}') is none of them: give each step an `id:` and keep "
+        "it, or change the workflow in a pull request of its own"
+    )
+
+
+def _action_steps(job: dict[str, Any], env: Mapping[str, str]) -> list[dict[str, Any]]:
     steps = job.get("steps")
-    found = [
+    return [
         s
         for s in (steps if isinstance(steps, list) else [])
         if isinstance(s, dict) and isinstance(s.get("uses"), str) and _this_action(s["uses"], env)
     ]
-    step_id = env.get("GITHUB_ACTION", "")
-    by_id = [s for s in found if step_id and str(s.get("id", "")) == step_id]
-    if by_id:
-        found = by_id
-    if len(found) != 1:
-        return (
-            f"job '{job_id}' has no step of this action"
-            if not found
-            else f"job '{job_id}' has {len(found)} steps of this action and none with this "
-            "step's id (give each an `id:`)"
-        )
-    given = found[0].get("with") or {}
-    return given if isinstance(given, dict) else "the step's `with:` is not a mapping"
+
+
+def _with(step: dict[str, Any]) -> dict[str, Any]:
+    given = step.get("with")
+    return given if isinstance(given, dict) else {}
+
+
+def _rules(given: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in given.items() if (o := BY_NAME.get(str(k))) is not None and o.rule}
 
 
 def _raw(value: Any) -> str | None:
@@ -121,7 +145,7 @@ def inputs_at_base(ref: str, ctx: Context, *, github: Any) -> BaseInputs:
         return BaseInputs(where=f"{path} at {ref} could not be read ({exc})")
     if text is None:
         return BaseInputs(where=f"{path} does not exist at {ref}", read=True)
-    given = step_inputs(text, ctx.env)
+    given = step_inputs(text, ctx.env, where=f"{path} at {ref}")
     if isinstance(given, str):
         return BaseInputs(where=f"{path} at {ref}: {given}")
     found = BaseInputs(where=where, read=True)
