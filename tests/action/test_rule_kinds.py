@@ -256,3 +256,32 @@ def test_a_step_of_another_mode_is_not_this_steps_base(tmp_path):
     # The pull request names its gate step after the drift step: still the gate's rules.
     (why,) = refused(resolve(workspace, {**env, "GITHUB_ACTION": "nightly"}, floor="0.8"), "floor")
     assert "the rule is 0.9" in why
+
+
+def commit(workspace: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-q", "-m", "files")
+
+
+def test_the_bases_config_file_is_the_one_its_workflow_names(tmp_path):
+    # The base keeps its rules in ci/gate.toml, named by its workflow's `config` input; the
+    # pull request's workflow drops the input (or names another file the base also has).
+    workspace, env = pull_request(tmp_path, {"config": "ci/gate.toml"})
+    commit(workspace, {"ci/gate.toml": "[gate]\nfloor = 0.9\n", "old.toml": "[gate]\nfloor = 0\n"})
+    (why,) = refused(resolve(workspace, env, config="ci/gate.toml", floor="0.8"), "floor")
+    assert "the rule is 0.9 (ci/gate.toml at main)" in why
+    for given in ({}, {"config": "old.toml"}):
+        with pytest.raises(InputError, match=r"the rules of the gate are in ci/gate\.toml at main"):
+            resolve(workspace, env, **given)
+
+
+def test_the_bases_file_and_its_workflow_both_hold(tmp_path):
+    # golden-gate.toml at the base, and the base's workflow tightening it further.
+    workspace, env = pull_request(tmp_path, {"floor": "0.95"})
+    commit(workspace, {"golden-gate.toml": "[gate]\nfloor = 0.9\nmin-drop = 0.01\n"})
+    resolved = resolve(workspace, env, floor="0.92", **{"min-drop": "0.02"})
+    assert sorted(v.origin for v, _ in resolved.refusals) == ["input 'floor'", "input 'min-drop'"]
+    assert resolved["floor"] == 0.95 and resolved["min-drop"] == 0.01

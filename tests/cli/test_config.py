@@ -363,7 +363,7 @@ def test_a_config_input_cannot_step_around_the_bases_file(world):
     (world.workspace / "lenient.toml").write_text("[gate]\nfloor = 0.0\n")
     _, done = pr_run(world, config="lenient.toml")
     assert done.returncode == 2
-    assert "input 'config' names lenient.toml, which main does not have" in done.stdout
+    assert "input 'config' names lenient.toml, which is not the base's config file" in done.stdout
 
 
 def test_on_a_push_the_commits_own_file_and_inputs_decide(world, good_assistant):

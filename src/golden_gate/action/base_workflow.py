@@ -38,6 +38,8 @@ class BaseInputs:
     where: str = ""  # ".github/workflows/gate.yml at main", or why nothing was read
     read: bool = False  # the step was found in the base's workflow
     unknown: list[str] = field(default_factory=list)  # rule inputs held to their default
+    config: str = ""  # the config file the base's step names (`config`), if any
+    step: bool = False  # the base's workflow has this step: `config` is what it names
 
 
 def workflow_path(env: Mapping[str, str], repository: str) -> str | None:
@@ -148,7 +150,10 @@ def inputs_at_base(ref: str, ctx: Context, *, github: Any) -> BaseInputs:
     given = step_inputs(text, ctx.env, where=f"{path} at {ref}")
     if isinstance(given, str):
         return BaseInputs(where=f"{path} at {ref}: {given}")
-    found = BaseInputs(where=where, read=True)
+    found = BaseInputs(where=where, read=True, step=True)
+    config = _raw(given.get("config"))
+    if config and "${{" not in config:
+        found.config = config.strip()
     for raw_name, raw_value in given.items():
         option = BY_NAME.get(str(raw_name))
         if option is None or option.rule is None or "action" not in option.doors:

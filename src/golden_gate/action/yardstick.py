@@ -89,11 +89,17 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
         return resolved
     assert ctx is not None
     base_ref = ctx.base_ref or ""
-    base = _config_at_base(name, base_ref, inputs, env, ctx)
+    if not base_ref:
+        raise InputError("the pull request's event payload names no base branch")
+    workflow = _workflow_at_base(base_ref, inputs, ctx)
+    # The base's config file is the one its workflow's step names; without that step, the
+    # one the pull request names (it cannot replace golden-gate.toml: _config_at_base).
+    base_name = (workflow.config or config_file.NAME) if workflow.step else name
+    base, base_path = _config_at_base(name, base_name, base_ref, inputs, ctx)
+    _said(workflow, has_file=base is not None)
     _lay(resolved, own, rules=False)
     if base is not None:
         _lay(resolved, base, rules=True, others=False)
-    workflow = _workflow_at_base(base_ref, inputs, ctx, has_file=base is not None)
     for option_name, value in workflow.values.items():
         if option_name in resolved.values:
             resolved.values[option_name] = Value(value, f"{workflow.where}: input '{option_name}'")
@@ -110,7 +116,7 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             elif current.origin.startswith(workflow.where) and workflow.where:
                 where = f"the inputs of {workflow.where}"
             else:
-                where = f"golden-gate.toml at {base_ref}"
+                where = f"{base_path} at {base_ref}"
             why = (
                 f"would loosen a rule of the gate on a pull request: the rule is "
                 f"{_text(current.value)} ({where}) and an input may only {direction(option)}"
@@ -133,13 +139,18 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
     return resolved
 
 
-def _workflow_at_base(
-    ref: str, inputs: Mapping[str, Any], ctx: Context, *, has_file: bool
-) -> BaseInputs:
+def _workflow_at_base(ref: str, inputs: Mapping[str, Any], ctx: Context) -> BaseInputs:
     """The rule inputs the base's workflow gives this step (laid over its golden-gate.toml)."""
     from golden_gate.action.base_workflow import inputs_at_base
+    from golden_gate.action.github.client import RefNotFound
 
-    found = inputs_at_base(ref, ctx, github=_github(inputs, ctx))
+    try:
+        return inputs_at_base(ref, ctx, github=_github(inputs, ctx))
+    except RefNotFound as exc:
+        raise InputError(f"the pull request's base branch: {exc.sentence}") from None
+
+
+def _said(found: BaseInputs, *, has_file: bool) -> None:
     if found.values:
         print(f"golden-gate: rules from the inputs of {found.where}")
     if not has_file and not found.read:
@@ -154,7 +165,6 @@ def _workflow_at_base(
             f"{'golden-gate.toml or ' if has_file else ''}the default: "
             + ", ".join(f"input '{n}'" for n in found.unknown)
         )
-    return found
 
 
 def _github(inputs: Mapping[str, Any], ctx: Context) -> Any:
@@ -167,17 +177,16 @@ def _github(inputs: Mapping[str, Any], ctx: Context) -> Any:
 
 
 def _config_at_base(
-    name: str, ref: str, inputs: Mapping[str, Any], env: Mapping[str, str], ctx: Context
-) -> ConfigFile | None:
-    """golden-gate.toml as the base branch has it; None when it has none."""
+    name: str, base_name: str, ref: str, inputs: Mapping[str, Any], ctx: Context
+) -> tuple[ConfigFile | None, str]:
+    """The base branch's config file (`base_name`: what its workflow names, else
+    golden-gate.toml) as the base has it, and its path; None when it has none. `name` is the
+    file the pull request's workflow names: it cannot replace the base's."""
     from golden_gate.action.baseline import read_at_ref
-
-    github = _github(inputs, ctx)
-    if not ref:
-        raise InputError("the pull request's event payload names no base branch")
     from golden_gate.action.github.client import RefNotFound
 
-    path = os.path.normpath(name)
+    github = _github(inputs, ctx)
+    path = os.path.normpath(base_name)
     try:
         text, where = read_at_ref(
             path, ref, github=github, workspace=ctx.workspace, what="config file"
@@ -185,23 +194,26 @@ def _config_at_base(
     except RefNotFound as exc:
         raise InputError(f"the pull request's base branch: {exc.sentence}") from None
     if text is None and path != config_file.NAME:
-        # A pull request cannot step around the base's rules by naming another file.
         found, _ = read_at_ref(
             config_file.NAME, ref, github=github, workspace=ctx.workspace, what="config file"
         )
         if found is not None:
-            raise InputError(
-                f"input 'config' names {name}, which {ref} does not have; the rules of the gate "
-                f"are in {config_file.NAME} at {ref} and a pull request cannot replace them"
-            )
+            text, path, where = found, config_file.NAME, f"{config_file.NAME} at {ref}"
+    if text is not None and os.path.normpath(name) != path:
+        # A pull request cannot step around the base's rules by naming another file.
+        named = f"input 'config' names {name}" if "config" in inputs else f"this run reads {name}"
+        raise InputError(
+            f"{named}, which is not the base's config file; the rules of the gate are in "
+            f"{path} at {ref} and a pull request cannot replace them"
+        )
     if text is None:
         print(
-            f"golden-gate: no {name} at {ref}: the rules of the gate are what the base's "
+            f"golden-gate: no {path} at {ref}: the rules of the gate are what the base's "
             "workflow and the defaults say, and an input may only make them stricter"
         )
-        return None
+        return None, path
     print(f"golden-gate: rules from {where}")
-    return config_file.parse(text, source=f"{name} at {ref}")
+    return config_file.parse(text, source=f"{path} at {ref}"), path
 
 
 def _lay(
