@@ -227,7 +227,7 @@ def test_golden_pointed_at_a_copy_that_hides_the_regressions_still_fails(world, 
         "::error title=golden-gate::input 'golden' (evals/copy.jsonl) would loosen a rule of "
         "the gate on a pull request: the rule is evals/golden.jsonl (the inputs of "
         ".github/workflows/golden-gate.yml at main) and an input may only repeat it; change the "
-        "rule in golden-gate.toml, in a pull request of its own"
+        "rule in the workflow, in a pull request of its own"
     ]
     # ...and where the base's own workflow names it, pairing follows the baseline's record.
     world.without_config(golden="evals/copy.jsonl", subset_tags=tags)
@@ -515,3 +515,39 @@ def test_matrix_shards_pair_by_record_and_merge_renders_the_bases_template(world
     assert merged.outputs["regressions"] == "7" and merged.outputs["items"] == "24"
     (comment,) = world.github.comments(REPO, pull.number)
     assert "BASE TEMPLATE: failed:" in comment.body and "merge it" not in comment.body
+
+
+# -- every rule holds without golden-gate.toml: the base's workflow gives them ----------------
+
+LOOSENED = {
+    "subset-tags": ("extended", "input 'subset-tags' ([extended]) would loosen a rule"),
+    "evaluator-rule": ("any", "input 'evaluator-rule' (any) would loosen a rule"),
+    "evaluators": ("conciseness", "input 'evaluators' (conciseness) would loosen a rule"),
+    "baseline": ("evals/nothere.json", "input 'baseline' (evals/nothere.json) would loosen"),
+    "judge-panel": ("all", "input 'judge-panel' (all) would loosen a rule"),
+    "floor-basis": ("human", "input 'floor-basis' (human) would loosen a rule"),
+    "on-missing-judge-key": ("checks-only", "input 'on-missing-judge-key' (checks-only)"),
+    "paths": ("src/**\n!src/**", "input 'paths' ([src/**, !src/**]) cannot be proved"),
+}
+
+
+@pytest.mark.parametrize("name", list(LOOSENED))
+def test_an_input_loosening_the_bases_workflow_rule_is_refused(world, name):
+    given, says = LOOSENED[name]
+    if name == "paths":
+        world.without_config(paths="src/**")
+    pull = world.pull(["src/app.py"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url="http://127.0.0.1:9",  # never asked
+        **{name.replace("-", "_"): given},
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = error_lines(done)
+    assert says in line, line
+    assert ".github/workflows/golden-gate.yml at main" in line or "its default" in line
+    assert line.endswith("change the rule in the workflow, in a pull request of its own")
+    assert done.outputs == {"verdict": "error"}
+    assert world.github.comments(REPO, pull.number) == []
+    assert "Traceback" not in done.stderr

@@ -131,7 +131,8 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
                 (
                     Value(value, input_origins[option_name]),
                     f"input '{option_name}' ({_text(value)}) {why}; change the rule in "
-                    "golden-gate.toml, in a pull request of its own",
+                    f"{base_path if base is not None else 'the workflow'}, in a pull request of "
+                    "its own",
                 )
             )
             continue
