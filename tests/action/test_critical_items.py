@@ -90,3 +90,19 @@ def test_a_missing_critical_item_fails_and_the_rest_stay_within_the_allowance():
     (warning,) = [w for w in gate.warnings if "missing from this report" in w]
     assert "1 under critical-tags counted as failed runs" in warning
     assert not evaluate_gate(candidate, baseline, GateSettings(floor=0.5)).reasons
+
+
+def test_untagging_a_failing_critical_item_does_not_hide_it():
+    # The class name (the tag) of the failing critical test changed in the pull request: the
+    # baseline's record of its tags still makes it critical.
+    names = ids(100)
+    baseline = report(dict.fromkeys(names, True))
+    candidate = report({i: i != names[0] for i in names})
+    for item in baseline.results:
+        item.tags = ["payments"] if item.id == names[0] else ["smoke"]
+    for item in candidate.results:
+        item.tags = ["smoke"]
+    gate = evaluate_gate(candidate, baseline, GateSettings(floor=0.5, critical_tags=["payments"]))
+    assert [r.message for r in gate.reasons] == [
+        f"critical tag 'payments': 1 item(s) regressed ({names[0]})"
+    ]
