@@ -241,6 +241,10 @@ def tightens(option: Option, base: Any, given: Any) -> bool:
         given, base = os.path.normpath(str(given)), os.path.normpath(str(base))
     if given == base:
         return True
+    if option.name == "baseline" and not base:
+        # No baseline at the base: comparing with one (read at the base ref) only adds ways to
+        # fail; its ref stays the base's (`baseline-ref` may not move).
+        return True
     if isinstance(base, dict):  # a floor a name: each of the base's kept, none lowered
         return isinstance(given, dict) and all(
             name in given and tightens(replace(option, kind="float"), value, given[name])

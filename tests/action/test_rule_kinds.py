@@ -285,3 +285,14 @@ def test_the_bases_file_and_its_workflow_both_hold(tmp_path):
     resolved = resolve(workspace, env, floor="0.92", **{"min-drop": "0.02"})
     assert sorted(v.origin for v, _ in resolved.refusals) == ["input 'floor'", "input 'min-drop'"]
     assert resolved["floor"] == 0.95 and resolved["min-drop"] == 0.01
+
+
+def test_a_baseline_where_the_base_has_none_is_stricter_and_taken(tmp_path):
+    workspace, env = pull_request(tmp_path, {"subset-tags": "smoke"})
+    resolved = resolve(workspace, env, baseline="evals/baseline.json")
+    assert resolved.refusals == [] and resolved["baseline"] == "evals/baseline.json"
+    # Where the base has one, it cannot move (a path the base lacks is "no baseline").
+    (tmp_path / "b").mkdir()
+    workspace, env = pull_request(tmp_path / "b", {"baseline": "evals/baseline.json"})
+    (why,) = refused(resolve(workspace, env, baseline="evals/nothere.json"), "baseline")
+    assert "the rule is evals/baseline.json" in why
