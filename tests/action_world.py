@@ -25,6 +25,11 @@ FORK = "contributor/docs-assistant"
 WRITE_TOKEN = "ghs_writeTOKENwriteTOKENwrite0001"
 READ_TOKEN = "ghs_readonlyTOKENreadonlyTOKEN0002"
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+# Where the runner says this step is (GITHUB_WORKFLOW_REF, GITHUB_JOB, GITHUB_ACTION, ...).
+WORKFLOW = ".github/workflows/golden-gate.yml"
+JOB = "gate"
+STEP_ID = "golden-gate"
+ACTION_REPOSITORY = "acme/golden-gate-action"
 # The rules every World starts with, in golden-gate.toml at main and in the checkout.
 RULES: dict = {
     "golden": "evals/golden.jsonl",
@@ -104,6 +109,7 @@ class World:
         )
         self.runs = 0
         self.legacy_inputs: dict[str, str] = {}
+        self.same_workflow = False  # each run's inputs are the base's workflow's too
 
     def configure_options(self, **options: str) -> None:
         """golden-gate.toml at main and in the checkout setting these options (by name, as
@@ -119,15 +125,29 @@ class World:
                 rules[option.name] = value
         self.configure(rules)
 
-    def without_config(self) -> None:
-        """No golden-gate.toml anywhere: the rules as a workflow's inputs alone set them."""
+    def without_config(self, **inputs: str | None) -> None:
+        """No golden-gate.toml anywhere: the rules as a workflow's inputs alone set them, the
+        same inputs in the base branch's workflow (the base's rules) and in the pull request's
+        (`inputs` by name, `_` for `-`, added to both; None leaves one out)."""
         (self.workspace / "golden-gate.toml").unlink(missing_ok=True)
         self.github.commit(REPO, "main", {"golden-gate.toml": None}, message="no rules file")
-        self.legacy_inputs = {
-            "INPUT_GOLDEN": RULES["golden"],
-            "INPUT_SUBSET-TAGS": "smoke",
-            "INPUT_BASELINE": RULES["baseline"],
-        }
+        given = {"golden": RULES["golden"], "subset-tags": "smoke", "baseline": RULES["baseline"]}
+        given.update({k.replace("_", "-"): v for k, v in inputs.items()})
+        given = {k: v for k, v in given.items() if v is not None}
+        self.legacy_inputs = {env_name(k): v for k, v in given.items()}
+        self.base_workflow(**given)
+
+    def base_workflow(self, *, text: str | None = None, **inputs: str) -> None:
+        """The workflow file at main (WORKFLOW, the one the runner names in GITHUB_WORKFLOW_REF)
+        giving the gate's step `inputs` (by input name), or `text` as it is."""
+        if text is None:
+            step = {"id": STEP_ID, "uses": f"{ACTION_REPOSITORY}@v1", "with": dict(inputs)}
+            workflow = {
+                "on": "pull_request",
+                "jobs": {JOB: {"runs-on": "ubuntu-latest", "steps": [step]}},
+            }
+            text = yaml.safe_dump(workflow, sort_keys=False)
+        self.github.commit(REPO, "main", {WORKFLOW: text}, message="the gate's workflow")
 
     def configure(self, rules: dict, *, base: bool = True, workspace: bool = True) -> None:
         """golden-gate.toml: `RULES` updated with `rules` (a table merged key by key), at main
@@ -214,6 +234,14 @@ class World:
         done.summary = (files / "summary").read_text()
         return done
 
+    @staticmethod
+    def ref_for(event_name: str, event_path: Path) -> str:
+        """GITHUB_REF as the runner sets it: a pull request's merge ref, else main's."""
+        if event_name.startswith("pull_request"):
+            number = json.loads(event_path.read_text()).get("number", 1)
+            return f"refs/pull/{number}/merge"
+        return "refs/heads/main"
+
     def start(
         self,
         event_name: str,
@@ -225,6 +253,11 @@ class World:
     ) -> tuple[subprocess.Popen[str], Path]:
         """Start the entrypoint (to signal it mid-run); `finished` reads what it left."""
         self.runs += 1
+        if self.same_workflow:
+            # The pull request did not change the workflow: the base's gives the same inputs.
+            given = {k[len("INPUT_") :].lower(): v for k, v in self.legacy_inputs.items()}
+            given.update({k.replace("_", "-"): v for k, v in inputs.items()})
+            self.base_workflow(**given)
         files = self.tmp / f"run{self.runs}"
         files.mkdir()
         env = {
@@ -242,7 +275,12 @@ class World:
             "GITHUB_STEP_SUMMARY": str(files / "summary"),
             "GITHUB_STATE": str(files / "state"),
             "RUNNER_TEMP": str(files),
+            "GITHUB_REF": self.ref_for(event_name, event_path),
             "INPUT_GITHUB-TOKEN": token,
+            "GITHUB_WORKFLOW_REF": f"{REPO}/{WORKFLOW}@refs/heads/main",
+            "GITHUB_JOB": JOB,
+            "GITHUB_ACTION": STEP_ID,
+            "GITHUB_ACTION_REPOSITORY": ACTION_REPOSITORY,
             "INPUT_COMMENT-ID": "docs",
             **self.legacy_inputs,
             **{f"INPUT_{k.replace('_', '-').upper()}": v for k, v in inputs.items()},

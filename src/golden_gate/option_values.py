@@ -245,6 +245,10 @@ def tightens(option: Option, base: Any, given: Any) -> bool:
         given, base = os.path.normpath(str(given)), os.path.normpath(str(base))
     if given == base:
         return True
+    if option.name == "baseline" and not base:
+        # No baseline at the base: comparing with one (read at the base ref) only adds ways to
+        # fail; its ref stays the base's (`baseline-ref` may not move).
+        return True
     if isinstance(base, dict):  # a floor a name: each of the base's kept, none lowered
         return isinstance(given, dict) and all(
             name in given and tightens(replace(option, kind="float"), value, given[name])
@@ -260,8 +264,17 @@ def tightens(option: Option, base: Any, given: Any) -> bool:
         )
     if how == "lower":
         return given <= base
+    if option.name in ("paths", "ignore-paths"):
+        # Gitignore-style lists: `!` takes back and matches overlap, so what each selects is
+        # compared, never the lists as sets (core/path_lists.py proves it or refuses). An empty
+        # `paths` is no allow-list at all (the ignore list decides): only itself is as strict.
+        from golden_gate.core.path_lists import selects_at_least, selects_at_most
+
+        if option.name == "paths":
+            return bool(base) and bool(given) and selects_at_least(base, given)
+        return selects_at_most(base, given)
     if how == "superset":
-        if option.name in ("subset-tags", "paths"):  # empty: every item, every file
+        if option.name == "subset-tags":  # empty: every item
             return not given or (bool(base) and set(given) >= set(base))
         return set(given) >= set(base)
     if how == "subset":

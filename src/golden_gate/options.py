@@ -471,6 +471,8 @@ def engine_field(path: str) -> Any:
 
 def direction(option: Option) -> str:
     """What a pull request's input may do to the rule: `an input may only {direction}`."""
+    if option.name in PATTERN_DIRECTIONS:
+        return PATTERN_DIRECTIONS[option.name]
     return {
         "higher": "raise it",
         "lower": "lower it",
@@ -480,6 +482,15 @@ def direction(option: Option) -> str:
         "off": "switch it off",
         "same": "repeat it",
     }[option.rule or "same"]
+
+
+# Gitignore-style lists are compared by what they select (core/path_lists.py): only the edits
+# that provably select more (paths) or ignore less (ignore-paths) count as tightening.
+PATTERN_DIRECTIONS = {
+    "paths": "drop its `!` take-backs and add patterns after them (what it selects may only grow)",
+    "ignore-paths": "add `!` take-backs at its end and drop patterns no take-back follows (what "
+    "it ignores may only shrink)",
+}
 
 
 def show(value: Any, *, sep: str = ", ") -> str:

@@ -185,7 +185,9 @@ def _rules_in_the_workflow(request):
     base-branch rules themselves are tests/cli/test_config.py's and
     tests/action/test_base_rules.py's."""
     if "world" in request.fixturenames and request.node.originalname in WORKFLOW_RULES:
-        request.getfixturevalue("world").without_config()
+        world = request.getfixturevalue("world")
+        world.without_config()
+        world.same_workflow = True  # the pull request's inputs are its base's: not the attack
 
 
 WORKFLOW_RULES = {

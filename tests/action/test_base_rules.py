@@ -29,12 +29,12 @@ def error_lines(done) -> list[str]:
 
 
 def test_a_baseline_ref_that_does_not_exist_is_bad_input_not_no_baseline(world):
+    world.without_config(baseline_ref="master")  # the base's own workflow names it
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url="http://127.0.0.1:9",  # never asked: the ref is read first
-        baseline_ref="master",
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.outputs["verdict"] == "error"
@@ -65,14 +65,12 @@ def test_a_baseline_ref_that_does_not_exist_stops_every_mode_that_reads_it(world
 
 
 def test_a_path_missing_at_an_existing_ref_is_still_no_baseline(world, good_assistant):
+    # The base's own workflow names it (a pull request's input would be refused: rules).
+    # Every item: 14 smoke items cannot clear the default floor.
+    world.without_config(baseline="evals/nothere.json", baseline_ref="main", subset_tags="*")
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
-        "pull_request",
-        world.event("pull_request.opened", pull),
-        assistant_url=good_assistant,
-        baseline="evals/nothere.json",
-        baseline_ref="main",
-        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=good_assistant
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -92,12 +90,12 @@ NO_KEY = (
 
 
 def test_a_missing_judge_key_on_a_same_repo_pr_is_bad_input(world):
+    world.without_config(**MODEL_JUDGE)
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url="http://127.0.0.1:9",  # never asked
-        **MODEL_JUDGE,
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert error_lines(done) == [NO_KEY]
@@ -130,14 +128,11 @@ def test_a_panel_names_the_variable_of_the_judge_without_a_key(world):
 
 
 def test_checks_only_runs_the_labelled_deterministic_tier(world, candidate):
+    # Every item: 14 smoke items cannot clear the default floor.
+    world.without_config(on_missing_judge_key="checks-only", subset_tags="*", **MODEL_JUDGE)
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
-        "pull_request",
-        world.event("pull_request.opened", pull),
-        assistant_url=candidate,
-        on_missing_judge_key="checks-only",
-        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
-        **MODEL_JUDGE,
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
     )
     assert done.returncode == 1, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -195,13 +190,10 @@ def gate_pr(world, candidate, files: list[str], **inputs):
 def test_a_renamed_golden_file_still_pairs_by_the_baselines_record(world, candidate):
     old = world.workspace / "evals" / "golden.jsonl"
     old.rename(world.workspace / "evals" / "questions.jsonl")
-    pull, done = gate_pr(
-        world,
-        candidate,
-        ["evals/golden.jsonl", "evals/questions.jsonl"],
-        golden="evals/questions.jsonl",
-        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
-    )
+    # The base's workflow names the new path (every item: 14 smoke items cannot clear the
+    # default floor); the base itself has only the old file.
+    world.without_config(golden="evals/questions.jsonl", subset_tags="*")
+    pull, done = gate_pr(world, candidate, ["evals/golden.jsonl", "evals/questions.jsonl"])
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.outputs["regressions"] == "7" and done.outputs["items"] == "24"
     assert "paired by the baseline's record" in done.stdout
@@ -228,9 +220,18 @@ def test_golden_pointed_at_a_copy_that_hides_the_regressions_still_fails(world, 
     # Every tag but "full" (14 smoke items cannot clear the default floor): untagging an item
     # down to "full" alone is still an attempt to hide it.
     tags = "smoke,install,configuration,authentication,backups,upgrades,out-of-scope"
-    pull, done = gate_pr(
-        world, candidate, ["evals/copy.jsonl"], golden="evals/copy.jsonl", subset_tags=tags
-    )
+    # A pull request's own input naming the copy is refused outright (a rule may not move)...
+    _, refused = gate_pr(world, candidate, ["evals/copy.jsonl"], golden="evals/copy.jsonl")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert error_lines(refused) == [
+        "::error title=golden-gate::input 'golden' (evals/copy.jsonl) would loosen a rule of "
+        "the gate on a pull request: the rule is evals/golden.jsonl (the inputs of "
+        ".github/workflows/golden-gate.yml at main) and an input may only repeat it; change the "
+        "rule in the workflow, in a pull request of its own"
+    ]
+    # ...and where the base's own workflow names it, pairing follows the baseline's record.
+    world.without_config(golden="evals/copy.jsonl", subset_tags=tags)
+    pull, done = gate_pr(world, candidate, ["evals/copy.jsonl"])
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.outputs["regressions"] == "7"  # the six it tried to hide, and one more
     report = json.loads((world.workspace / done.outputs["report-path"]).read_text())
@@ -351,12 +352,10 @@ def test_a_rule_file_outside_the_checkout_is_refused_on_a_pull_request(world, wh
     outside = world.tmp / "lenient.txt"
     outside.write_text(LENIENT)
     name = str(outside) if where == "absolute" else "../lenient.txt"
+    world.without_config(judge_prompt=name)  # even the base's workflow cannot name one
     pull = world.pull(["prompts/answer.txt"])
     done = world.run(
-        "pull_request",
-        world.event("pull_request.opened", pull),
-        assistant_url="http://127.0.0.1:9",
-        judge_prompt=name,
+        "pull_request", world.event("pull_request.opened", pull), assistant_url="http://127.0.0.1:9"
     )
     assert done.returncode == 2, done.stdout + done.stderr
     (line,) = error_lines(done)
@@ -410,13 +409,11 @@ def test_a_pr_that_edits_the_comment_template_gets_the_bases(world, candidate):
     world.github.commit(REPO, "main", {"templates/comment.md.j2": BASE_TEMPLATE})
     (world.workspace / "templates").mkdir()
     (world.workspace / "templates" / "comment.md.j2").write_text(PR_TEMPLATE)
+    # Every item: 14 smoke items cannot clear the default floor.
+    world.without_config(comment_template="templates/comment.md.j2", subset_tags="*")
     pull = world.pull(["templates/comment.md.j2"])
     done = world.run(
-        "pull_request",
-        world.event("pull_request.opened", pull),
-        assistant_url=candidate,
-        comment_template="templates/comment.md.j2",
-        subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=candidate
     )
     assert done.returncode == 1, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -434,12 +431,12 @@ def test_a_pr_that_edits_the_comment_template_gets_the_bases(world, candidate):
 def test_a_rule_file_only_the_pr_has_is_refused_where_the_base_already_gates(world):
     (world.workspace / "templates").mkdir()
     (world.workspace / "templates" / "comment.md.j2").write_text(PR_TEMPLATE)
+    world.without_config(comment_template="templates/comment.md.j2")
     pull = world.pull(["templates/comment.md.j2"])
     done = world.run(
         "pull_request",
         world.event("pull_request.opened", pull),
         assistant_url="http://127.0.0.1:9",  # never asked
-        comment_template="templates/comment.md.j2",
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert error_lines(done) == [
@@ -457,14 +454,14 @@ def test_first_adoption_uses_the_prs_own_rule_file_and_says_so(world, good_assis
         "{{ marker }}\nOWN TEMPLATE: {{ headline }}\n{% for n in notes %}{{ n }}\n{% endfor %}"
     )
     (world.workspace / "templates" / "comment.md.j2").write_text(template)
-    pull = world.pull(["templates/comment.md.j2"])
-    done = world.run(
-        "pull_request",
-        world.event("pull_request.opened", pull),
-        assistant_url=good_assistant,
+    world.without_config(
         comment_template="templates/comment.md.j2",
         baseline="evals/first-baseline.json",  # none at the base: the gate is being adopted
         subset_tags="*",  # every item: 14 smoke items cannot clear the default floor
+    )
+    pull = world.pull(["templates/comment.md.j2"])
+    done = world.run(
+        "pull_request", world.event("pull_request.opened", pull), assistant_url=good_assistant
     )
     assert done.returncode == 0, done.stdout + done.stderr
     (comment,) = world.github.comments(REPO, pull.number)
@@ -506,13 +503,51 @@ def test_matrix_shards_pair_by_record_and_merge_renders_the_bases_template(world
     (world.workspace / "templates" / "comment.md.j2").write_text(PR_TEMPLATE)
     pull = world.pull(["evals/golden.jsonl", "evals/q.jsonl", "templates/comment.md.j2"])
     event = world.event("pull_request.opened", pull)
-    inputs = {"golden": "evals/q.jsonl", "comment_template": "templates/comment.md.j2"}
-    inputs["subset_tags"] = "*"  # every item: 14 smoke items cannot clear the default floor
+    # The base's workflow names them (every item: 14 smoke items cannot clear the floor).
+    world.without_config(
+        golden="evals/q.jsonl", comment_template="templates/comment.md.j2", subset_tags="*"
+    )
     for i in (1, 2):
-        done = world.run("pull_request", event, assistant_url=candidate, shard=f"{i}/2", **inputs)
+        done = world.run("pull_request", event, assistant_url=candidate, shard=f"{i}/2")
         assert done.returncode == 0, done.stdout + done.stderr
-    merged = world.run("pull_request", event, mode="merge", **inputs)
+    merged = world.run("pull_request", event, mode="merge")
     assert merged.returncode == 1, merged.stdout + merged.stderr
     assert merged.outputs["regressions"] == "7" and merged.outputs["items"] == "24"
     (comment,) = world.github.comments(REPO, pull.number)
     assert "BASE TEMPLATE: failed:" in comment.body and "merge it" not in comment.body
+
+
+# -- every rule holds without golden-gate.toml: the base's workflow gives them ----------------
+
+LOOSENED = {
+    "subset-tags": ("extended", "input 'subset-tags' ([extended]) would loosen a rule"),
+    "evaluator-rule": ("any", "input 'evaluator-rule' (any) would loosen a rule"),
+    "evaluators": ("conciseness", "input 'evaluators' (conciseness) would loosen a rule"),
+    "baseline": ("evals/nothere.json", "input 'baseline' (evals/nothere.json) would loosen"),
+    "judge-panel": ("all", "input 'judge-panel' (all) would loosen a rule"),
+    "floor-basis": ("human", "input 'floor-basis' (human) would loosen a rule"),
+    "on-missing-judge-key": ("checks-only", "input 'on-missing-judge-key' (checks-only)"),
+    "paths": ("src/**\n!src/**", "input 'paths' ([src/**, !src/**]) cannot be proved"),
+}
+
+
+@pytest.mark.parametrize("name", list(LOOSENED))
+def test_an_input_loosening_the_bases_workflow_rule_is_refused(world, name):
+    given, says = LOOSENED[name]
+    if name == "paths":
+        world.without_config(paths="src/**")
+    pull = world.pull(["src/app.py"])
+    done = world.run(
+        "pull_request",
+        world.event("pull_request.opened", pull),
+        assistant_url="http://127.0.0.1:9",  # never asked
+        **{name.replace("-", "_"): given},
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = error_lines(done)
+    assert says in line, line
+    assert ".github/workflows/golden-gate.yml at main" in line or "its default" in line
+    assert line.endswith("change the rule in the workflow, in a pull request of its own")
+    assert done.outputs == {"verdict": "error"}
+    assert world.github.comments(REPO, pull.number) == []
+    assert "Traceback" not in done.stderr

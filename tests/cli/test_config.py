@@ -129,7 +129,7 @@ def test_a_new_verdict_changing_option_changes_the_judges_identity(monkeypatch, 
         ("paths", ["src/**"], ["src/**", "app/**"], True),
         ("paths", ["src/**", "app/**"], ["docs/**"], False),
         ("paths", [], ["src/**"], False),  # no allow-list: every file not ignored runs
-        ("paths", ["src/**"], [], True),
+        ("paths", ["src/**"], [], False),  # the ignore list decides then: not provably more
         ("ignore-paths", [], ["notebooks/"], False),  # a wider ignore list skips more
         ("ignore-paths", ["notebooks/", "*.ipynb"], ["*.ipynb"], True),
         ("require-comparable", False, True, True),
@@ -326,8 +326,8 @@ def pr_run(world, assistant_url="http://127.0.0.1:9", **inputs):
         ({"golden": "evals/copy.jsonl"}, "input 'golden' (evals/copy.jsonl) would loosen a rule"),
         ({"judge-prompt": "lenient.txt"}, "input 'judge-prompt' (lenient.txt) would loosen"),
         ({"judge-base-url": "http://127.0.0.1:1/v1"}, "input 'judge-base-url'"),
-        ({"paths": "docs/**"}, "input 'paths' ([docs/**]) would loosen a rule"),
-        ({"ignore-paths": "app/**"}, "input 'ignore-paths' ([app/**]) would loosen a rule"),
+        ({"paths": "docs/**"}, "input 'paths' ([docs/**]) cannot be proved to select every file"),
+        ({"ignore-paths": "app/**"}, "input 'ignore-paths' ([app/**]) cannot be proved"),
         ({"baseline-ref": "my-branch"}, "input 'baseline-ref' (my-branch) would loosen a rule"),
     ],
 )
@@ -404,7 +404,7 @@ def test_a_config_input_cannot_step_around_the_bases_file(world):
     (world.workspace / "lenient.toml").write_text("[gate]\nfloor = 0.0\n")
     _, done = pr_run(world, config="lenient.toml")
     assert done.returncode == 2
-    assert "input 'config' names lenient.toml, which main does not have" in done.stdout
+    assert "input 'config' names lenient.toml, which is not the base's config file" in done.stdout
 
 
 def test_on_a_push_the_commits_own_file_and_inputs_decide(world, good_assistant):

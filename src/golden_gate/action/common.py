@@ -121,6 +121,13 @@ def rules_ref(settings: ActionSettings, ctx: Context) -> str | None:
     return ctx.base_ref or settings.baseline_ref or None
 
 
+def runs_on_branch(ctx: Context, branch: str) -> bool:
+    """Whether this run is for `branch` itself (GITHUB_REF is refs/heads/BRANCH): a mode that
+    changes a branch's state (its drift issue, its baseline) acts only for that branch, never
+    from a run dispatched on another branch or a pull request's merge commit."""
+    return bool(branch) and ctx.env.get("GITHUB_REF", "") == f"refs/heads/{branch}"
+
+
 def missing_ref_sentence(exc: RefNotFound, settings: ActionSettings) -> str:
     """A ref that does not exist, said with where the gate got it from: one sentence."""
     source = (

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from golden_gate.action.scope import check_patterns
 from golden_gate.action.yardstick import resolve_for_event
 from golden_gate.core.golden import Shard
 from golden_gate.core.merge import shard_report_path
@@ -128,6 +129,8 @@ def action_settings(
         name = refused.origin.split("'")[1]
         trial = Resolved(door=r.door, values={**r.values, name: refused})
         build(trial, root=workspace, env=env, evaluating=mode in EVALUATING, cache_dir=None)
+        if name in ("paths", "ignore-paths"):
+            check_patterns(refused.value, name=f"input '{name}'")
         raise InputError(why)
     comment_file = workspace / r["comment-file"]
     return ActionSettings(

@@ -5,7 +5,8 @@ file the gate reads from the checkout is the pull request's own: a judge prompt 
 "grade leniently" would grade its own change. So, like the golden set, the judge prompt
 (`judge-prompt`), each custom evaluator's prompt (an `evaluators` entry that is a
 file), the comment template (`comment-template`), the calibration report (`calibration`), the
-answers' JSON Schema (`json-schema`) and each custom check (`custom-checks`) are read at the
+answers' JSON Schema (`json-schema`), each custom check (`custom-checks`) and, for `mode:
+calibrate`, the human labels (`labels`) and the golden set they label are read at the
 pull request's base branch (`common.rules_ref`: not `baseline-ref`, which the pull request's
 workflow sets), and the verdict uses the base's text:
 
@@ -69,6 +70,10 @@ def _rule_files(settings: ActionSettings) -> list[tuple[str, Path]]:
     if run.checks.json_schema_file is not None:
         files.append(("json-schema", run.checks.json_schema_file))
     files += [("custom-checks", c.path) for c in run.checks.custom_checks]
+    if settings.mode == "calibrate" and settings.labels is not None:
+        # Calibration's yardstick: the human labels and the items they label (the gate reads
+        # its golden set at the base itself, pairing by the baseline's record).
+        files += [("labels", settings.labels), ("golden", run.golden)]
     return files
 
 
@@ -98,6 +103,8 @@ def _replaced(settings: ActionSettings, old: Path, new: Path | None) -> ActionSe
         update["evaluators"] = run.evaluators.model_copy(update={"evaluators": specs})
     if run.comment_template == old:
         update["comment_template"] = new
+    if run.golden == old and new is not None:
+        update["golden"] = new
     if run.calibration == old:
         update["calibration"] = new
     checks = run.checks
@@ -112,7 +119,8 @@ def _replaced(settings: ActionSettings, old: Path, new: Path | None) -> ActionSe
         checks = checks.model_copy(update={"custom_checks": kept})
     if checks is not run.checks:
         update["checks"] = checks
-    return settings.model_copy(update={"run": run.model_copy(update=update)})
+    labels = new if settings.labels == old else settings.labels
+    return settings.model_copy(update={"run": run.model_copy(update=update), "labels": labels})
 
 
 def _base_copy(ctx: Context, ref: str, path: str) -> Path:

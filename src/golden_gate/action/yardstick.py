@@ -7,8 +7,11 @@ file supplies everything else (where its assistant runs, how to start it). An in
 rule only to something at least as strict as the base's (a higher floor, a lower min-drop, tags
 that keep every tag the base selects); one that loosens it is refused in one sentence (exit 2).
 The pull request's own rule values are not used: they are listed, as proposed changes, in the
-comment. Without golden-gate.toml at the base branch the thresholds are held to their defaults
-and the paths the workflow names are used (the files themselves are read at the base ref).
+comment. The base's rules are its golden-gate.toml with the inputs the base's own workflow
+gives this step laid over it (base_workflow.py), then the defaults: with or without a file at
+the base, every option whose kind is a rule is held the same way. Where the base's workflow
+cannot be read, each rule is held to the base's file or its default, never to the pull
+request's value.
 
 On push, workflow_dispatch and schedule the rules are the commit's own: the workspace's file,
 then the inputs.
@@ -33,18 +36,18 @@ from golden_gate.options import BY_NAME, OPTIONS, direction
 from golden_gate.secret_env import Trust
 
 if TYPE_CHECKING:
+    from golden_gate.action.base_workflow import BaseInputs
     from golden_gate.action.context import Context
     from golden_gate.config_file import ConfigFile
 
-# Without golden-gate.toml at the base branch, these inputs are taken as the workflow gives
-# them (warned): the files they name are read at the base ref, pairing follows the baseline's
-# own record (a narrower subset drops baseline items, counted as failed), and a pull request
-# that edits them edits a workflow, which the gate always runs for. The thresholds are held to
-# their defaults instead: nothing else would stop a loosened one.
-LEGACY_INPUTS = ("subset-tags", "paths", "ignore-paths")
+# Modes whose rules do not matter (they post a comment another run decided).
+NO_RULES = ("post-comment",)
 
-# Modes whose rules do not matter (they post or measure, they do not gate a pull request).
-NO_RULES = ("post-comment", "calibrate")
+# Gitignore-style rules, compared by what they select (core/path_lists.py), not as sets.
+PATTERN_LISTS = {
+    "paths": "select every file the rule selects",
+    "ignore-paths": "ignore only files the rule ignores",
+}
 
 
 def env_name(name: str) -> str:
@@ -91,17 +94,24 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
         return resolved
     assert ctx is not None
     base_ref = ctx.base_ref or ""
-    base = _config_at_base(name, base_ref, inputs, env, ctx)
+    if not base_ref:
+        raise InputError("the pull request's event payload names no base branch")
+    workflow = _workflow_at_base(base_ref, inputs, ctx)
+    # The base's config file is the one its workflow's step names; without that step, the
+    # one the pull request names (it cannot replace golden-gate.toml: _config_at_base).
+    base_name = (workflow.config or config_file.NAME) if workflow.step else name
+    base, base_path = _config_at_base(name, base_name, base_ref, inputs, ctx)
+    _said(workflow, has_file=base is not None)
     resolved.trust = _trust(
-        base, inputs, f"golden-gate.toml at {base_ref}" if base is not None else "the workflow"
+        base, inputs, f"{base_name} at {base_ref}" if base is not None else "the workflow"
     )
     _lay(resolved, own, rules=False)
     if base is not None:
         _lay(resolved, base, rules=True, others=False)
-    elif own is not None:
-        # No file at the base: the paths the pull request names are used (their contents are
-        # read at the base ref), the thresholds stay at their defaults.
-        _lay(resolved, own, rules=True, others=False, only_same=True)
+    for option_name, value in workflow.values.items():
+        if option_name in resolved.values:
+            resolved.values[option_name] = Value(value, f"{workflow.where}: input '{option_name}'")
+    # The pull request's own file's rules are proposals, with or without a file at the base.
     _propose(resolved, own)
     for option_name, value in inputs.items():
         option = BY_NAME[option_name]
@@ -109,17 +119,28 @@ def resolve_for_event(env: Mapping[str, str], *, workspace: Path, ctx: Context |
             continue
         current = resolved.values[option_name]
         if option.rule is not None and not tightens(option, current.value, value):
-            if base is None and (option.rule == "same" or option.name in LEGACY_INPUTS):
-                resolved.values[option_name] = Value(value, input_origins[option_name])
-                continue
-            where = f"golden-gate.toml at {base_ref}" if base is not None else "its default"
+            if current.origin.startswith("default"):
+                where = "its default"
+            elif current.origin.startswith(workflow.where) and workflow.where:
+                where = f"the inputs of {workflow.where}"
+            else:
+                where = f"{base_path} at {base_ref}"
+            why = (
+                f"would loosen a rule of the gate on a pull request: the rule is "
+                f"{_text(current.value)} ({where}) and an input may only {direction(option)}"
+            )
+            if option_name in PATTERN_LISTS:
+                why = (
+                    f"cannot be proved to {PATTERN_LISTS[option_name]} on a pull request (the "
+                    f"rule is {_text(current.value)}, {where}): an input may only "
+                    f"{direction(option)}"
+                )
             resolved.refusals.append(
                 (
                     Value(value, input_origins[option_name]),
-                    f"input '{option_name}' ({_text(value)}) would loosen a rule of the gate on a "
-                    f"pull request: the rule is {_text(current.value)} ({where}) and an input may "
-                    f"only {direction(option)}; change the rule in golden-gate.toml, in a pull "
-                    "request of its own",
+                    f"input '{option_name}' ({_text(value)}) {why}; change the rule in "
+                    f"{base_path if base is not None else 'the workflow'}, in a pull request of "
+                    "its own",
                 )
             )
             continue
@@ -149,23 +170,54 @@ def _trust(base: ConfigFile | None, inputs: Mapping[str, Any], where: str) -> Tr
     )
 
 
-def _config_at_base(
-    name: str, ref: str, inputs: Mapping[str, Any], env: Mapping[str, str], ctx: Context
-) -> ConfigFile | None:
-    """golden-gate.toml as the base branch has it; None when it has none."""
-    from golden_gate.action.baseline import read_at_ref
-
-    github = None
-    token = inputs.get("github-token", "")
-    if token and ctx.repository:
-        from golden_gate.action.github import GitHub
-
-        github = GitHub(token=token, repository=ctx.repository, api_url=ctx.api_url)
-    if not ref:
-        raise InputError("the pull request's event payload names no base branch")
+def _workflow_at_base(ref: str, inputs: Mapping[str, Any], ctx: Context) -> BaseInputs:
+    """The rule inputs the base's workflow gives this step (laid over its golden-gate.toml)."""
+    from golden_gate.action.base_workflow import inputs_at_base
     from golden_gate.action.github.client import RefNotFound
 
-    path = os.path.normpath(name)
+    try:
+        return inputs_at_base(ref, ctx, github=_github(inputs, ctx))
+    except RefNotFound as exc:
+        raise InputError(f"the pull request's base branch: {exc.sentence}") from None
+
+
+def _said(found: BaseInputs, *, has_file: bool) -> None:
+    if found.values:
+        print(f"golden-gate: rules from the inputs of {found.where}")
+    if not has_file and not found.read:
+        runner.warning(
+            f"the base branch's workflow cannot be read ({found.where}): every rule of the gate "
+            "stays at its default on this pull request, and an input may only make it stricter",
+            title="golden-gate rules",
+        )
+    if found.unknown:
+        print(
+            "golden-gate: not known before the run at the base, so held to "
+            f"{'golden-gate.toml or ' if has_file else ''}the default: "
+            + ", ".join(f"input '{n}'" for n in found.unknown)
+        )
+
+
+def _github(inputs: Mapping[str, Any], ctx: Context) -> Any:
+    token = inputs.get("github-token", "")
+    if not (token and ctx.repository):
+        return None
+    from golden_gate.action.github import GitHub
+
+    return GitHub(token=token, repository=ctx.repository, api_url=ctx.api_url)
+
+
+def _config_at_base(
+    name: str, base_name: str, ref: str, inputs: Mapping[str, Any], ctx: Context
+) -> tuple[ConfigFile | None, str]:
+    """The base branch's config file (`base_name`: what its workflow names, else
+    golden-gate.toml) as the base has it, and its path; None when it has none. `name` is the
+    file the pull request's workflow names: it cannot replace the base's."""
+    from golden_gate.action.baseline import read_at_ref
+    from golden_gate.action.github.client import RefNotFound
+
+    github = _github(inputs, ctx)
+    path = os.path.normpath(base_name)
     try:
         text, where = read_at_ref(
             path, ref, github=github, workspace=ctx.workspace, what="config file"
@@ -173,25 +225,26 @@ def _config_at_base(
     except RefNotFound as exc:
         raise InputError(f"the pull request's base branch: {exc.sentence}") from None
     if text is None and path != config_file.NAME:
-        # A pull request cannot step around the base's rules by naming another file.
         found, _ = read_at_ref(
             config_file.NAME, ref, github=github, workspace=ctx.workspace, what="config file"
         )
         if found is not None:
-            raise InputError(
-                f"input 'config' names {name}, which {ref} does not have; the rules of the gate "
-                f"are in {config_file.NAME} at {ref} and a pull request cannot replace them"
-            )
-    if text is None:
-        runner.warning(
-            f"no {name} at {ref}: the thresholds of the gate stay at their defaults on this pull "
-            "request, and an input may only make them stricter; keep the rules in "
-            f"{name} so a pull request cannot change them",
-            title="golden-gate rules",
+            text, path, where = found, config_file.NAME, f"{config_file.NAME} at {ref}"
+    if text is not None and os.path.normpath(name) != path:
+        # A pull request cannot step around the base's rules by naming another file.
+        named = f"input 'config' names {name}" if "config" in inputs else f"this run reads {name}"
+        raise InputError(
+            f"{named}, which is not the base's config file; the rules of the gate are in "
+            f"{path} at {ref} and a pull request cannot replace them"
         )
-        return None
+    if text is None:
+        print(
+            f"golden-gate: no {path} at {ref}: the rules of the gate are what the base's "
+            "workflow and the defaults say, and an input may only make them stricter"
+        )
+        return None, path
     print(f"golden-gate: rules from {where}")
-    return config_file.parse(text, source=f"{name} at {ref}")
+    return config_file.parse(text, source=f"{path} at {ref}"), path
 
 
 def _lay(
@@ -200,7 +253,6 @@ def _lay(
     *,
     rules: bool = True,
     others: bool = True,
-    only_same: bool = False,
 ) -> None:
     if config is None:
         return
@@ -208,8 +260,6 @@ def _lay(
         option = BY_NAME[option_name]
         is_rule = option.rule is not None
         if (is_rule and not rules) or (not is_rule and not others):
-            continue
-        if only_same and option.rule != "same":
             continue
         if option_name in resolved.values:
             resolved.values[option_name] = Value(value, config.origins[option_name])

@@ -12,6 +12,7 @@ of their own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from golden_gate.core import retrieval, slim
@@ -62,9 +63,13 @@ def evaluate_gate(
     # Items the pull request dropped are counted in the comparison already (compare_tallies).
     missing = [i for i in missing if i not in dropped_items(cand)]
     share = len(missing) / base_tally.n if missing and base_tally is not None else 0.0
+    # Critical means critical: a missing item under critical-tags is never absorbed by the
+    # allowance (one skipped or deleted failing test among a hundred would pass unseen).
+    critical = _critical_missing(missing, base_tally, settings.critical_tags)
     items = cand.items
-    if share > MISSING_SHARE and base_tally is not None:
-        items = _with_missing_failed(items, missing, base_tally)
+    counted_missing = missing if share > MISSING_SHARE else critical
+    if counted_missing and base_tally is not None:
+        items = _with_missing_failed(items, counted_missing, base_tally)
         cand = SlimReport(cand.header, items)
     # Questions changed since the baseline: the same count for the pessimistic pass below.
     changed = changed_items(cand.items, base.items) if base is not None else None
@@ -78,6 +83,10 @@ def evaluate_gate(
             f"{MISSING_SHARE:.0%} of the baseline's items: a truncated report cannot pass)"
             if share > MISSING_SHARE
             else f"not counted (at most {MISSING_SHARE:.0%} of the baseline's items)"
+            if not critical
+            else f"{len(critical)} under critical-tags counted as failed runs (a critical item "
+            f"is never left out), the rest not counted (at most {MISSING_SHARE:.0%} of the "
+            "baseline's items)"
         )
         result.warnings.insert(
             0,
@@ -228,6 +237,17 @@ def _missing_items(candidate: SlimReport, base_tally: Tally) -> list[str]:
         for i, item_tags in zip(base.ids, base.tags, strict=True)
         if i in counted and i not in present and (tags is None or tags.intersection(item_tags))
     )
+
+
+def _critical_missing(
+    missing: list[str], base: Tally | None, critical_tags: Sequence[str]
+) -> list[str]:
+    """The missing items the baseline tags with a critical tag."""
+    wanted = {t for t in critical_tags if t}
+    if not missing or base is None or not wanted:
+        return []
+    tags = dict(zip(base.items.ids, base.items.tags, strict=True))
+    return [i for i in missing if wanted.intersection(tags[i])]
 
 
 def _with_missing_failed(items: ItemColumns, missing: list[str], base: Tally) -> ItemColumns:

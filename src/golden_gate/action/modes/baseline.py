@@ -5,7 +5,7 @@ reviewed pull request whose body lists the items that flipped.
 from __future__ import annotations
 
 from golden_gate import runner
-from golden_gate.action.common import github_client, run_url, workspace_relative
+from golden_gate.action.common import github_client, run_url, runs_on_branch, workspace_relative
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import judge_cache_summary, report_cache
@@ -27,6 +27,14 @@ def baseline_mode(settings: ActionSettings, ctx: Context) -> int:
     if settings.open_pr and github is None:
         raise InputError("input 'github-token' is required for mode baseline with open-pr")
     base = settings.baseline_ref or (github.default_branch() if github is not None else None)
+    if settings.open_pr and base is not None and not runs_on_branch(ctx, base):
+        # The proposed baseline is what this checkout answers: only a run of `base` itself may
+        # propose `base`'s baseline (not a feature branch, not a pull request's merge commit).
+        raise InputError(
+            f"input 'open-pr': mode baseline proposes {base}'s baseline, and this run is for "
+            f"{ctx.env.get('GITHUB_REF') or 'an unknown ref (GITHUB_REF is not set)'}: run it "
+            f"on {base}"
+        )
     with runner.group("Current baseline"):
         current = find_baseline(settings.baseline, ref=base, github=github, workspace=ctx.workspace)
         print(f"golden-gate: current baseline: {current.source}")

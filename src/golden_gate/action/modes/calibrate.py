@@ -9,6 +9,7 @@ from golden_gate.action.common import judge_key_available
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import judge_cache_summary
+from golden_gate.action.rule_files import rule_files_at_base
 from golden_gate.errors import EXIT_INCOMPLETE, InputError
 from golden_gate.files import WriteFailures
 
@@ -22,6 +23,16 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
     from golden_gate.evaluation.judge import make_judge
     from golden_gate.rendering.calibration import calibration_line, render_calibration
 
+    # On a pull request the labels, the items they label and the judge's prompts are the base
+    # branch's: flipping the labels the judge gets wrong would otherwise buy a perfect kappa.
+    settings, found = rule_files_at_base(settings, ctx)
+    if found.pending:
+        first = found.pending[0]
+        raise InputError(
+            f"input '{first.input}': {first.path} does not exist at {found.ref}: on a pull "
+            "request calibration reads its rules at the base branch, and a pull request cannot "
+            f"bring its own; land {first.path} in a pull request of its own first"
+        )
     assert settings.labels is not None
     run_settings = settings.run
     if not judge_key_available(run_settings.judge.model, ctx.env):

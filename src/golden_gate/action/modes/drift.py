@@ -11,7 +11,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from golden_gate import runner
-from golden_gate.action.common import find_baseline_for, github_client, run_url
+from golden_gate.action.common import (
+    find_baseline_for,
+    github_client,
+    run_url,
+    runs_on_branch,
+)
 from golden_gate.action.context import Context
 from golden_gate.action.inputs import ActionSettings
 from golden_gate.action.results import baseline_unavailable, report_outcome
@@ -89,6 +94,16 @@ def drift_mode(settings: ActionSettings, ctx: Context) -> int:
         return code
     try:
         branch = settings.baseline_ref or github.default_branch()
+        if not runs_on_branch(ctx, branch):
+            # The drift issue is the branch's: a run dispatched on a feature branch (or a pull
+            # request's merge commit) must neither close nor rewrite it.
+            runner.warning(
+                f"the drift issue is left as it is: it tracks {branch}, and this run is for "
+                f"{ctx.env.get('GITHUB_REF') or 'an unknown ref (GITHUB_REF is not set)'}",
+                title="golden-gate",
+            )
+            failures.raise_if_any()
+            return code
         if outcome.verdict == "failed":
             history = []
             if settings.baseline:
