@@ -143,8 +143,8 @@ def test_a_pull_request_cannot_point_the_judge_and_its_key_at_its_server(
             world.configure_options(
                 judge_model="openai:gpt-4.1-mini", judge_base_url=judge.base_url
             )
-        else:
-            world.without_config()
+        else:  # the base's workflow sets the rules; its judge is the default endpoint
+            world.without_config(floor="0.5")
         # The pull request's own golden-gate.toml names its server as the judge's endpoint.
         world.configure(
             {"judge": {"model": "openai:gpt-4.1-mini", "base-url": evil.url + "/v1"}},
@@ -153,11 +153,9 @@ def test_a_pull_request_cannot_point_the_judge_and_its_key_at_its_server(
         done = pr_run(world, "pull_request", False, assistant_url=candidate)
     assert evil.leaked(ALL_SECRETS) == []
     assert evil.arrived == []
-    if base_file:  # a rule: the base's endpoint is used, the pull request's is proposed
-        assert done.returncode in (0, 1), said(done)
-    else:
-        assert done.returncode == 2, said(done)
-        assert "would receive the judge's key" in said(done)
+    # A rule, with or without a file at the base: the pull request's endpoint is proposed, not
+    # used; the base's is (without a file, the default), and the run is judged there.
+    assert done.returncode in (0, 1), said(done)
 
 
 # -- redirects ----------------------------------------------------------------------------------
