@@ -4,10 +4,11 @@
 
 Writes a Surefire-shaped file of `--tests` test cases (1.5 M make about 68 MB; `distinct`: each
 its own test, 2 % failing with a message and a short trace; `repeats`: 500 tests run again and
-again; `worst`: every case failing, with names and messages longer than are kept), runs the real command on it in a process of its own and prints one JSON object: the
-file's size, the exit code, the first line it said, and the child's peak resident memory
-(ru_maxrss). The reader keeps one test case at a time and stops at MAX_JUNIT_CASES with an
-incomplete report, so the peak does not grow with the file.
+again; `worst`: every case failing, with names and messages longer than are kept), runs the
+real command on it in a process of its own and prints one JSON object: the file's size, the
+exit code, the first line it said, and the child's peak resident memory (ru_maxrss). The
+reader keeps one test case at a time and stops at MAX_JUNIT_CASES with an incomplete report,
+so the peak does not grow with the file.
 """
 
 from __future__ import annotations
