@@ -16,6 +16,7 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -75,18 +76,25 @@ def _capped_read(limit: int) -> Any:
     def read(response: Any) -> None:
         if response.request.extensions.get(STREAMED):
             return
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > limit:
-                chunks.clear()  # the error's traceback keeps this frame
-                response.close()
-                raise ReplyTooLarge(limit)
-            chunks.append(chunk)
-        response._content = b"".join(chunks)  # what `read()` returns from now on
+        # What `read()` returns from now on.
+        response._content = _gathered(response.iter_bytes(), limit, response.close)
 
     return read
+
+
+def _gathered(chunks: Iterable[bytes], limit: int, close: Callable[[], None]) -> bytes:
+    """A body read decoded chunk by chunk, at most `limit` bytes; past it the connection is
+    closed and ReplyTooLarge raised, with no chunk kept (the traceback holds this frame)."""
+    kept: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            kept.clear()
+            close()
+            raise ReplyTooLarge(limit)
+        kept.append(chunk)
+    return b"".join(kept)
 
 
 class _Deadlined:
@@ -335,16 +343,8 @@ def _adapter_class() -> type:
                 _limits.reset(limit)
 
     def _read(response: Any, limit: int) -> None:
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.raw.stream(64 * 1024, decode_content=True):
-            size += len(chunk)
-            if size > limit:
-                chunks.clear()  # the error's traceback keeps this frame
-                response.close()
-                raise ReplyTooLarge(limit)
-            chunks.append(chunk)
-        response._content = b"".join(chunks)
+        stream = response.raw.stream(64 * 1024, decode_content=True)
+        response._content = _gathered(stream, limit, response.close)
         response._content_consumed = True
 
     _adapter = BoundedAdapter

@@ -10,7 +10,7 @@ Nothing here imports an SDK: a provider imports its own only when a judge is bui
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from golden_gate.evaluation.providers import (
@@ -93,16 +93,23 @@ def key_available(model: str, env: Mapping[str, str]) -> bool:
     return not missing_key_env(model, env)
 
 
-def missing_key_env(model: str, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The variables the first judge (of a panel too) without a key reads its key from; empty
-    when every judge has one."""
+def _judges(model: str) -> Iterator[tuple[str, Provider]]:
+    """Each LLM judge `model` names (of a panel too) with its provider; a name that is not
+    ours to judge here is skipped: the settings already refused it."""
     for name in names(model):
         if name.lower() == KEYPOINTS:
             continue
         try:
             provider, _ = resolve(name)
         except ValueError:
-            continue  # not ours to judge here: the settings already refused it
+            continue
+        yield name, provider
+
+
+def missing_key_env(model: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The variables the first judge (of a panel too) without a key reads its key from; empty
+    when every judge has one."""
+    for _, provider in _judges(model):
         if provider.key_required and not any(env.get(key) for key in provider.key_env):
             return provider.key_env
     return ()
@@ -126,13 +133,7 @@ def missing_extra(model: str) -> str | None:
     (the Action's image has them all)."""
     import importlib.util
 
-    for name in names(model):
-        if name.lower() == KEYPOINTS:
-            continue
-        try:
-            provider, _ = resolve(name)
-        except ValueError:
-            continue  # not ours to judge here: the settings already refused it
+    for name, provider in _judges(model):
         if provider.extra and importlib.util.find_spec(provider.package) is None:
             return (
                 f"judge model '{name}' needs {provider.title}'s integration ({provider.package}), "
