@@ -359,12 +359,16 @@ def repository(tmp_path: Path) -> Iterator[Repository]:
         (workspace / "evals").mkdir(parents=True)
         shutil.copy(golden_path(), workspace / "evals" / "golden.jsonl")
         shutil.copy(baseline_path(), workspace / "evals" / "baseline.json")
-        # The build context is the checkout's root, where the example's ../.. lands in its own
-        # repository: on a pull request a context outside the checkout is refused (secret_env.py).
+        # The image's build context is a folder of the checkout, as in a team's repository (on a
+        # pull request a context outside the checkout is refused: secret_env.py), and not its
+        # root: a context's files can change the image, so the scope runs the gate for them.
+        (workspace / "assistant").mkdir()
+        shutil.copy(EXAMPLE / "Dockerfile", workspace / "assistant" / "Dockerfile")
         (workspace / "docker-compose.eval.yml").write_text(
             (EXAMPLE / "docker-compose.eval.yml")
             .read_text()
-            .replace("context: ../..", "context: .")
+            .replace("context: ../..", "context: ./assistant")
+            .replace("dockerfile: examples/assistant/Dockerfile", "dockerfile: Dockerfile")
         )
         shutil.copytree(EXAMPLE / "pages", workspace / "pages")
         (workspace / "prompts").mkdir()
