@@ -96,7 +96,9 @@ async def _evaluate(
     dataset: DatasetInfo,
     assistant: AssistantInfo,
     cache: VerdictCache,
-) -> Report:
+) -> tuple[Report, InputError | None]:
+    """The report, and the configuration error that stopped the run before any item (the
+    judge preflight's), raised by the caller once the report is saved."""
     # Imported here: a skipped run imports this module for `check_inputs`, and the evaluation
     # brings its HTTP client (aiohttp, a tenth of a second or more).
     from golden_gate.evaluation import runner_host
@@ -137,6 +139,19 @@ async def _evaluate(
         else:
             target = target.model_copy(update={"url": url})
             assistant = _with_url(assistant, url)
+        spent, misconfigured = None, None
+        if judge is not None and unusable is None:
+            from golden_gate.evaluation import preflight
+
+            try:  # one call per judge model before any item: a wrong name costs one request
+                spent = await preflight.judges(judge)
+            except asyncio.CancelledError:
+                task.uncancel()
+                raise IncompleteError("interrupted before the judge's first verdict") from None
+            except preflight.JudgeMisconfigured as exc:
+                unusable, misconfigured = str(exc), exc
+            except preflight.JudgeUnreachable as exc:
+                unusable = str(exc)
         async with AssistantClient(target) as client:
             asked = [] if unusable is not None else items
             try:
@@ -160,12 +175,13 @@ async def _evaluate(
                 assistant=assistant,
                 progress=progress if asked else None,
                 retrieval_k=settings.gate.retrieval_k,
+                spent=spent,
             )
             if unusable is not None:
                 report.complete = False
                 report.incomplete_reason = unusable
                 report.not_asked = [i.id for i in items]
-            return report
+            return report, misconfigured
     finally:
         for signum, handler in before.items():
             loop.remove_signal_handler(signum)
@@ -224,7 +240,9 @@ def evaluate_report(
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:
-        report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+        report, misconfigured = process.run(
+            _evaluate(items, settings, judge, dataset, assistant, cache)
+        )
         if on_report is not None:
             on_report(report)
     else:
@@ -239,9 +257,16 @@ def evaluate_report(
                 update={"image_digests": service.image_digests}
             )
             settings = settings.model_copy(update={"target": target})
-            report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+            report, misconfigured = process.run(
+                _evaluate(items, settings, judge, dataset, assistant, cache)
+            )
             if on_report is not None:
                 on_report(report)
+    if misconfigured is not None:
+        # Bad configuration, not an incomplete run: exit 2, with the report saved first.
+        if on_report is None:
+            save_report(report, settings.report_path)
+        raise misconfigured
     return report
 
 

@@ -239,8 +239,11 @@ async def evaluate(
     assistant: AssistantInfo | None = None,
     progress: Progress | None = None,
     retrieval_k: int = retrieval.DEFAULT_K,
+    spent: TokenUsage | None = None,
 ) -> Report:
-    """Evaluate every item; `judge=None` runs the deterministic tier only."""
+    """Evaluate every item; `judge=None` runs the deterministic tier only.
+
+    `spent`: the judge preflight's tokens, counted in the run's cost (its verdicts are not)."""
     settings = settings or EvalSettings()
     priced = settings.judge_prices or settings.assistant_prices
     if settings.max_cost_usd is not None and not priced:
@@ -271,6 +274,9 @@ async def evaluate(
             assistant_slots=client.settings.concurrency,
             judge_slots=settings.judge_concurrency if evaluation.panel is not None else None,
         )
+    if spent is not None:
+        evaluation.stats.input_tokens += spent.input_tokens
+        evaluation.stats.output_tokens += spent.output_tokens
     started = time.monotonic()
     tasks: list[asyncio.Future[Any]] = [
         asyncio.ensure_future(evaluation.run_item(item)) for item in items

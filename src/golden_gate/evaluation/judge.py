@@ -99,6 +99,8 @@ class JudgeError(Exception):
         timed_out: bool = False,
         final: bool = False,
         attempts: int = 0,
+        fault: bool = False,
+        status: int | None = None,
     ) -> None:
         super().__init__(message)
         self.tokens = tokens  # spent before the failure, for cost accounting
@@ -106,6 +108,10 @@ class JudgeError(Exception):
         self.timed_out = timed_out  # every try timed out: a sign of too few server slots
         # Asking again cannot help (the reply hit the generation cap): never re-asked.
         self.final = final
+        # A fault asking again could cure (a timeout, 5xx) that lasted every try: an outage,
+        # not a setting to fix; `status`: the HTTP status the judge answered, if any.
+        self.fault = fault
+        self.status = status
 
 
 class Judge(ABC):
@@ -434,6 +440,8 @@ class LLMJudge(Judge):
             timed_out=self.provider.is_timeout(exc),
             final=bool(record.stopped),
             attempts=attempts,
+            fault=retry.retryable(exc),
+            status=retry.status_of(exc),
         )
 
     def _passed(self, result: Any, tokens: TokenUsage, attempts: int = 1) -> bool:

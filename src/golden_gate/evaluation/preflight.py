@@ -1,4 +1,6 @@
-"""Before the first judge call: a judge that refuses connections stops the run once, at once.
+"""Before the first judge call: a judge that refuses connections stops the run once, at once;
+then one judge call per configured judge (`judges`) proves its key, model name, endpoint and
+structured output before any item is judged.
 
 Without this, every item's judge call would retry a refused connection with back-off (about
 20 s an item) before the run gave up. Only a definite answer counts: a refused connection, a
@@ -19,8 +21,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from golden_gate import redaction
-from golden_gate.errors import IncompleteError
+from golden_gate.core.item_result import TokenUsage
+from golden_gate.errors import IncompleteError, InputError
 from golden_gate.evaluation import tls
+from golden_gate.evaluation.deferred_judge import DeferredJudge
+from golden_gate.evaluation.evaluators import Panel
+from golden_gate.evaluation.judge import Judge, JudgeError, LLMJudge
 
 TIMEOUT_S = 3.0
 _UNREACHABLE = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH}
@@ -28,6 +34,60 @@ _UNREACHABLE = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH}
 
 class JudgeUnreachable(IncompleteError):
     """The judge's endpoint cannot be reached at all."""
+
+
+class JudgeMisconfigured(InputError):
+    """The judge refused the preflight's call: a key, model name or endpoint to set."""
+
+
+# The preflight's call: a question any judge can grade. The marker lets a stand-in server
+# tell it from an item's call (tests/fakes/judge_server.py).
+PREFLIGHT_MARK = "golden-gate judge preflight"
+PREFLIGHT_QUESTION = f"({PREFLIGHT_MARK}) What colour is a clear daytime sky?"
+PREFLIGHT_ANSWER = "A clear daytime sky is blue."
+PREFLIGHT_REFERENCE = "- blue"
+
+
+async def judges(judge: Judge | Panel) -> TokenUsage:
+    """One call to each model judge of the run (each of a panel: the same models judge every
+    evaluator); the tokens they spent. Its verdict is thrown away: never cached, never counted.
+
+    Raises JudgeMisconfigured (exit 2) when a judge refuses it, naming the provider's words and
+    the setting; JudgeUnreachable (exit 3) when a fault lasted every retry (an outage).
+    """
+    panel = judge if isinstance(judge, Panel) else Panel.of(judge)
+    await panel.ready()  # a build that failed (a key, an extra) is said here
+    spent = TokenUsage()
+    for member in panel.evaluators[0].judges:
+        built = await member.ready() if isinstance(member, DeferredJudge) else member
+        if not isinstance(built, LLMJudge):
+            continue  # keypoints: offline, nothing to prove
+        try:
+            verdict = await built.judge(
+                question=PREFLIGHT_QUESTION, answer=PREFLIGHT_ANSWER, reference=PREFLIGHT_REFERENCE
+            )
+        except JudgeError as exc:
+            if exc.tokens is not None:
+                spent.input_tokens += exc.tokens.input_tokens
+                spent.output_tokens += exc.tokens.output_tokens
+            if exc.fault:
+                raise JudgeUnreachable(
+                    f"the judge preflight got no verdict: {exc}; no item was judged"
+                ) from None
+            if exc.status is None:  # a reply was read: not the verdict asked for
+                fix = (
+                    "the judge must answer with the JSON verdict asked for (structured output, "
+                    "docs/judges.md) within judge-max-tokens"
+                )
+            else:
+                fix = built.provider.remedy(exc.status, str(exc))
+            raise JudgeMisconfigured(
+                f"the judge preflight failed: {exc}; {fix}; no item was judged"
+            ) from None
+        if verdict.tokens is not None:
+            spent.input_tokens += verdict.tokens.input_tokens
+            spent.output_tokens += verdict.tokens.output_tokens
+    return spent
 
 
 def _proxied(scheme: str, host: str) -> bool:

@@ -64,6 +64,11 @@ def _status(exc: BaseException) -> int | None:
     return None
 
 
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status `exc` (or what it was raised from) carries, if any."""
+    return next((s for c in causes(exc) if (s := _status(c)) is not None), None)
+
+
 def retryable(exc: BaseException) -> bool:
     """Whether asking again can cure the fault."""
     if tls.untrusted_certificate(exc) or too_large(exc) is not None:

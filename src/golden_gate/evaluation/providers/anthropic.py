@@ -66,6 +66,12 @@ class Anthropic:
             return f"cannot connect ({base.line(str(exc))})"
         return None
 
+    def remedy(self, status: int | None, message: str) -> str:
+        # Anthropic: 404 `not_found_error` with "model: NAME", 401 `authentication_error`.
+        if status == 404 and "model:" in message.lower():
+            return "check judge-model: the model's name as Anthropic spells it"
+        return base.remedy(self, status, message)
+
     def is_timeout(self, exc: BaseException) -> bool:
         exc = base.sdk_cause(exc)
         anthropic = base.module("anthropic")

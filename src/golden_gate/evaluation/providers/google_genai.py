@@ -55,6 +55,13 @@ class GoogleGenAI:
             return base.status(exc.code, message, settings.max_retries)
         return None
 
+    def remedy(self, status: int | None, message: str) -> str:
+        # Gemini: a bad key is 400 INVALID_ARGUMENT "API key not valid"; an unknown model 404
+        # "models/NAME is not found for API version v1beta".
+        if status in (400, 403) and "api key" in message.lower():
+            return f"check the API key in {' or '.join(self.key_env)} (the provider refused it)"
+        return base.remedy(self, status, message)
+
     def is_timeout(self, exc: BaseException) -> bool:
         return base.transport_timeout(base.sdk_cause(exc))
 

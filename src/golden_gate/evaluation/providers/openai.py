@@ -113,6 +113,11 @@ class OpenAICompatible:
             return f"cannot connect ({base.short(str(exc))})"
         return None
 
+    def remedy(self, status: int | None, message: str) -> str:
+        # OpenAI: 404 `model_not_found` ("The model `x` does not exist or you do not have
+        # access to it."), 401 `invalid_api_key`.
+        return base.remedy(self, status, message)
+
     def is_timeout(self, exc: BaseException) -> bool:
         exc = base.sdk_cause(exc)
         openai = base.module("openai")
