@@ -1,0 +1,193 @@
+"""The judge preflight: one call per configured judge before any item, through the real
+command and the Action's entrypoint, the requests counted at the stand-in judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.anthropic_server import AnthropicServer
+from tests.fakes.assistant_server import AssistantServer
+from tests.fakes.gemini_server import GeminiServer
+from tests.fakes.judge_server import Behaviour, JudgeServer
+from tests.helpers import golden_gate
+
+KEY = "sk-test-right-key-0123456789"
+
+
+def golden(tmp_path: Path, count: int = 17) -> tuple[Path, dict[str, str]]:
+    answers = {f"Which port does service {n} use?": f"port {8000 + n}" for n in range(count)}
+    path = tmp_path / "g.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"q{n:02d}", "question": q, "reference_key_points": [a]}) + "\n"
+            for n, (q, a) in enumerate(answers.items())
+        )
+    )
+    return path, answers
+
+
+def run(command: str, tmp_path: Path, assistant: str, judge: str, base_url: str, *extra):
+    path = golden(tmp_path)[0]
+    return golden_gate(
+        command, path, "--assistant-url", assistant, "--quiet", "--cache", "off",
+        "--judge-model", judge, "--judge-base-url", base_url, "--judge-retries", "1",
+        "-o", tmp_path / "r.json", *extra, cwd=tmp_path, timeout=90,
+    )  # fmt: skip
+
+
+def errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "error:" in line]
+
+
+@pytest.mark.parametrize("command", ["eval", "run"])
+def test_a_wrong_judge_model_name_stops_the_run_after_one_request(tmp_path, monkeypatch, command):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    _, answers = golden(tmp_path)
+    with (
+        AssistantServer(answers) as assistant,
+        JudgeServer(models={"gpt-4.1-mini"}, key=KEY) as judge,
+    ):
+        done = run(command, tmp_path, assistant.url, "openai:gpt-nope", judge.base_url)
+        asked, seen = assistant.request_count, list(judge.seen)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = errors(done.stderr)
+    assert len(said) == 1, done.stderr
+    assert "The model `gpt-nope` does not exist or you do not have access to it." in said[0]
+    assert "HTTP 404" in said[0] and "check judge-model" in said[0]
+    assert "no item was judged" in said[0]
+    assert seen == ["POST /v1/chat/completions"]  # one request, the preflight's
+    assert judge.preflights == 1 and judge.calls == 0
+    assert asked == 0
+    # The report is written and says why; no item has a verdict.
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["complete"] is False
+    assert "does not exist" in report["incomplete_reason"]
+    assert report["results"] == [] and len(report["not_asked"]) == 17
+
+
+def test_a_refused_key_is_named_and_never_shown(tmp_path, monkeypatch):
+    wrong = "sk-test-wrong-key-abcdefghijklmnop"
+    monkeypatch.setenv("OPENAI_API_KEY", wrong)
+    _, answers = golden(tmp_path)
+    with AssistantServer(answers) as assistant, JudgeServer(key=KEY) as judge:
+        done = run("eval", tmp_path, assistant.url, "openai:gpt-4.1-mini", judge.base_url)
+    assert done.returncode == 2, done.stderr
+    said = errors(done.stderr)
+    assert len(said) == 1 and "HTTP 401" in said[0], done.stderr
+    assert "check the API key in OPENAI_API_KEY" in said[0]
+    assert wrong not in done.stderr + done.stdout + (tmp_path / "r.json").read_text()
+    assert len(judge.seen) == 1
+
+
+def test_each_judge_of_a_panel_is_asked_once_and_the_wrong_one_named(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    _, answers = golden(tmp_path)
+    with AssistantServer(answers) as assistant, JudgeServer(models={"gpt-a", "gpt-b"}) as judge:
+        done = run(
+            "eval", tmp_path, assistant.url, "openai:gpt-a,openai:gpt-b,openai:gpt-c",
+            judge.base_url,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "The model `gpt-c` does not exist" in errors(done.stderr)[0]
+    assert judge.preflights == 3 and judge.calls == 0  # at most one request per judge
+
+
+def test_an_outage_at_the_preflight_is_exit_3_with_the_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    _, answers = golden(tmp_path)
+    with (
+        AssistantServer(answers) as assistant,
+        JudgeServer(preflight=Behaviour.server_error(503)) as judge,
+    ):
+        done = run("eval", tmp_path, assistant.url, "openai:gpt-4.1-mini", judge.base_url)
+        asked = assistant.request_count
+    assert done.returncode == 3, done.stderr
+    assert "the judge preflight got no verdict" in done.stderr and "HTTP 503" in done.stderr
+    assert judge.preflights == 2 and judge.calls == 0  # the first try and judge-retries 1
+    assert asked == 0
+    assert "HTTP 503" in json.loads((tmp_path / "r.json").read_text())["incomplete_reason"]
+
+
+def test_a_judge_that_answers_is_asked_once_more_and_its_verdict_is_never_cached(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    path, answers = golden(tmp_path, 5)
+    calls = []
+    with AssistantServer(answers) as assistant, JudgeServer(key=KEY) as judge:
+        for turn in (1, 2):
+            done = golden_gate(
+                "eval", path, "--assistant-url", assistant.url, "--quiet",
+                "--cache-dir", tmp_path / "cache", "--judge-model", "openai:gpt-4.1-mini",
+                "--judge-base-url", judge.base_url, "-o", tmp_path / "r.json",
+                cwd=tmp_path, timeout=90,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert judge.preflights == turn  # each run proves the judge again
+            calls.append(judge.calls)
+    assert calls[0] >= 5 and calls[1] == calls[0]  # the second run's verdicts: all cached
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["stats"]["judge_calls"] == 0  # the preflight is not a verdict
+    assert report["stats"]["input_tokens"] > 0  # its tokens are counted all the same
+
+
+@pytest.mark.parametrize(
+    ("server", "model", "key_env", "words", "fix"),
+    [
+        (AnthropicServer, "claude-nope", "ANTHROPIC_API_KEY", "model: claude-nope", "judge-model"),
+        (GeminiServer, "gemini-nope", "GOOGLE_API_KEY", "models/gemini-nope is not found",
+         "judge-model"),
+    ],
+)  # fmt: skip
+def test_other_providers_unknown_model_in_their_own_words(
+    tmp_path, monkeypatch, server, model, key_env, words, fix
+):
+    monkeypatch.setenv(key_env, KEY)
+    _, answers = golden(tmp_path)
+    provider = "anthropic" if server is AnthropicServer else "google_genai"
+    with AssistantServer(answers) as assistant, server(models={"known"}) as judge:
+        done = run("eval", tmp_path, assistant.url, f"{provider}:{model}", judge.base_url)
+    assert done.returncode == 2, done.stderr
+    said = errors(done.stderr)
+    assert len(said) == 1 and words in said[0] and f"check {fix}" in said[0], done.stderr
+    assert len(judge.seen) == 1 and judge.calls == 0
+
+
+def test_gemini_refusing_the_key_names_the_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOOGLE_API_KEY", "wrong-key-0123456789")
+    _, answers = golden(tmp_path)
+    with AssistantServer(answers) as assistant, GeminiServer(key=KEY) as judge:
+        done = run("eval", tmp_path, assistant.url, "google_genai:gemini-2.5-flash", judge.base_url)
+    assert done.returncode == 2, done.stderr
+    assert "API key not valid" in done.stderr
+    assert "check the API key in GOOGLE_API_KEY or GEMINI_API_KEY" in done.stderr
+    assert len(judge.seen) == 1
+
+
+def test_the_action_stops_on_a_wrong_judge_model_after_one_request(world):
+    from tests.action.test_adversary import JUDGE_KEY, ten_items
+
+    questions = ten_items(world)
+    with (
+        AssistantServer(dict.fromkeys(questions.values(), "x")) as assistant,
+        JudgeServer(models={"gpt-4.1-mini"}) as judge,
+    ):
+        done = world.run(
+            "workflow_dispatch",
+            world.event("workflow_dispatch"),
+            extra_env={"OPENAI_API_KEY": JUDGE_KEY},
+            judge_model="openai:gpt-nope",
+            judge_base_url=judge.base_url,
+            assistant_url=assistant.url,
+        )
+        asked = assistant.request_count
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "The model `gpt-nope` does not exist" in done.stdout + done.stderr
+    assert "check judge-model" in done.stdout + done.stderr
+    assert judge.seen == ["POST /v1/chat/completions"] and judge.calls == 0
+    assert asked == 0
+    report = json.loads((world.workspace / "golden-gate" / "report.json").read_text())
+    assert "does not exist" in report["incomplete_reason"]
