@@ -191,3 +191,26 @@ def test_the_action_stops_on_a_wrong_judge_model_after_one_request(world):
     assert asked == 0
     report = json.loads((world.workspace / "golden-gate" / "report.json").read_text())
     assert "does not exist" in report["incomplete_reason"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_an_openai_compatible_judge_on_loopback_needs_no_key(tmp_path, monkeypatch, host):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    _, answers = golden(tmp_path)
+    with AssistantServer(answers) as assistant, JudgeServer() as judge:
+        base_url = judge.base_url.replace("127.0.0.1", host)
+        done = run("eval", tmp_path, assistant.url, "openai:my-local-model", base_url)
+        sent = {h.get("authorization") for h in judge.headers}
+    assert done.returncode == 0, done.stderr
+    assert judge.preflights == 1 and judge.calls >= 17
+    assert sent == {"Bearer none"}  # the SDK's insistence met; the server takes any key
+
+
+def test_an_openai_judge_elsewhere_still_needs_its_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    _, answers = golden(tmp_path)
+    with AssistantServer(answers) as assistant:
+        done = run("eval", tmp_path, assistant.url, "openai:gpt-4.1-mini", "http://judge.test/v1")
+    assert done.returncode == 2, done.stderr
+    assert "no API key (set OPENAI_API_KEY)" in done.stderr

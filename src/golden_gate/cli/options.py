@@ -340,7 +340,7 @@ def settings_from_args(resolved: Resolved, *, quiet: bool = False, **extra: Any)
     if (
         not settings.deterministic_only
         and resolved["on-missing-judge-key"] == "checks-only"
-        and not key_available(settings.judge.model, os.environ)
+        and not key_available(settings.judge.model, os.environ, settings.judge.base_url)
     ):
         warn(
             f"no key for the judge '{settings.judge.model}': only the deterministic checks run "

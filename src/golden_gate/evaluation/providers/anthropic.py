@@ -21,6 +21,7 @@ class Anthropic:
     extra: str = "anthropic"
     key_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
     key_required: bool = True
+    chat_completions: bool = False
     endpoint_env: tuple[str, ...] = ("ANTHROPIC_BASE_URL",)
     default_endpoint: str | None = None
     bare_prefixes: tuple[str, ...] = ("claude",)

@@ -63,6 +63,9 @@ class Provider(Protocol):
     # False: a local server that takes any key or none
     @property
     def key_required(self) -> bool: ...
+    # it speaks Chat Completions (then a judge-base-url on loopback needs no key)
+    @property
+    def chat_completions(self) -> bool: ...
     # where its SDK reads another endpoint than its own
     @property
     def endpoint_env(self) -> tuple[str, ...]: ...

@@ -21,6 +21,7 @@ class GoogleGenAI:
     extra: str = "google-genai"
     key_env: tuple[str, ...] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     key_required: bool = True
+    chat_completions: bool = False
     endpoint_env: tuple[str, ...] = ("GOOGLE_GEMINI_BASE_URL",)
     default_endpoint: str | None = None
     bare_prefixes: tuple[str, ...] = ("gemini",)
