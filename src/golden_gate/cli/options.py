@@ -83,7 +83,8 @@ EVAL = (
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "simulate-users",
     "max-error-rate", "forbidden",
-    "must-include", "must-not-include", "json-schema", "citations-in-sources", "custom-checks",
+    "must-include", "must-not-include", "refusal-phrases", "json-schema", "citations-in-sources",
+    "custom-checks",
     "check-timeout",
     "deterministic-only", "report-path", "junit-xml", "html-report",
 )  # fmt: skip
