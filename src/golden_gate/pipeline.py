@@ -29,8 +29,13 @@ from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
 
 
-def load_items(settings: Settings) -> list[golden.GoldenItem]:
+def load_items(settings: Settings, *, every_tag_used: bool = True) -> list[golden.GoldenItem]:
+    """The items the settings select. `every_tag_used`: a subset tag no item carries is bad
+    input (a typo selects nothing, silently); off on a pull request, whose own golden set may
+    drop a tag the base branch's still has (its items come from the base)."""
     every = golden.load_golden(settings.golden)
+    if every_tag_used:
+        golden.check_tags_used(every, settings.tags, where=settings.golden)
     waiting = sum(1 for i in every if golden.unreviewed(i))
     if waiting:
         print(
@@ -61,7 +66,8 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
         )
     if not items:
         raise InputError(
-            f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
+            f"subset-tags: no item in {settings.golden} carries any of the tags "
+            f"{', '.join(settings.tags)}"
         )
     check_golden(items, settings)
     return items
