@@ -16,6 +16,7 @@ from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, selectio
 from golden_gate.core.report_file import save_report
 from golden_gate.core.verdict import floor_out_of_reach
 from golden_gate.errors import (
+    EXIT_BAD_INPUT,
     IncompleteError,
     InputError,
 )
@@ -145,7 +146,8 @@ async def _evaluate(
         else:
             target = target.model_copy(update={"url": url})
             assistant = _with_url(assistant, url)
-        spent, misconfigured = None, None
+        spent = None
+        misconfigured: InputError | None = None
         if judge is not None and unusable is None:
             from golden_gate.evaluation import preflight
 
@@ -170,6 +172,8 @@ async def _evaluate(
                 # Every request would fail the same way: none is made, no judge is paid, and
                 # the report (incomplete, every item not asked) says why, as every run's does.
                 asked, unusable = [], str(exc)
+                if exc.exit_code == EXIT_BAD_INPUT:  # the answer-path, not the assistant
+                    misconfigured = InputError(str(exc))
             report = await evaluate(
                 asked,
                 client=client,
@@ -187,6 +191,11 @@ async def _evaluate(
                 report.complete = False
                 report.incomplete_reason = unusable
                 report.not_asked = [i.id for i in items]
+            elif (mistake := client.path_mistake()) is not None:
+                # Not a verdict on the assistant: every answer "failed" the same setting.
+                report.complete = False
+                report.incomplete_reason = mistake
+                misconfigured = InputError(mistake)
             return report, misconfigured
     finally:
         for signum, handler in before.items():

@@ -44,8 +44,10 @@ class JudgeMisconfigured(InputError):
 # tell it from an item's call (tests/fakes/judge_server.py).
 PREFLIGHT_MARK = "golden-gate judge preflight"
 PREFLIGHT_QUESTION = f"({PREFLIGHT_MARK}) What colour is a clear daytime sky?"
-PREFLIGHT_ANSWER = "A clear daytime sky is blue."
+PREFLIGHT_ANSWER = f"({PREFLIGHT_MARK}) A clear daytime sky is blue."
 PREFLIGHT_REFERENCE = "- blue"
+# Given to every prompt (one without a {context} placeholder ignores it).
+PREFLIGHT_CONTEXT = f"({PREFLIGHT_MARK}) On a clear day the sky looks blue."
 
 
 async def judges(judge: Judge | Panel) -> TokenUsage:
@@ -64,7 +66,10 @@ async def judges(judge: Judge | Panel) -> TokenUsage:
             continue  # keypoints: offline, nothing to prove
         try:
             verdict = await built.judge(
-                question=PREFLIGHT_QUESTION, answer=PREFLIGHT_ANSWER, reference=PREFLIGHT_REFERENCE
+                question=PREFLIGHT_QUESTION,
+                answer=PREFLIGHT_ANSWER,
+                reference=PREFLIGHT_REFERENCE,
+                context=PREFLIGHT_CONTEXT,
             )
         except JudgeError as exc:
             if exc.tokens is not None:
