@@ -214,3 +214,43 @@ def test_an_openai_judge_elsewhere_still_needs_its_key(tmp_path, monkeypatch):
         done = run("eval", tmp_path, assistant.url, "openai:gpt-4.1-mini", "http://judge.test/v1")
     assert done.returncode == 2, done.stderr
     assert "no API key (set OPENAI_API_KEY)" in done.stderr
+
+
+def test_a_server_without_structured_output_fails_the_preflight(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    _, answers = golden(tmp_path)
+    with (
+        AssistantServer(answers) as assistant,
+        JudgeServer(preflight=Behaviour.plain_text("Yes, the answer is correct.")) as judge,
+    ):
+        done = run("eval", tmp_path, assistant.url, "openai:local", judge.base_url)
+    assert done.returncode == 2, done.stderr
+    said = errors(done.stderr)
+    assert len(said) == 1 and "the judge must answer with the JSON verdict" in said[0], said
+    assert judge.preflights == 1 and judge.calls == 0  # a reply is never asked again
+
+
+def test_a_key_the_provider_echoes_back_is_scrubbed(tmp_path, monkeypatch):
+    secret = "sk-test-echoed-key-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    _, answers = golden(tmp_path)
+    with (
+        AssistantServer(answers) as assistant,
+        JudgeServer(preflight=Behaviour.unauthorized()) as judge,
+    ):
+        done = run("eval", tmp_path, assistant.url, "openai:gpt-4.1-mini", judge.base_url)
+    assert done.returncode == 2, done.stderr
+    assert "Incorrect API key provided" in done.stderr and "check the API key" in done.stderr
+    assert secret not in done.stderr + done.stdout + (tmp_path / "r.json").read_text()
+
+
+def test_an_endpoint_with_no_api_names_judge_base_url(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    _, answers = golden(tmp_path)
+    with AssistantServer(answers) as assistant, JudgeServer() as judge:
+        wrong = judge.base_url.removesuffix("/v1") + "/api"
+        done = run("eval", tmp_path, assistant.url, "openai:gpt-4.1-mini", wrong)
+    assert done.returncode == 2, done.stderr
+    said = errors(done.stderr)
+    assert len(said) == 1 and "HTTP 404" in said[0] and "check judge-base-url" in said[0], said
+    assert judge.seen == ["POST /api/chat/completions"]

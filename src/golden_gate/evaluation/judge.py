@@ -101,6 +101,7 @@ class JudgeError(Exception):
         attempts: int = 0,
         fault: bool = False,
         status: int | None = None,
+        transport: bool = False,
     ) -> None:
         super().__init__(message)
         self.tokens = tokens  # spent before the failure, for cost accounting
@@ -112,6 +113,7 @@ class JudgeError(Exception):
         # not a setting to fix; `status`: the HTTP status the judge answered, if any.
         self.fault = fault
         self.status = status
+        self.transport = transport  # no reply was read (a connection or TLS failure)
 
 
 class Judge(ABC):
@@ -442,6 +444,8 @@ class LLMJudge(Judge):
             attempts=attempts,
             fault=retry.retryable(exc),
             status=retry.status_of(exc),
+            transport=providers.transport_error(providers.sdk_cause(exc), self.settings)
+            is not None,
         )
 
     def _passed(self, result: Any, tokens: TokenUsage, attempts: int = 1) -> bool:

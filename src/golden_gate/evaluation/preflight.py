@@ -75,7 +75,7 @@ async def judges(judge: Judge | Panel) -> TokenUsage:
             if exc.tokens is not None:
                 spent.input_tokens += exc.tokens.input_tokens
                 spent.output_tokens += exc.tokens.output_tokens
-            if exc.fault:
+            if exc.fault or exc.transport:  # an outage, or a TLS failure: no reply read
                 raise JudgeUnreachable(
                     f"the judge preflight got no verdict: {exc}; no item was judged"
                 ) from None
