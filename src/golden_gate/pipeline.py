@@ -104,8 +104,9 @@ async def _evaluate(
     assistant: AssistantInfo,
     cache: VerdictCache,
 ) -> tuple[Report, InputError | None]:
-    """The report, and the configuration error that stopped the run before any item (the
-    judge preflight's), raised by the caller once the report is saved."""
+    """The report, and the configuration error the run found (a judge the preflight was
+    refused by, an answer-path the first answer lacks, a path into the answer no answer had),
+    raised by the caller once the report is saved."""
     # Imported here: a skipped run imports this module for `check_inputs`, and the evaluation
     # brings its HTTP client (aiohttp, a tenth of a second or more).
     from golden_gate.evaluation import runner_host
