@@ -158,9 +158,9 @@ async def _evaluate(
                 task.uncancel()
                 raise IncompleteError("interrupted before the judge's first verdict") from None
             except preflight.JudgeMisconfigured as exc:
-                unusable, misconfigured = str(exc), exc
+                unusable, misconfigured, spent = str(exc), exc, exc.spent
             except preflight.JudgeUnreachable as exc:
-                unusable = str(exc)
+                unusable, spent = str(exc), exc.spent
         async with AssistantClient(target) as client:
             asked = [] if unusable is not None else items
             try:

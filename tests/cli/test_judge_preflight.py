@@ -108,7 +108,10 @@ def test_an_outage_at_the_preflight_is_exit_3_with_the_report(tmp_path, monkeypa
     assert "the judge preflight got no verdict" in done.stderr and "HTTP 503" in done.stderr
     assert judge.preflights == 2 and judge.calls == 0  # the first try and judge-retries 1
     assert asked == 0
-    assert "HTTP 503" in json.loads((tmp_path / "r.json").read_text())["incomplete_reason"]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "HTTP 503" in report["incomplete_reason"]
+    # Every request it sent is counted; none is a judge call (a verdict).
+    assert report["stats"]["judge_attempts"] == 2 and report["stats"]["judge_calls"] == 0
 
 
 def test_a_judge_that_answers_is_asked_once_more_and_its_verdict_is_never_cached(
@@ -131,7 +134,8 @@ def test_a_judge_that_answers_is_asked_once_more_and_its_verdict_is_never_cached
     assert calls[0] >= 5 and calls[1] == calls[0]  # the second run's verdicts: all cached
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["stats"]["judge_calls"] == 0  # the preflight is not a verdict
-    assert report["stats"]["input_tokens"] > 0  # its tokens are counted all the same
+    assert report["stats"]["judge_attempts"] == 1  # but its request is counted
+    assert report["stats"]["input_tokens"] > 0  # and its tokens
 
 
 @pytest.mark.parametrize(

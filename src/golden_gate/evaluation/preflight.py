@@ -17,6 +17,7 @@ import errno
 import socket
 import ssl
 import urllib.request
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,9 +36,27 @@ _UNREACHABLE = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH}
 class JudgeUnreachable(IncompleteError):
     """The judge's endpoint cannot be reached at all."""
 
+    spent: Spent | None = None  # what the preflight's calls cost before it gave up
+
 
 class JudgeMisconfigured(InputError):
     """The judge refused the preflight's call: a key, model name or endpoint to set."""
+
+    spent: Spent | None = None
+
+
+@dataclass
+class Spent:
+    """What the preflight's calls cost: tokens and HTTP requests (retries included)."""
+
+    tokens: TokenUsage = field(default_factory=TokenUsage)
+    attempts: int = 0
+
+    def add(self, tokens: TokenUsage | None, attempts: int) -> None:
+        if tokens is not None:
+            self.tokens.input_tokens += tokens.input_tokens
+            self.tokens.output_tokens += tokens.output_tokens
+        self.attempts += attempts
 
 
 # The preflight's call: a question any judge can grade. The marker lets a stand-in server
@@ -50,16 +69,16 @@ PREFLIGHT_REFERENCE = "- blue"
 PREFLIGHT_CONTEXT = f"({PREFLIGHT_MARK}) On a clear day the sky looks blue."
 
 
-async def judges(judge: Judge | Panel) -> TokenUsage:
+async def judges(judge: Judge | Panel) -> Spent:
     """One call to each model judge of the run (each of a panel: the same models judge every
-    evaluator); the tokens they spent. Its verdict is thrown away: never cached, never counted.
+    evaluator); what they cost. Its verdict is thrown away: never cached, never a judge call.
 
     Raises JudgeMisconfigured (exit 2) when a judge refuses it, naming the provider's words and
     the setting; JudgeUnreachable (exit 3) when a fault lasted every retry (an outage).
     """
     panel = judge if isinstance(judge, Panel) else Panel.of(judge)
     await panel.ready()  # a build that failed (a key, an extra) is said here
-    spent = TokenUsage()
+    spent = Spent()
     for member in panel.evaluators[0].judges:
         built = await member.ready() if isinstance(member, DeferredJudge) else member
         if not isinstance(built, LLMJudge):
@@ -72,13 +91,14 @@ async def judges(judge: Judge | Panel) -> TokenUsage:
                 context=PREFLIGHT_CONTEXT,
             )
         except JudgeError as exc:
-            if exc.tokens is not None:
-                spent.input_tokens += exc.tokens.input_tokens
-                spent.output_tokens += exc.tokens.output_tokens
+            spent.add(exc.tokens, exc.attempts)
+            failure: JudgeUnreachable | JudgeMisconfigured
             if exc.fault or exc.transport:  # an outage, or a TLS failure: no reply read
-                raise JudgeUnreachable(
+                failure = JudgeUnreachable(
                     f"the judge preflight got no verdict: {exc}; no item was judged"
-                ) from None
+                )
+                failure.spent = spent
+                raise failure from None
             if exc.status is None:  # a reply was read: not the verdict asked for
                 fix = (
                     "the judge must answer with the JSON verdict asked for (structured output, "
@@ -86,12 +106,12 @@ async def judges(judge: Judge | Panel) -> TokenUsage:
                 )
             else:
                 fix = built.provider.remedy(exc.status, str(exc))
-            raise JudgeMisconfigured(
+            failure = JudgeMisconfigured(
                 f"the judge preflight failed: {exc}; {fix}; no item was judged"
-            ) from None
-        if verdict.tokens is not None:
-            spent.input_tokens += verdict.tokens.input_tokens
-            spent.output_tokens += verdict.tokens.output_tokens
+            )
+            failure.spent = spent
+            raise failure from None
+        spent.add(verdict.tokens, verdict.attempts or 1)
     return spent
 
 
