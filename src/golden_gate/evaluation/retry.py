@@ -16,9 +16,8 @@ decides, so what is paid is what the report counts (`stats.judge_attempts`):
 - the end-of-run re-ask of runs the judge failed on (at most 10% of runs) goes through the
   same policy.
 
-So a run's judge requests are at most (calls + judges) × (1 + judge-retries), a judge's
-preflight call (preflight.py) being one more, and against a judge that
-is down for the whole run about judge-concurrency × (1 + judge-retries) + the other calls.
+So a run's judge requests are at most (calls + one preflight call a judge, preflight.py)
+× (1 + judge-retries), and against a judge that is down for the whole run about judge-concurrency × (1 + judge-retries) + the other calls.
 """
 
 from __future__ import annotations
