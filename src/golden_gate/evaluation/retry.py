@@ -17,7 +17,8 @@ decides, so what is paid is what the report counts (`stats.judge_attempts`):
   same policy.
 
 So a run's judge requests are at most (calls + one preflight call a judge, preflight.py)
-× (1 + judge-retries), and against a judge that is down for the whole run about judge-concurrency × (1 + judge-retries) + the other calls.
+× (1 + judge-retries), and against a judge that is down for the whole run about
+judge-concurrency × (1 + judge-retries) + the other calls.
 """
 
 from __future__ import annotations
