@@ -153,7 +153,7 @@ async def _evaluate(
             from golden_gate.evaluation import preflight
 
             try:  # one call per judge model before any item: a wrong name costs one request
-                spent = await preflight.judges(judge)
+                spent = await preflight.judges(judge, cache)
             except asyncio.CancelledError:
                 task.uncancel()
                 raise IncompleteError("interrupted before the judge's first verdict") from None

@@ -114,28 +114,37 @@ def test_an_outage_at_the_preflight_is_exit_3_with_the_report(tmp_path, monkeypa
     assert report["stats"]["judge_attempts"] == 2 and report["stats"]["judge_calls"] == 0
 
 
-def test_a_judge_that_answers_is_asked_once_more_and_its_verdict_is_never_cached(
+def test_a_rerun_of_unchanged_answers_asks_the_judge_nothing_not_even_the_preflight(
     tmp_path, monkeypatch
 ):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     path, answers = golden(tmp_path, 5)
-    calls = []
+    calls, reports = [], []
+
+    def run(model: str) -> None:
+        done = golden_gate(
+            "eval", path, "--assistant-url", assistant.url, "--quiet",
+            "--cache-dir", tmp_path / "cache", "--judge-model", model,
+            "--judge-base-url", judge.base_url, "-o", tmp_path / "r.json",
+            cwd=tmp_path, timeout=90,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        calls.append((judge.preflights, judge.calls))
+        reports.append(json.loads((tmp_path / "r.json").read_text()))
+
     with AssistantServer(answers) as assistant, JudgeServer(key=KEY) as judge:
-        for turn in (1, 2):
-            done = golden_gate(
-                "eval", path, "--assistant-url", assistant.url, "--quiet",
-                "--cache-dir", tmp_path / "cache", "--judge-model", "openai:gpt-4.1-mini",
-                "--judge-base-url", judge.base_url, "-o", tmp_path / "r.json",
-                cwd=tmp_path, timeout=90,
-            )  # fmt: skip
-            assert done.returncode == 0, done.stderr
-            assert judge.preflights == turn  # each run proves the judge again
-            calls.append(judge.calls)
-    assert calls[0] >= 5 and calls[1] == calls[0]  # the second run's verdicts: all cached
-    report = json.loads((tmp_path / "r.json").read_text())
-    assert report["stats"]["judge_calls"] == 0  # the preflight is not a verdict
-    assert report["stats"]["judge_attempts"] == 1  # but its request is counted
-    assert report["stats"]["input_tokens"] > 0  # and its tokens
+        run("openai:gpt-4.1-mini")
+        run("openai:gpt-4.1-mini")
+        run("openai:gpt-4.1")  # another judge: proved again, and every answer judged again
+    assert calls[0][0] == 1 and calls[0][1] >= 5
+    # The same judge answered this very request before (its verdict is in the cache, keyed on
+    # the judge's identity): a re-run of unchanged answers makes no request at all.
+    assert calls[1] == calls[0]
+    assert reports[1]["stats"]["judge_calls"] == 0 and reports[1]["stats"]["judge_attempts"] == 0
+    assert calls[2][0] == 2 and calls[2][1] >= 2 * calls[0][1]
+    # The preflight is never a verdict of an item, but its request and tokens are counted.
+    assert reports[0]["stats"]["judge_attempts"] == reports[0]["stats"]["judge_calls"] + 1
+    assert reports[2]["stats"]["input_tokens"] > 0
 
 
 @pytest.mark.parametrize(

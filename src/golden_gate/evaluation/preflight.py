@@ -25,6 +25,7 @@ from golden_gate import redaction
 from golden_gate.core.item_result import TokenUsage
 from golden_gate.errors import IncompleteError, InputError
 from golden_gate.evaluation import tls
+from golden_gate.evaluation.cache import VerdictCache
 from golden_gate.evaluation.deferred_judge import DeferredJudge
 from golden_gate.evaluation.evaluators import Panel
 from golden_gate.evaluation.judge import Judge, JudgeError, LLMJudge
@@ -69,9 +70,11 @@ PREFLIGHT_REFERENCE = "- blue"
 PREFLIGHT_CONTEXT = f"({PREFLIGHT_MARK}) On a clear day the sky looks blue."
 
 
-async def judges(judge: Judge | Panel) -> Spent:
+async def judges(judge: Judge | Panel, cache: VerdictCache | None = None) -> Spent:
     """One call to each model judge of the run (each of a panel: the same models judge every
-    evaluator); what they cost. Its verdict is thrown away: never cached, never a judge call.
+    evaluator); what they cost. Its verdict is never a judge call; it is kept in `cache`, so a
+    judge that answered this very request before (same identity: model, endpoint, prompt) is
+    not asked again and a re-run of unchanged answers still costs no judge request.
 
     Raises JudgeMisconfigured (exit 2) when a judge refuses it, naming the provider's words and
     the setting; JudgeUnreachable (exit 3) when a fault lasted every retry (an outage).
@@ -83,6 +86,14 @@ async def judges(judge: Judge | Panel) -> Spent:
         built = await member.ready() if isinstance(member, DeferredJudge) else member
         if not isinstance(built, LLMJudge):
             continue  # keypoints: offline, nothing to prove
+        key = VerdictCache.key(
+            judge_identity=built.identity(),
+            question=PREFLIGHT_QUESTION,
+            answer=PREFLIGHT_ANSWER,
+            reference=PREFLIGHT_REFERENCE,
+        )
+        if cache is not None and cache.holds(key):
+            continue
         try:
             verdict = await built.judge(
                 question=PREFLIGHT_QUESTION,
@@ -112,6 +123,8 @@ async def judges(judge: Judge | Panel) -> Spent:
             failure.spent = spent
             raise failure from None
         spent.add(verdict.tokens, verdict.attempts or 1)
+        if cache is not None:
+            cache.put(key, verdict)
     return spent
 
 
