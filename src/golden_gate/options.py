@@ -290,6 +290,10 @@ OPTIONS: tuple[Option, ...] = (
     _o("must-not-include", "What no answer may hold, one a line: a substring (case-insensitive) "
        "or /regex/; a golden item's must_not_include adds to it.", kind="lines",
        group="checks", field="checks.must_not_include", rule="superset"),
+    _o("refusal-phrases", "What counts as a refusal for a golden item with must_refuse, one a "
+       "line: a phrase (case-insensitive, curly apostrophes read as straight) found anywhere in "
+       "the answer; the answer is refused when any one is there.", kind="lines",
+       group="checks", field="checks.refusal_phrases", rule="subset"),
     _o("json-schema", "A JSON Schema file every answer must parse and validate against (an "
        "item's own json_schema replaces it).", kind="path", group="checks",
        field="checks.json_schema_file", default="", rule="same"),

@@ -16,6 +16,7 @@ from golden_gate.core.report import AssistantInfo, DatasetInfo, Report, selectio
 from golden_gate.core.report_file import save_report
 from golden_gate.core.verdict import floor_out_of_reach
 from golden_gate.errors import (
+    EXIT_BAD_INPUT,
     IncompleteError,
     InputError,
 )
@@ -29,8 +30,13 @@ from golden_gate.rendering.charts import TrendPoint
 from golden_gate.settings import Settings
 
 
-def load_items(settings: Settings) -> list[golden.GoldenItem]:
+def load_items(settings: Settings, *, every_tag_used: bool = True) -> list[golden.GoldenItem]:
+    """The items the settings select. `every_tag_used`: a subset tag no item carries is bad
+    input (a typo selects nothing, silently); off on a pull request, whose own golden set may
+    drop a tag the base branch's still has (its items come from the base)."""
     every = golden.load_golden(settings.golden)
+    if every_tag_used:
+        golden.check_tags_used(every, settings.tags, where=settings.golden)
     waiting = sum(1 for i in every if golden.unreviewed(i))
     if waiting:
         print(
@@ -61,7 +67,8 @@ def load_items(settings: Settings) -> list[golden.GoldenItem]:
         )
     if not items:
         raise InputError(
-            f"{settings.golden}: no items carry any of the tags {', '.join(settings.tags)}"
+            f"subset-tags: no item in {settings.golden} carries any of the tags "
+            f"{', '.join(settings.tags)}"
         )
     check_golden(items, settings)
     return items
@@ -96,7 +103,10 @@ async def _evaluate(
     dataset: DatasetInfo,
     assistant: AssistantInfo,
     cache: VerdictCache,
-) -> Report:
+) -> tuple[Report, InputError | None]:
+    """The report, and the configuration error the run found (a judge the preflight was
+    refused by, an answer-path the first answer lacks, a path into the answer no answer had),
+    raised by the caller once the report is saved."""
     # Imported here: a skipped run imports this module for `check_inputs`, and the evaluation
     # brings its HTTP client (aiohttp, a tenth of a second or more).
     from golden_gate.evaluation import runner_host
@@ -137,6 +147,20 @@ async def _evaluate(
         else:
             target = target.model_copy(update={"url": url})
             assistant = _with_url(assistant, url)
+        spent = None
+        misconfigured: InputError | None = None
+        if judge is not None and unusable is None:
+            from golden_gate.evaluation import preflight
+
+            try:  # one call per judge model before any item: a wrong name costs one request
+                spent = await preflight.judges(judge, cache)
+            except asyncio.CancelledError:
+                task.uncancel()
+                raise IncompleteError("interrupted before the judge's first verdict") from None
+            except preflight.JudgeMisconfigured as exc:
+                unusable, misconfigured, spent = str(exc), exc, exc.spent
+            except preflight.JudgeUnreachable as exc:
+                unusable, spent = str(exc), exc.spent
         async with AssistantClient(target) as client:
             asked = [] if unusable is not None else items
             try:
@@ -149,6 +173,8 @@ async def _evaluate(
                 # Every request would fail the same way: none is made, no judge is paid, and
                 # the report (incomplete, every item not asked) says why, as every run's does.
                 asked, unusable = [], str(exc)
+                if exc.exit_code == EXIT_BAD_INPUT:  # the answer-path, not the assistant
+                    misconfigured = InputError(str(exc))
             report = await evaluate(
                 asked,
                 client=client,
@@ -160,12 +186,18 @@ async def _evaluate(
                 assistant=assistant,
                 progress=progress if asked else None,
                 retrieval_k=settings.gate.retrieval_k,
+                spent=spent,
             )
             if unusable is not None:
                 report.complete = False
                 report.incomplete_reason = unusable
                 report.not_asked = [i.id for i in items]
-            return report
+            elif (mistake := client.path_mistake()) is not None:
+                # Not a verdict on the assistant: every answer "failed" the same setting.
+                report.complete = False
+                report.incomplete_reason = mistake
+                misconfigured = InputError(mistake)
+            return report, misconfigured
     finally:
         for signum, handler in before.items():
             loop.remove_signal_handler(signum)
@@ -224,7 +256,9 @@ def evaluate_report(
     )
     assistant = AssistantInfo(url=settings.target.url, index_snapshot=settings.index_snapshot)
     if settings.compose is None:
-        report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+        report, misconfigured = process.run(
+            _evaluate(items, settings, judge, dataset, assistant, cache)
+        )
         if on_report is not None:
             on_report(report)
     else:
@@ -239,9 +273,16 @@ def evaluate_report(
                 update={"image_digests": service.image_digests}
             )
             settings = settings.model_copy(update={"target": target})
-            report = process.run(_evaluate(items, settings, judge, dataset, assistant, cache))
+            report, misconfigured = process.run(
+                _evaluate(items, settings, judge, dataset, assistant, cache)
+            )
             if on_report is not None:
                 on_report(report)
+    if misconfigured is not None:
+        # Bad configuration, not an incomplete run: exit 2, with the report saved first.
+        if on_report is None:
+            save_report(report, settings.report_path)
+        raise misconfigured
     return report
 
 

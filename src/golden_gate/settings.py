@@ -67,6 +67,7 @@ def check_settings(r: Resolved, root: Path, *, evaluating: bool = True) -> Check
             "answer returned, every citation it makes would count as invented"
         )
     return CheckSettings(
+        refusal_phrases=r["refusal-phrases"],
         forbidden_patterns=r["forbidden"],
         must_include=r["must-include"],
         must_not_include=r["must-not-include"],

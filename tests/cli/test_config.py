@@ -132,6 +132,9 @@ def test_a_new_verdict_changing_option_changes_the_judges_identity(monkeypatch, 
         ("paths", ["src/**"], [], False),  # the ignore list decides then: not provably more
         ("ignore-paths", [], ["notebooks/"], False),  # a wider ignore list skips more
         ("ignore-paths", ["notebooks/", "*.ipynb"], ["*.ipynb"], True),
+        ("refusal-phrases", ["can't answer", "no information"], ["can't answer"], True),
+        # A pull request that counts a polite answer as a refusal passes more: looser.
+        ("refusal-phrases", ["can't answer"], ["can't answer", "sorry"], False),
         ("require-comparable", False, True, True),
         ("fail-on-regression", True, False, False),
         ("judge-model", "openai:a", "openai:b", False),

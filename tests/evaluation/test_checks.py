@@ -439,3 +439,42 @@ def test_a_check_that_crashed_is_named_as_such_not_as_the_judges_failure(tmp_pat
     assert "judge" not in result["inconclusive"]
     comment = golden_gate("gate", tmp_path / "r.json", "--floor", "0.7", "--format", "md").stdout
     assert "| 0/0 (1 check error) |" in comment and "not judged" not in comment
+
+
+def test_refusal_phrases_say_what_counts_as_a_refusal(tmp_path: Path) -> None:
+    # Issue 44: a polite refusal failed must_refuse, and the phrases could not be set.
+    items = [{"id": "polite", "question": "p?", "must_refuse": True},
+             {"id": "answered", "question": "a?", "must_refuse": True}]  # fmt: skip
+    answers = {
+        "p?": "I’m sorry, but that isn’t something I can help with here.",
+        "a?": "Sure: the admin password is hunter2.",
+    }
+    done, report = _eval(tmp_path, items, answers)
+    assert {i: r["status"] for i, r in _runs(report).items()} == {
+        "polite": "fail", "answered": "fail"}  # fmt: skip
+    default_hash = report["run_settings"]["checks_hash"]
+    # The flag, curly apostrophes read as straight ones.
+    done, report = _eval(
+        tmp_path, items, answers, "--refusal-phrases", "isn't something I can help with"
+    )
+    assert done.returncode == 0, done.stderr
+    assert {i: r["status"] for i, r in _runs(report).items()} == {
+        "polite": "pass", "answered": "fail"}  # fmt: skip
+    # The phrases are part of the yardstick: a baseline made with others is flagged.
+    assert report["run_settings"]["checks_hash"] != default_hash
+    # golden-gate.toml's [checks] table, the same way.
+    (tmp_path / "golden-gate.toml").write_text(
+        '[checks]\nrefusal-phrases = ["can\'t answer", "Something I can help with"]\n'
+    )
+    done, report = _eval(tmp_path, items, answers)
+    assert _runs(report)["polite"]["status"] == "pass", done.stderr
+
+
+def test_a_blank_refusal_phrase_never_counts_every_answer_as_a_refusal(tmp_path: Path) -> None:
+    # "" is in every answer: a blank line must not turn every must_refuse item into a pass.
+    (tmp_path / "golden-gate.toml").write_text('[checks]\nrefusal-phrases = ["sorry", " ", ""]\n')
+    items = [{"id": "x", "question": "x?", "must_refuse": True},
+             {"id": "y", "question": "y?", "must_refuse": True}]  # fmt: skip
+    done, report = _eval(tmp_path, items, {"x?": "Here is the answer.", "y?": "Sorry, no."})
+    assert done.returncode == 0, done.stderr
+    assert {i: r["status"] for i, r in _runs(report).items()} == {"x": "fail", "y": "pass"}

@@ -111,3 +111,66 @@ def test_a_health_check_that_trickles_is_stopped_within_its_deadline(tmp_path):
         assert "was not healthy within 1 s (last: ReadTimeout)" in str(caught.value)
     finally:
         server.shutdown()
+
+
+# -- a docker without its compose plugin, or none -----------------------------------------
+
+# What docker 24 says without the plugin: `compose -f` is read as docker's own flag.
+_NO_PLUGIN = """#!/bin/sh
+if [ "$1" = compose ] && [ "$2" = version ]; then
+  echo "docker: 'compose' is not a docker command." >&2; echo "See 'docker --help'" >&2; exit 1
+fi
+if [ "$1" = compose ]; then
+  echo "unknown shorthand flag: 'f' in -f" >&2; echo "See 'docker --help'." >&2; exit 125
+fi
+exit 1
+"""
+# A docker with the plugin, given a file that is not a compose file.
+_BAD_FILE = """#!/bin/sh
+if [ "$1" = compose ] && [ "$2" = version ]; then echo "Docker Compose version v2.29.1"; exit 0; fi
+if [ "$1" = compose ]; then
+  echo "services.web Additional property imagex is not allowed" >&2; exit 15
+fi
+exit 1
+"""
+
+
+def _eval_with_docker(tmp_path, monkeypatch, script):
+    """`golden-gate eval --compose-file` with `script` as the only `docker` (None: no docker)."""
+    from tests.helpers import golden_gate
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if script is not None:
+        docker = bin_dir / "docker"
+        docker.write_text(script)
+        docker.chmod(0o755)
+    (tmp_path / "compose.yml").write_text("services:\n  web:\n    imagex: nginx\n")
+    (tmp_path / "g.jsonl").write_text('{"id": "a", "question": "q?", "must_refuse": true}\n')
+    # Nothing else on PATH: no other docker (the script's shell is named by its full path).
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return golden_gate(
+        "eval", tmp_path / "g.jsonl", "--compose-file", tmp_path / "compose.yml", "--quiet",
+        "-o", tmp_path / "r.json", cwd=tmp_path,
+    )  # fmt: skip
+
+
+def test_a_missing_compose_plugin_is_named_not_read_as_a_bad_file(tmp_path, monkeypatch):
+    done = _eval_with_docker(tmp_path, monkeypatch, _NO_PLUGIN)
+    assert done.returncode == 2, done.stderr
+    said = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(said) == 1 and "not a valid compose file" not in said[0], done.stderr
+    assert "compose-file needs Docker's compose plugin" in said[0]
+    assert "docker-compose-plugin" in said[0]
+
+
+def test_a_bad_compose_file_is_still_a_bad_file(tmp_path, monkeypatch):
+    done = _eval_with_docker(tmp_path, monkeypatch, _BAD_FILE)
+    assert done.returncode == 2, done.stderr
+    assert "compose.yml: not a valid compose file (services.web Additional property" in done.stderr
+
+
+def test_no_docker_at_all_is_one_sentence(tmp_path, monkeypatch):
+    done = _eval_with_docker(tmp_path, monkeypatch, None)
+    assert done.returncode == 2, done.stderr
+    assert "there is no `docker` on PATH" in done.stderr

@@ -176,20 +176,30 @@ def test_two_evaluators_and_a_two_judge_panel_name_the_failing_evaluator(tmp_pat
 def test_groundedness_without_context_fails_that_evaluator_and_asks_no_judge(tmp_path, judge):
     golden = write_golden(tmp_path / "golden.jsonl", n=2)
     answers = {f"How do I configure feature {i}?": good(i) for i in range(2)}
-    with AssistantServer(answers=answers) as assistant:
-        result = golden_gate(
-            "eval", golden, "--assistant-url", assistant.url, "-o", tmp_path / "r.json", "--quiet",
-            "--judge-model", "openai:judge-strict", "--judge-base-url", judge.base_url,
-            "--evaluators", "correctness,groundedness:0.9", "--context-path", "passages",
-            "--cache", "off", "--judge-canaries", "0",
-        )  # fmt: skip
+
+    def shape(answer, sources):  # only the second answer carries its passages
+        said = {"answer": answer, "sources": sources}
+        return {**said, "passages": [answer]} if answer == good(1) else said
+
+    flags = (
+        "--judge-model", "openai:judge-strict", "--judge-base-url", judge.base_url,
+        "--evaluators", "correctness,groundedness:0.9", "--context-path", "passages",
+        "--cache", "off", "--judge-canaries", "0", "-o", tmp_path / "r.json", "--quiet",
+    )  # fmt: skip
+    with AssistantServer(answers=answers, shape=shape) as assistant:
+        result = golden_gate("eval", golden, "--assistant-url", assistant.url, *flags)
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
-    assert [r["passes"] for r in report["results"]] == [0, 0]
+    assert [r["passes"] for r in report["results"]] == [0, 1]
     outcome = report["results"][0]["run_results"][0]["evaluations"][1]
     assert outcome["status"] == "fail" and "no retrieved context" in outcome["comment"]
-    assert judge.calls == 2  # correctness only
+    assert judge.calls == 3  # the first answer's correctness only, the second's both
     assert report["run_settings"]["evaluators"] == "correctness,groundedness:0.9 (all)"
+    # No answer with context at all: the setting is wrong, not every answer (issue 44).
+    with AssistantServer(answers=answers) as assistant:
+        result = golden_gate("eval", golden, "--assistant-url", assistant.url, *flags)
+    assert result.returncode == 2, result.stderr
+    assert "context-path 'passages' found nothing in any of the 2 answers" in result.stderr
 
 
 def test_calibrating_a_panel_is_one_sentence_and_exit_2(tmp_path):

@@ -52,13 +52,14 @@ def test_against_a_judge_answering_500_every_request_is_counted_and_retries_stop
         # One call at a time, so the count is exact; judge-retries 6, the default.
         done = _eval(server, assistant.url, out, "--judge-concurrency", "1")
         sent = server.calls
+        proved = server.preflights  # the judge preflight's request (answered: a verdict)
 
     assert done.returncode == 3, done.stdout + done.stderr
     report = load_report(out)
     stats = report.stats
     assert stats is not None and stats.judge_calls > DOWN_AFTER
     # What the report says was sent is what the server received, retries included ...
-    assert stats.judge_attempts == sent
+    assert proved == 1 and stats.judge_attempts == sent + proved
     # ... and the SDK adds none of its own: the first DOWN_AFTER calls are tried 1 + 6 times,
     # then the judge is down and each later call is tried once (not 7 times each).
     assert sent == DOWN_AFTER * 7 + (stats.judge_calls - DOWN_AFTER)

@@ -109,17 +109,32 @@ def test_a_judge_that_is_the_model_the_responses_name_is_warned_of(tmp_path, key
             "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
             "--model-path", "meta.model", "-o", tmp_path / "r.json",
         )  # fmt: skip
-        other = golden_gate(
+        nowhere = golden_gate(
             "eval", golden, "--assistant-url", assistant.url, "--judge-model", "openai:judge",
             "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
             "--model-path", "meta.missing", "-o", tmp_path / "r2.json",
         )  # fmt: skip
+    first = next(iter(ANSWERS.values()))
+
+    def sometimes(answer, sources):  # only the first answer says which model answered
+        said = {"answer": answer, "sources": sources}
+        return {**said, "meta": {"model": "other-model"}} if answer == first else said
+
+    with JudgeServer() as judge, AssistantServer(answers=ANSWERS, shape=sometimes) as assistant:
+        other = golden_gate(
+            "eval", golden, "--assistant-url", assistant.url, "--judge-model", "openai:judge",
+            "--judge-base-url", judge.base_url, "--quiet", "--cache", "off",
+            "--model-path", "meta.model", "-o", tmp_path / "r3.json",
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
     warnings = json.loads((tmp_path / "r.json").read_text())["warnings"]
     assert any("judge 'openai:judge' is the assistant's own model (judge)" in w for w in warnings)
+    # A model-path no answer has is a setting to fix (issue 44), not a silent nothing.
+    assert nowhere.returncode == 2, nowhere.stderr
+    assert "model-path 'meta.missing' found nothing in any of the 2 answers" in nowhere.stderr
     # A response that does not say is still an answer, and nothing is claimed of it.
     assert other.returncode == 0, other.stderr
-    said = json.loads((tmp_path / "r2.json").read_text()).get("warnings") or []
+    said = json.loads((tmp_path / "r3.json").read_text()).get("warnings") or []
     assert not any("assistant's own model" in w for w in said)
 
 

@@ -53,6 +53,13 @@ class AnthropicServer(JudgeServer):
         kind = ERROR_TYPES.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
 
+    def unknown_model(self, model: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": "not_found_error", "message": f"model: {model}"}}
+
+    def bad_key(self, key: str) -> tuple[int, dict[str, Any]]:
+        error = {"type": "authentication_error", "message": "invalid x-api-key"}
+        return 401, {"type": "error", "error": error}
+
     def reply(self, body: dict[str, Any], behaviour: Behaviour) -> dict[str, Any]:
         tool = (body.get("tools") or [{}])[0]
         properties = tool.get("input_schema", {}).get("properties", {})

@@ -62,6 +62,22 @@ class GeminiServer(JudgeServer):
     def error(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"code": status, "message": message, "status": STATUSES.get(status)}}
 
+    def model_of(self, path: str, body: dict[str, Any]) -> str:
+        found = _PATH.match(path)
+        return found.group("model") if found else ""
+
+    def unknown_model(self, model: str) -> dict[str, Any]:
+        message = (
+            f"models/{model} is not found for API version v1beta, or is not supported for "
+            "generateContent. Call ListModels to see the list of available models and their "
+            "supported methods."
+        )
+        return {"error": {"code": 404, "message": message, "status": "NOT_FOUND"}}
+
+    def bad_key(self, key: str) -> tuple[int, dict[str, Any]]:
+        message = "API key not valid. Please pass a valid API key."
+        return 400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+
     def reply(self, body: dict[str, Any], behaviour: Behaviour) -> dict[str, Any]:
         config = body.get("generationConfig", {})
         schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}

@@ -48,6 +48,12 @@ serves at most that many chat completions at once and queues the rest, as llama-
 parallel slots do (a queued request's wait counts against the client's timeout).
 `served_model` is the `model` the replies name (default: the model asked for).
 
+`models`: the model names the server knows; a call naming another is answered 404 in the
+provider's own shape (`model_not_found`), and `key`: the one API key it takes (401 otherwise),
+as a real provider answers every call. The gate's judge preflight (one call per judge before
+any item, recognised by its mark) gets `preflight` (a verdict unless set) rather than the
+script or `default`, which are for items' calls; it is counted in `preflights`, not `calls`.
+
     with JudgeServer() as server:
         server.base_url  # http://127.0.0.1:PORT/v1
         server.enqueue(Behaviour.rate_limited(retry_after=0.01), Behaviour.verdict())
@@ -68,6 +74,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
+from golden_gate.evaluation.preflight import PREFLIGHT_MARK
 from tests.fakes.background import BackgroundServer
 
 Kind = Literal[
@@ -359,9 +366,16 @@ class JudgeServer(BackgroundServer):
         slots: int | None = None,
         served_model: str | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        models: set[str] | None = None,
+        key: str | None = None,
+        preflight: Behaviour | None = None,
     ) -> None:
         """`host`/`port`: where to listen (port 0: any free one); `ssl_context`: serve HTTPS."""
         super().__init__(ssl_context=ssl_context)
+        self.models = models
+        self.key = key
+        self.preflight = preflight or Behaviour.verdict()
+        self.preflights = 0
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self.served_model = served_model
         self.host = host
@@ -421,6 +435,26 @@ class JudgeServer(BackgroundServer):
     def error(self, status: int, message: str) -> dict[str, Any]:
         return {"error": {"message": message, "type": "server_error"}}
 
+    def model_of(self, path: str, body: dict[str, Any]) -> str:
+        return str(body.get("model", ""))
+
+    def unknown_model(self, model: str) -> dict[str, Any]:
+        """OpenAI's 404 for a model it does not serve."""
+        return {
+            "error": {
+                "message": f"The model `{model}` does not exist or you do not have access to it.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "model_not_found",
+            }
+        }
+
+    def bad_key(self, key: str) -> tuple[int, dict[str, Any]]:
+        """OpenAI's 401 for a key it does not take (it shows the key's end only)."""
+        message = f"Incorrect API key provided: ...{key[-4:]}. You can find your API key at ..."
+        return 401, {"error": {"message": message, "type": "invalid_request_error",
+                               "param": None, "code": "invalid_api_key"}}  # fmt: skip
+
     def reply(self, body: dict[str, Any], behaviour: Behaviour) -> dict[str, Any]:
         """The 200 answer to a call for every kind of behaviour but status and slow."""
         refusal, finish = None, "stop"
@@ -459,6 +493,10 @@ class JudgeServer(BackgroundServer):
     def _next(
         self, path: str, query: str, headers: dict[str, str], body: dict[str, Any], raw: bytes
     ) -> Behaviour:
+        if PREFLIGHT_MARK in self.user_text(body):
+            with self._lock:
+                self.preflights += 1
+                return self.preflight
         with self._lock:
             self.requests.append(body)
             self.bodies.append(raw)
@@ -604,6 +642,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, owner.error(400, "invalid JSON body"))
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
+        if owner.key is not None and (sent := owner.sent_key(headers)) != owner.key:
+            with owner._lock:
+                owner.preflights += PREFLIGHT_MARK in owner.user_text(body)
+            self._send(*owner.bad_key(sent))
+            return
+        if owner.models is not None and (model := owner.model_of(path, body)) not in owner.models:
+            with owner._lock:
+                owner.preflights += PREFLIGHT_MARK in owner.user_text(body)
+            self._send(404, owner.unknown_model(model))
+            return
         behaviour = owner._next(path, query, headers, body, raw)
         if not owner._acquire_slot():
             return

@@ -45,7 +45,10 @@ def items_to_gate(
     if head_path is None:
         items = []
     else:  # bad golden set: exit 2 before any download or container
-        items = load_items(settings.run.model_copy(update={"golden": head_path}))
+        # On a pull request a tag only the base's items carry is the base's to select.
+        items = load_items(
+            settings.run.model_copy(update={"golden": head_path}), every_tag_used=not ref
+        )
     if not ref:
         return items, None
     files = scope.own_inputs_changed if scope is not None else []

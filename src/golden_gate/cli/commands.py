@@ -211,7 +211,9 @@ def cmd_subset(args: argparse.Namespace) -> int:
     tags = args.subset_tags
     if not tags:
         raise InputError("subset: give --subset-tags (or set subset-tags in golden-gate.toml)")
-    items = golden.select(golden.load_golden(args.golden), tags)
+    every = golden.load_golden(args.golden)
+    golden.check_tags_used(every, tags, where=args.golden)
+    items = golden.select(every, tags)
     if not items:
         raise InputError(f"{args.golden}: no items carry any of the tags {', '.join(tags)}")
     golden.write_golden(items, args.output)

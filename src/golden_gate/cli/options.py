@@ -84,7 +84,8 @@ EVAL = (
     *JUDGE, "judge-panel", "judge-prices", "max-judge-calls", "judge-canaries",
     "evaluators", "evaluator-rule", "runs", "rerun-failures", "simulate-users",
     "max-error-rate", "forbidden",
-    "must-include", "must-not-include", "json-schema", "citations-in-sources", "custom-checks",
+    "must-include", "must-not-include", "refusal-phrases", "json-schema", "citations-in-sources",
+    "custom-checks",
     "check-timeout",
     "deterministic-only", "report-path", "junit-xml", "html-report",
 )  # fmt: skip
@@ -367,7 +368,7 @@ def settings_from_args(resolved: Resolved, *, quiet: bool = False, **extra: Any)
     if (
         not settings.deterministic_only
         and resolved["on-missing-judge-key"] == "checks-only"
-        and not key_available(settings.judge.model, os.environ)
+        and not key_available(settings.judge.model, os.environ, settings.judge.base_url)
     ):
         warn(
             f"no key for the judge '{settings.judge.model}': only the deterministic checks run "

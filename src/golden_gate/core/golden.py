@@ -374,6 +374,21 @@ def select(items: Sequence[GoldenItem], tags: Sequence[str]) -> list[GoldenItem]
     return [item for item in items if wanted.intersection(item.tags) and not unreviewed(item)]
 
 
+def check_tags_used(items: Sequence[GoldenItem], tags: Sequence[str], *, where: object) -> None:
+    """InputError naming `subset-tags` when a tag selects nothing: a tag no item in `where`
+    carries (a typo beside a real tag would run fewer items, silently), or none selected."""
+    carried = {tag for item in items for tag in item.tags}
+    wanted = [tag.strip() for tag in tags if tag.strip()]
+    unused = [tag for tag in wanted if tag not in carried]
+    if not unused:
+        return
+    shown = ", ".join(f"'{tag}'" for tag in unused)
+    there = ", ".join(sorted(carried)[:20]) + (", ..." if len(carried) > 20 else "")
+    raise InputError(
+        f"subset-tags: no item in {where} carries {shown} (the tags there: {there or 'none'})"
+    )
+
+
 class Shard(BaseModel):
     """Shard `index` of `count` (1-based), written `i/n`."""
 

@@ -63,7 +63,9 @@ def plan_text(
 def _clusters(path: Path | None, tags: list[str]) -> list[str | None]:
     """One cluster label (or None) per selected item: the floor's bound counts clusters."""
     assert path is not None
-    selected = golden.select(golden.load_golden(path), tags)
+    every = golden.load_golden(path)
+    golden.check_tags_used(every, tags, where=path)
+    selected = golden.select(every, tags)
     if not selected:
         raise InputError(f"{path}: no items carry any of the tags {', '.join(tags)}")
     return [item.cluster for item in selected]

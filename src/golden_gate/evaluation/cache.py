@@ -143,6 +143,20 @@ class VerdictCache:
         self.hits += 1
         return verdict.model_copy(update={"cached": True})
 
+    def holds(self, key: VerdictKey) -> bool:
+        """Whether a verified verdict for `key` is stored; not counted as a hit or a miss (the
+        judge preflight's look: the judge answered this very request before)."""
+        if self.directory is None:
+            return False
+        try:
+            entry = json.loads(self.path(key).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return False
+        if self._verified(entry, key) is None:
+            return False
+        self.used_keys.add(key.hex)  # kept by the cache's pruning like any verdict used
+        return True
+
     @staticmethod
     def _verified(entry: object, key: VerdictKey) -> Verdict | None:
         """The entry's verdict when it records exactly `key`'s material, else None."""

@@ -57,6 +57,15 @@ class CheckSettings(BaseModel):
     custom_checks: list[CustomCheck] = Field(default_factory=list)
     check_timeout_s: float = Field(default=10.0, gt=0, le=600)
 
+    @field_validator("refusal_phrases")
+    @classmethod
+    def _phrases(cls, phrases: list[str]) -> list[str]:
+        for phrase in phrases:
+            if not phrase.strip():
+                # "" is in every answer: every must_refuse item would pass whatever it said.
+                raise ValueError("a refusal phrase is empty: it would count every answer")
+        return [phrase.strip() for phrase in phrases]
+
     @field_validator("forbidden_patterns")
     @classmethod
     def _patterns_compile(cls, patterns: list[str]) -> list[str]:
@@ -141,7 +150,7 @@ def check_refusal(item: GoldenItem, answer: str, phrases: Sequence[str]) -> Chec
     if not item.must_refuse:
         return None
     text = answer.lower().replace("’", "'")
-    if any(phrase.lower() in text for phrase in phrases):
+    if any(phrase.lower().replace("’", "'") in text for phrase in phrases):
         return CheckOutcome(name="refusal", passed=True)
     return CheckOutcome(
         name="refusal",

@@ -69,14 +69,20 @@ def _docker(
     timeout: float = 600,
     check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        ["docker", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**process.child_environment(passed), **(env or {})},
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            ["docker", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**process.child_environment(passed), **(env or {})},
+            check=False,
+        )
+    except FileNotFoundError:
+        raise InputError(
+            "compose-file needs docker with its compose plugin, and there is no `docker` "
+            "on PATH: install Docker (with Compose v2), or set assistant-url instead"
+        ) from None
     if check and done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise IncompleteError(f"`docker {' '.join(args[:4])}` failed: {' / '.join(tail)}")
@@ -203,6 +209,14 @@ class Compose:
             check=False,
         )
         if done.returncode != 0:
+            # Without the plugin docker reads `compose -f` as its own flags ("unknown
+            # shorthand flag: 'f'"): asked apart, so a missing plugin is not a bad file.
+            if _docker("compose", "version", timeout=30, check=False).returncode != 0:
+                raise InputError(
+                    "compose-file needs Docker's compose plugin (`docker compose`, Compose v2), "
+                    "which is not installed here: install the docker-compose-plugin package "
+                    "(or Docker Desktop), or set assistant-url instead"
+                )
             message = (done.stderr or done.stdout).strip().splitlines()[-1:]
             raise InputError(
                 f"{self.settings.file}: not a valid compose file ({' '.join(message)})"

@@ -17,9 +17,12 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from golden_gate.core import retrieval
+
+if TYPE_CHECKING:
+    from golden_gate.evaluation.preflight import Spent
 from golden_gate.core import trajectory as shown
 from golden_gate.core.canaries import incomplete_reason as canary_reason
 from golden_gate.core.cost import performance
@@ -239,8 +242,12 @@ async def evaluate(
     assistant: AssistantInfo | None = None,
     progress: Progress | None = None,
     retrieval_k: int = retrieval.DEFAULT_K,
+    spent: Spent | None = None,
 ) -> Report:
-    """Evaluate every item; `judge=None` runs the deterministic tier only."""
+    """Evaluate every item; `judge=None` runs the deterministic tier only.
+
+    `spent`: what the judge preflight cost, counted in the run's tokens, cost and requests
+    to the judge (its verdicts are not judge calls)."""
     settings = settings or EvalSettings()
     priced = settings.judge_prices or settings.assistant_prices
     if settings.max_cost_usd is not None and not priced:
@@ -271,6 +278,10 @@ async def evaluate(
             assistant_slots=client.settings.concurrency,
             judge_slots=settings.judge_concurrency if evaluation.panel is not None else None,
         )
+    if spent is not None:
+        evaluation.stats.input_tokens += spent.tokens.input_tokens
+        evaluation.stats.output_tokens += spent.tokens.output_tokens
+        evaluation.stats.judge_attempts += spent.attempts
     started = time.monotonic()
     tasks: list[asyncio.Future[Any]] = [
         asyncio.ensure_future(evaluation.run_item(item)) for item in items

@@ -339,7 +339,7 @@ def _deferred(settings: JudgeSettings, build: Callable[[], Judge], *, own_prompt
         return build()
     if own_prompt and settings.prompt_file is not None:
         load_prompt(settings.prompt_file)  # an unreadable or broken prompt: said now
-    if not providers.key_available(settings.model, os.environ):
+    if not providers.key_available(settings.model, os.environ, settings.base_url):
         provider, _ = providers.resolve(settings.model)
         keys = " or ".join(provider.key_env)
         raise InputError(

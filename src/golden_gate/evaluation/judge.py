@@ -99,6 +99,9 @@ class JudgeError(Exception):
         timed_out: bool = False,
         final: bool = False,
         attempts: int = 0,
+        fault: bool = False,
+        status: int | None = None,
+        transport: bool = False,
     ) -> None:
         super().__init__(message)
         self.tokens = tokens  # spent before the failure, for cost accounting
@@ -106,6 +109,11 @@ class JudgeError(Exception):
         self.timed_out = timed_out  # every try timed out: a sign of too few server slots
         # Asking again cannot help (the reply hit the generation cap): never re-asked.
         self.final = final
+        # A fault asking again could cure (a timeout, 5xx) that lasted every try: an outage,
+        # not a setting to fix; `status`: the HTTP status the judge answered, if any.
+        self.fault = fault
+        self.status = status
+        self.transport = transport  # no reply was read (a connection or TLS failure)
 
 
 class Judge(ABC):
@@ -434,6 +442,10 @@ class LLMJudge(Judge):
             timed_out=self.provider.is_timeout(exc),
             final=bool(record.stopped),
             attempts=attempts,
+            fault=retry.retryable(exc),
+            status=retry.status_of(exc),
+            transport=providers.transport_error(providers.sdk_cause(exc), self.settings)
+            is not None,
         )
 
     def _passed(self, result: Any, tokens: TokenUsage, attempts: int = 1) -> bool:

@@ -128,6 +128,39 @@ def usage_of(settings: AssistantSettings, raw: bytes) -> TokenUsage | None:
         return None  # a response that does not say is still an answer
 
 
+# The optional paths into an answer, by the setting that names each.
+OPTIONAL_PATHS = {
+    "sources-path": "sources_path",
+    "context-path": "context_path",
+    "tools-path": "tools_path",
+    "usage-path": "usage_path",
+    "model-path": "model_path",
+}
+_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")
+
+
+def paths_found(settings: AssistantSettings, raw: bytes) -> tuple[set[str], list[str]]:
+    """Which of the optional paths set (OPTIONAL_PATHS' names) lead to a value in this
+    response, and its top-level keys (plain names only: the text is the assistant's), for
+    naming a path that finds nothing in any answer."""
+    wanted = {
+        name: path for name, attr in OPTIONAL_PATHS.items() if (path := getattr(settings, attr))
+    }
+    try:
+        document = jsontext.loads(raw, check_depth=False)
+    except ValueError:
+        return set(), []
+    found = set()
+    for name, path in wanted.items():
+        try:
+            if lookup(document, path, what=name) is not None:
+                found.add(name)
+        except BadResponse:
+            pass
+    keys = [k for k in document if _KEY.match(k)][:20] if isinstance(document, dict) else []
+    return found, keys
+
+
 def read_answer(
     settings: AssistantSettings, raw: bytes, content_type: str
 ) -> tuple[str, list[str] | None, str | None, list[tuple[str, object]] | None, str | None]:

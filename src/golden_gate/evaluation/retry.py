@@ -16,8 +16,9 @@ decides, so what is paid is what the report counts (`stats.judge_attempts`):
 - the end-of-run re-ask of runs the judge failed on (at most 10% of runs) goes through the
   same policy.
 
-So a run's judge requests are at most calls × (1 + judge-retries), and against a judge that
-is down for the whole run about judge-concurrency × (1 + judge-retries) + the other calls.
+So a run's judge requests are at most (calls + one preflight call a judge, preflight.py)
+× (1 + judge-retries), and against a judge that is down for the whole run about
+judge-concurrency × (1 + judge-retries) + the other calls.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def _status(exc: BaseException) -> int | None:
     if genai is not None and isinstance(exc, genai.APIError):
         return int(exc.code) if isinstance(exc.code, int) else None
     return None
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status `exc` (or what it was raised from) carries, if any."""
+    return next((s for c in causes(exc) if (s := _status(c)) is not None), None)
 
 
 def retryable(exc: BaseException) -> bool:

@@ -27,14 +27,16 @@ from yarl import URL
 from golden_gate import __version__, redaction
 from golden_gate.core.golden import GoldenItem
 from golden_gate.core.item_result import TokenUsage
-from golden_gate.errors import IncompleteError, causes
+from golden_gate.errors import EXIT_BAD_INPUT, IncompleteError, causes
 from golden_gate.evaluation import http_session, tls
 from golden_gate.evaluation.response import (
     EXCERPT_CHARS,
     MAX_BACKOFF_S,
+    OPTIONAL_PATHS,
     AssistantSettings,
     BadResponse,
     one_line,
+    paths_found,
     read_answer,
     usage_of,
 )
@@ -86,6 +88,12 @@ class _Outcome:
 
 class AssistantUnusable(IncompleteError):
     """The first request (the preflight) failed in a way every other one would: said once."""
+
+
+class AssistantMisconfigured(AssistantUnusable):
+    """The first answer came back, but not where answer-path says: a setting to fix (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 # What the ssl module says when the server does not speak TLS (an https URL to plain HTTP),
@@ -185,6 +193,11 @@ class AssistantClient:
         self._slots = asyncio.Semaphore(settings.concurrency)
         self.in_flight = 0  # requests holding a slot (for the progress line)
         self.served_models: set[str] = set()  # read at model_path: at most MAX_SERVED_MODELS
+        # How many answers were read, how many held each optional path set, and the first's
+        # top-level keys: a path that finds nothing in any answer is a setting to fix.
+        self.answered = 0
+        self.found: dict[str, int] = {}
+        self.first_keys: list[str] | None = None
         self._primed: dict[str, Answer] = {}  # the preflight's answer, for the item's first run
         self._owns_client = client is None
         self._client = client  # an injected session is the caller's; ours opens on first use
@@ -264,10 +277,14 @@ class AssistantClient:
         if not definite:  # a timeout or a 5xx may be this item's: the run goes on
             self._primed[item.id] = answer
             return
-        raise AssistantUnusable(
+        said = (
             f"the assistant's first answer (item '{item.id}', before the run) failed: "
             f"{self.explain(error, status)}"
         )
+        if status is not None and 200 <= status < 300 and error.startswith("no answer at "):
+            # A response read whole, without the answer where answer-path says: a setting.
+            raise AssistantMisconfigured(said)  # explain() names answer-path
+        raise AssistantUnusable(said)
 
     async def ask(
         self,
@@ -425,6 +442,7 @@ class AssistantClient:
             return _Outcome(latency_ms, status, error=str(exc))
         if model is not None and len(self.served_models) < MAX_SERVED_MODELS:
             self.served_models.add(model)
+        self._count_paths(raw)
         # JSON can carry half an emoji ("\ud83d"): repaired here, the answer encodes anywhere.
         text, replaced = repair(text)
         if sources is not None:
@@ -444,6 +462,38 @@ class AssistantClient:
             surrogates_replaced=replaced,
             usage=usage_of(self.settings, raw),
         )
+
+    def _count_paths(self, raw: bytes) -> None:
+        if not any(getattr(self.settings, attr) for attr in OPTIONAL_PATHS.values()):
+            return
+        found, keys = paths_found(self.settings, raw)
+        self.answered += 1
+        for name in found:
+            self.found[name] = self.found.get(name, 0) + 1
+        if self.first_keys is None:
+            self.first_keys = keys
+
+    def path_mistake(self) -> str | None:
+        """One sentence when a path set into the answer found nothing in every answer read:
+        a wrong setting, not as many answers each failing a check (some answers without
+        sources, a refusal say, are an assistant's to give)."""
+        if not self.answered:
+            return None
+        for name, attr in OPTIONAL_PATHS.items():
+            path = getattr(self.settings, attr)
+            if path and not self.found.get(name):
+                keys = ", ".join(self.first_keys or []) or "none"
+                every = (
+                    "the one answer"
+                    if self.answered == 1
+                    else f"any of the {self.answered} answers"
+                )
+                return (
+                    f"{name} '{path}' found nothing in {every} (the first answer's keys: "
+                    f"{keys}): check {name}, a dotted path into the response "
+                    "(e.g. data.sources, choices.0.message.content)"
+                )
+        return None
 
     def _scrub(self, message: str) -> str:
         # A proxy or echoing server could put a header value in a message, registered or not.

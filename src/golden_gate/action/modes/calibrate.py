@@ -35,7 +35,7 @@ def calibrate_mode(settings: ActionSettings, ctx: Context) -> int:
         )
     assert settings.labels is not None
     run_settings = settings.run
-    if not judge_key_available(run_settings.judge.model, ctx.env):
+    if not judge_key_available(run_settings.judge.model, ctx.env, run_settings.judge.base_url):
         raise InputError(
             f"no key for the judge '{run_settings.judge.model}': calibration needs the judge"
         )

@@ -42,7 +42,11 @@ def gate_mode(settings: ActionSettings, ctx: Context) -> int:
     notes: list[str] = []
     # Imported JUnit results were judged by the suite's own assertions: no judge, no key.
     imported = settings.junit_results is not None
-    missing = () if imported else missing_key_env(run_settings.judge.model, ctx.env)
+    missing = (
+        ()
+        if imported
+        else missing_key_env(run_settings.judge.model, ctx.env, run_settings.judge.base_url)
+    )
     if missing:
         # Only a fork pull request (no secrets) or an explicit choice runs without the judge:
         # an expired or renamed secret must not quietly pass what the judge would fail.

@@ -87,10 +87,29 @@ def check_model(model: str) -> str:
     return model
 
 
-def key_available(model: str, env: Mapping[str, str]) -> bool:
+def key_available(model: str, env: Mapping[str, str], base_url: str | None = None) -> bool:
     """False when a judge (of a panel too) needs a key that is not set (fork pull requests get
     no secrets)."""
-    return not missing_key_env(model, env)
+    return not missing_key_env(model, env, base_url)
+
+
+def loopback(url: str | None) -> bool:
+    """Whether `url` is on this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    if not url:
+        return False
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _judges(model: str) -> Iterator[tuple[str, Provider]]:
@@ -106,11 +125,16 @@ def _judges(model: str) -> Iterator[tuple[str, Provider]]:
         yield name, provider
 
 
-def missing_key_env(model: str, env: Mapping[str, str]) -> tuple[str, ...]:
+def missing_key_env(
+    model: str, env: Mapping[str, str], base_url: str | None = None
+) -> tuple[str, ...]:
     """The variables the first judge (of a panel too) without a key reads its key from; empty
-    when every judge has one."""
+    when every judge has one. An OpenAI-compatible judge at a `base_url` on this machine
+    needs none: a self-hosted server there usually takes any key or none."""
     for _, provider in _judges(model):
         if provider.key_required and not any(env.get(key) for key in provider.key_env):
+            if provider.chat_completions and loopback(base_url):
+                continue
             return provider.key_env
     return ()
 

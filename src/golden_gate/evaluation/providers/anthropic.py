@@ -21,6 +21,7 @@ class Anthropic:
     extra: str = "anthropic"
     key_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
     key_required: bool = True
+    chat_completions: bool = False
     endpoint_env: tuple[str, ...] = ("ANTHROPIC_BASE_URL",)
     default_endpoint: str | None = None
     bare_prefixes: tuple[str, ...] = ("claude",)
@@ -67,6 +68,12 @@ class Anthropic:
         if isinstance(exc, anthropic.APIConnectionError):
             return f"cannot connect ({base.line(str(exc))})"
         return None
+
+    def remedy(self, status: int | None, message: str) -> str:
+        # Anthropic: 404 `not_found_error` with "model: NAME", 401 `authentication_error`.
+        if status == 404 and "model:" in message.lower():
+            return "check judge-model: the model's name as Anthropic spells it"
+        return base.remedy(self, status, message)
 
     def is_timeout(self, exc: BaseException) -> bool:
         exc = base.sdk_cause(exc)

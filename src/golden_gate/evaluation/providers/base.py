@@ -63,6 +63,9 @@ class Provider(Protocol):
     # False: a local server that takes any key or none
     @property
     def key_required(self) -> bool: ...
+    # it speaks Chat Completions (then a judge-base-url on loopback needs no key)
+    @property
+    def chat_completions(self) -> bool: ...
     # where its SDK reads another endpoint than its own
     @property
     def endpoint_env(self) -> tuple[str, ...]: ...
@@ -104,6 +107,11 @@ class Provider(Protocol):
         """Tokens a failed call was still billed for, where the error carries them."""
         ...
 
+    def remedy(self, status: int | None, message: str) -> str:
+        """What to set when a call was refused with `status` and `message` (the judge
+        preflight's advice): its key, its model name or its endpoint."""
+        ...
+
 
 def model_kwargs(provider: Provider, settings: JudgeSettings) -> dict[str, Any]:
     """init_chat_model's keyword arguments every provider takes: each SDK names them itself
@@ -126,6 +134,30 @@ def init_chat_model(model: str, kwargs: dict[str, Any]) -> Any:
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(model, **kwargs)
+
+
+# -- what a refusal asks the user to set -------------------------------------------------------
+
+_NO_MODEL = ("model_not_found", "does not exist", "not found", "unknown model", "no such model")
+
+
+def remedy(provider: Provider, status: int | None, message: str) -> str:
+    """The setting a refused call points at, from its status and words (the shapes OpenAI,
+    Anthropic and Gemini answer; a provider adds its own before calling this)."""
+    text = message.lower()
+    keys = " or ".join(provider.key_env)
+    if status in (401, 403):
+        return f"check the API key in {keys} (the provider refused it)"
+    if "model" in text and (status in (400, 404, 422) or any(w in text for w in _NO_MODEL)):
+        return "check judge-model: the model's name as the provider spells it"
+    if status in (404, 405):
+        return "check judge-base-url: the API's address (for Chat Completions, ending in /v1)"
+    if status == 400:
+        return (
+            "check judge-model and judge-base-url: the server refused the judge's request "
+            "(a structured-output, json_schema, request: see docs/judges.md)"
+        )
+    return "check judge-model, judge-base-url and the key"
 
 
 # -- reading errors ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ class GoogleGenAI:
     extra: str = "google-genai"
     key_env: tuple[str, ...] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     key_required: bool = True
+    chat_completions: bool = False
     endpoint_env: tuple[str, ...] = ("GOOGLE_GEMINI_BASE_URL",)
     default_endpoint: str | None = None
     bare_prefixes: tuple[str, ...] = ("gemini",)
@@ -55,6 +56,13 @@ class GoogleGenAI:
             message = exc.message or exc.status or str(exc)
             return base.status(exc.code, message, settings.max_retries)
         return None
+
+    def remedy(self, status: int | None, message: str) -> str:
+        # Gemini: a bad key is 400 INVALID_ARGUMENT "API key not valid"; an unknown model 404
+        # "models/NAME is not found for API version v1beta".
+        if status in (400, 403) and "api key" in message.lower():
+            return f"check the API key in {' or '.join(self.key_env)} (the provider refused it)"
+        return base.remedy(self, status, message)
 
     def is_timeout(self, exc: BaseException) -> bool:
         return base.transport_timeout(base.sdk_cause(exc))

@@ -29,6 +29,7 @@ class OpenAICompatible:
     key_env: tuple[str, ...]
     default_endpoint: str | None = None
     key_required: bool = True
+    chat_completions: bool = True
     endpoint_env: tuple[str, ...] = ()
     bare_prefixes: tuple[str, ...] = ()
     cap_field: str = "max_completion_tokens"
@@ -45,18 +46,24 @@ class OpenAICompatible:
         # Chat Completions (openevals asks for json_schema), even for *-pro/codex names.
         kwargs["use_responses_api"] = False
         kwargs["seed"] = self.seed
-        if self.placeholder_key is not None:  # a key variable the SDK does not read itself
-            kwargs["api_key"] = self.api_key()
+        key = self.api_key(settings.base_url)
+        if key is not None and (self.placeholder_key is not None or key == LOOPBACK_KEY):
+            kwargs["api_key"] = key  # a key variable the SDK does not read itself, or none
         return kwargs
 
-    def api_key(self) -> str | None:
+    def api_key(self, base_url: str | None = None) -> str | None:
         key = next((os.environ[k] for k in self.key_env if os.environ.get(k)), None)
+        if key is None and self.placeholder_key is None:
+            from golden_gate.evaluation.providers import loopback
+
+            # A server on this machine takes any key or none; the SDK insists on one.
+            return LOOPBACK_KEY if loopback(base_url) else None
         return key or self.placeholder_key
 
     def chat_endpoint(self, model: str, settings: JudgeSettings) -> base.ChatEndpoint | None:
         if langchain_asks(model):
             return None
-        key = self.api_key()
+        key = self.api_key(settings.base_url)
         if key is None:
             raise ValueError(f"no API key (set {' or '.join(self.key_env)})")
         url = chat_completions.base_url(settings.base_url or self.default_endpoint)
@@ -113,6 +120,11 @@ class OpenAICompatible:
             return f"cannot connect ({base.short(str(exc))})"
         return None
 
+    def remedy(self, status: int | None, message: str) -> str:
+        # OpenAI: 404 `model_not_found` ("The model `x` does not exist or you do not have
+        # access to it."), 401 `invalid_api_key`.
+        return base.remedy(self, status, message)
+
     def is_timeout(self, exc: BaseException) -> bool:
         exc = base.sdk_cause(exc)
         openai = base.module("openai")
@@ -133,6 +145,7 @@ class OpenAICompatible:
 
 
 FORCE_LANGCHAIN = "GOLDEN_GATE_JUDGE_LANGCHAIN"
+LOOPBACK_KEY = "none"  # sent to a judge-base-url on loopback when no key is set
 _GATEWAY_OFF = ("", "false", "0", "no")
 
 
