@@ -63,7 +63,9 @@ def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services
     assert first.returncode == 1, first.stdout + first.stderr
     judged = judge.calls
     assert judged > 0 and first.outputs["judge-calls"] == str(judged)
-    assert first.outputs["judge-attempts"] == str(judged)  # each request counted, once
+    # Each request counted, once: the items' and the judge preflight's (not a judge call).
+    assert judge.preflights == 1
+    assert first.outputs["judge-attempts"] == str(judged + 1)
     assert first.outputs["cache-restored-key"] == ""
     assert V2_LINE in first.stdout
     assert "golden-gate: saved" in first.stdout
@@ -78,17 +80,19 @@ def test_second_run_makes_zero_judge_calls_and_a_new_prompt_starts_cold(services
     second = run(world, cache, judge, assistant_url=candidate)
     assert second.returncode == 1
     assert judge.calls == judged  # zero judge calls: every verdict was restored
-    assert second.outputs["judge-calls"] == "0"
+    assert judge.preflights == 1  # the preflight's too: this judge answered it before
+    assert second.outputs["judge-calls"] == "0" and second.outputs["judge-attempts"] == "0"
     assert int(second.outputs["cache-hits"]) == int(first.outputs["cache-hits"]) + judged
     assert second.outputs["cache-restored-key"].startswith("golden-gate-judge-")
     assert "nothing new was judged; the judge cache is not saved" in second.stdout
     assert len(cache.finalized()) == 1
     restored = second.outputs["cache-restored-key"]
-    assert f"; restored {judged} verdicts from {restored}" in plain(second.summary)
+    stored = judged + 1  # the items' verdicts and the preflight's
+    assert f"; restored {stored} verdicts from {restored}" in plain(second.summary)
     assert report_of(world)["stats"]["judge_cache"] == {
         "service": "v2",
         "restore": "restored",
-        "note": f"Actions cache service v2 (ACTIONS_RESULTS_URL); restored {judged} verdicts "
+        "note": f"Actions cache service v2 (ACTIONS_RESULTS_URL); restored {stored} verdicts "
         f"from {restored}",
     }
     assert second.outputs["verdict"] == first.outputs["verdict"]
@@ -166,7 +170,7 @@ def test_the_legacy_service_carries_verdicts_between_runs(services, candidate):
     assert second.outputs["cache-restored-key"] == saved.key
     assert second.outputs["regressions"] == first.outputs["regressions"] == "6"
     service = "legacy cache service v1 (ACTIONS_CACHE_URL)"
-    note = f"{service}; restored {judged} verdicts from {saved.key}"
+    note = f"{service}; restored {judged + judge.preflights} verdicts from {saved.key}"
     assert f"Judge cache: {note}" in plain(second.summary)
     assert report_of(world)["stats"]["judge_cache"] == {
         "service": "v1",

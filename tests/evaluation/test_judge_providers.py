@@ -418,7 +418,9 @@ def test_eval_with_each_provider_judges_like_openai(
     # their missing citations), whichever provider judges.
     assert len(failed) == 6, failed
     assert report.stats.judge_calls == server.calls > 0 and report.stats.input_tokens > 0
-    assert len(list((tmp_path / "verdicts").rglob("*.json"))) == server.calls  # all cached
+    # All cached: each item's verdict, and the judge preflight's (one request, one entry).
+    assert server.preflights == 1
+    assert len(list((tmp_path / "verdicts").rglob("*.json"))) == server.calls + 1
 
 
 def test_eval_with_a_failing_provider_is_incomplete_and_caches_nothing(
@@ -440,7 +442,8 @@ def test_eval_with_a_failing_provider_is_incomplete_and_caches_nothing(
     failed = {r.id: r.why for r in report.results if r.runs and not r.passed}
     assert len(failed) == 2 and all(why.startswith("check ") for why in failed.values()), failed
     assert len(judge_errors) == len(report.results) - 3
-    assert not list((tmp_path / "verdicts").rglob("*.json"))
+    # Nothing but the preflight's verdict (the stand-in's preflight answers; its items fail).
+    assert len(list((tmp_path / "verdicts").rglob("*.json"))) == server.preflights == 1
     assert KEY not in done.stdout + done.stderr + (tmp_path / "r.json").read_text()
 
 

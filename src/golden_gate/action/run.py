@@ -164,6 +164,10 @@ def evaluated(
             if report.stats is not None:
                 report.stats.judge_cache = persisted.stats()
             failures.attempt(lambda: save_report(report, run_settings.report_path))
+            # Said as soon as it exists: a run stopped after this (a setting the evaluation
+            # found wrong, exit 2) still points its artifact step at the report.
+            where = {"report-path": workspace_relative(run_settings.report_path, settings)}
+            failures.attempt(lambda: runner.set_outputs(where))
 
         # No log group around this: compose prints its own groups, and groups cannot nest.
         report = evaluate_report(

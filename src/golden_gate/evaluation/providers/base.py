@@ -152,6 +152,11 @@ def remedy(provider: Provider, status: int | None, message: str) -> str:
         return "check judge-model: the model's name as the provider spells it"
     if status in (404, 405):
         return "check judge-base-url: the API's address (for Chat Completions, ending in /v1)"
+    if status is not None and 300 <= status < 400:  # no client of the judge follows one
+        return (
+            "a redirect, not followed (the judge's key is sent to judge-base-url only): set "
+            "judge-base-url to where it points"
+        )
     if status == 400:
         return (
             "check judge-model and judge-base-url: the server refused the judge's request "
