@@ -359,7 +359,8 @@ def _judge_basis_gate(
         notes.append(
             f"the floor's bound counts the {bound.clusters} clusters' correlation: "
             f"{n} items weigh as {bound.effective_items:.0f} independent ones (design effect "
-            f"{bound.design_effect:.2f}, then the t correction for the clusters it is estimated from)."
+            f"{bound.design_effect:.2f}, then the t correction for the clusters it is estimated "
+            "from)."
         )
     notes.append(
         f"{n} items can only show the assistant is unlikely to pass fewer than "
