@@ -85,9 +85,9 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
     proxy = proxies[0]
     done, first = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
     sent = proxy.completions
-    # One call an item (nothing retried, nothing doubled), and one more for each run the judge
-    # failed on, asked again once at the end of the run.
-    assert len(sent) == len(ITEMS) + asked_again(done)
+    # The judge preflight's one call, one call an item (nothing retried, nothing doubled), and
+    # one more for each run the judge failed on, asked again once at the end of the run.
+    assert len(sent) == 1 + len(ITEMS) + asked_again(done)
     for body in sent:
         cap = body.get("max_completion_tokens", body.get("max_tokens"))
         assert cap == 384, body
@@ -101,7 +101,8 @@ def test_every_request_is_capped_and_a_second_run_asks_only_what_failed(
     assert len(errors) < len(runs), "the real judge gave no verdict at all"
 
     again, second = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "384")
-    # Verdicts are cached, errors never: the second run asks again only what failed.
+    # Verdicts are cached (the preflight's too), errors never: the second run asks again only
+    # what failed.
     assert len(proxy.completions) - len(sent) == len(errors) + asked_again(again)
     assert sum(r["verdict"]["cached"] for r in judged_runs(second) if r.get("verdict")) == len(
         runs
@@ -137,14 +138,26 @@ def test_a_real_judge_is_checked_by_its_canaries_and_the_outcome_is_said(
         assert done.returncode == 0
 
 
-def test_a_runaway_reply_is_one_quick_error_per_item(golden, assistant, proxies, tmp_path):
+def test_a_runaway_reply_stops_the_run_at_the_preflight_in_one_request(
+    golden, assistant, proxies, tmp_path
+):
     proxy = proxies[0]
-    _, report = evaluate(golden, assistant, proxy, tmp_path, "--judge-max-tokens", "4")
-    assert len(proxy.completions) == len(ITEMS)  # a length stop is not retried
-    for run in judged_runs(report):
-        assert run["status"] == "error" and run["error_side"] != "assistant"
-        assert "generation cap of 4 tokens" in run["error"], run["error"]
-        assert "CompletionUsage" not in run["error"]
+    report = tmp_path / "report.json"
+    done = golden_gate(
+        "eval", golden, "--assistant-url", assistant,
+        "--judge-model", JUDGE, "--judge-base-url", f"{proxy.url}/v1",
+        "--judge-timeout", "120", "--judge-max-tokens", "4", "--cache-dir", tmp_path / "cache",
+        "--quiet", "--judge-canaries", "0", "-o", report,
+        cwd=tmp_path,
+    )  # fmt: skip
+    # A judge that cannot give a verdict within judge-max-tokens is a setting to fix, found by
+    # the preflight's one request (a length stop is not retried): no item asked or judged.
+    assert done.returncode == 2, done.stderr
+    assert len(proxy.completions) == 1
+    assert "generation cap of 4 tokens" in done.stderr and "judge-max-tokens" in done.stderr
+    assert "CompletionUsage" not in done.stderr
+    written = json.loads(report.read_text(encoding="utf-8"))
+    assert not written["complete"] and len(written["not_asked"]) == len(ITEMS)
 
 
 def test_two_servers_behind_one_model_name_never_share_verdicts(
@@ -153,9 +166,9 @@ def test_two_servers_behind_one_model_name_never_share_verdicts(
     first, second = proxies
     done_a, _ = evaluate(golden, assistant, first, tmp_path, "--judge-max-tokens", "384")
     done_b, b = evaluate(golden, assistant, second, tmp_path, "--judge-max-tokens", "384")
-    assert len(first.completions) == len(ITEMS) + asked_again(done_a)
-    # The same cache, but another server: every item asked again.
-    assert len(second.completions) == len(ITEMS) + asked_again(done_b)
+    assert len(first.completions) == 1 + len(ITEMS) + asked_again(done_a)
+    # The same cache, but another server: proved again (the preflight) and every item asked.
+    assert len(second.completions) == 1 + len(ITEMS) + asked_again(done_b)
     assert not any(r["verdict"]["cached"] for r in judged_runs(b) if r.get("verdict"))
 
 
@@ -219,7 +232,7 @@ def test_two_evaluators_and_a_two_judge_panel_on_a_real_server(
     assert done.returncode in (0, 1, 3), done.stderr
     # Every item asked of each judge for each evaluator, once; a run the judges failed on is
     # asked again once at the end (its cached verdicts are not asked for again).
-    asked = len(ITEMS) * 2 * 2
+    asked = len(ITEMS) * 2 * 2 + 2  # and the preflight's one call to each judge of the panel
     assert asked <= len(proxy.completions) <= asked + asked_again(done) * 2 * 2
     assert {body["model"] for body in proxy.completions} == {MODEL_ALIAS, f"{MODEL_ALIAS}-second"}
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
