@@ -531,3 +531,16 @@ def test_before_the_first_baseline_every_command_runs_on_the_floor_and_says_how(
     # A baseline named on the command line must exist: a typo there is bad input.
     typo = golden_gate("gate", "report.json", "evals/baselin.json", cwd=tmp_path)
     assert typo.returncode == 2 and "evals/baselin.json: report not found" in typo.stderr
+
+
+def test_in_a_pull_requests_workflow_a_missing_baseline_is_still_an_error(tmp_path, monkeypatch):
+    # The checkout is the pull request's: deleting the baseline must not turn the paired test off.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "golden-gate.toml").write_text('baseline = "evals/baseline.json"\n')
+    write(tmp_path / "report.json", report(dict.fromkeys(ids(30), True)))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "pull_request")
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    done = golden_gate("gate", "report.json", cwd=tmp_path)
+    assert done.returncode == 2 and "evals/baseline.json: report not found" in done.stderr
+    assert "no baseline yet" not in done.stderr
